@@ -1,0 +1,203 @@
+//! One executor for every host-side evaluator: it walks a validated graph in order and calls
+//! the [`Kernels`] implementation for each op. The reference evaluator and the CPU backend
+//! differ only in their kernels (and in the layout of their dense tensors), never in how the
+//! graph is interpreted.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use crate::error::EvalError;
+use crate::graph::Graph;
+use crate::op::Op;
+use crate::tensor::{Keypoint, Tensor};
+use crate::weights::{ConvWeights, WeightSet};
+
+/// The largest input plane accepted (pixels): 2^28, i.e. 16384×16384.
+pub const MAX_INPUT_PIXELS: usize = 1 << 28;
+
+/// The op implementations of one evaluator. `Dense` is its dense-tensor representation
+/// (the reference uses planar [`Tensor<f32>`]; a fast backend may use another layout).
+pub trait Kernels: Sync {
+    type Dense: Send + Sync;
+
+    fn resize(&self, input: &Tensor<u8>, width: usize, height: usize) -> Self::Dense;
+    fn conv2d(&self, x: &Self::Dense, w: &ConvWeights, pad: usize, relu: bool) -> Self::Dense;
+    fn max_pool2(&self, x: &Self::Dense) -> Self::Dense;
+    fn softmax(&self, x: &Self::Dense) -> Self::Dense;
+    fn dustbin_fold(&self, x: &Self::Dense, cell: usize) -> Self::Dense;
+    fn nms(&self, x: &Self::Dense, radius: usize) -> Self::Dense;
+    fn l2_normalize(&self, x: &Self::Dense) -> Self::Dense;
+    fn select_keypoints(
+        &self,
+        x: &Self::Dense,
+        threshold: f32,
+        border: usize,
+        max_keypoints: i64,
+    ) -> Vec<Keypoint>;
+    /// N×C row-major descriptors sampled from the dense map at `keypoints`.
+    fn sample_descriptors(&self, x: &Self::Dense, keypoints: &[Keypoint], cell: usize) -> Vec<f32>;
+    /// The number of channels of a dense value.
+    fn channels(&self, x: &Self::Dense) -> usize;
+    /// The planar (C×H×W) form of a dense value, for callers and tests.
+    fn to_planar(&self, x: &Self::Dense) -> Tensor<f32>;
+}
+
+/// A node's value during and after execution.
+pub enum Slot<D> {
+    Plane(Tensor<u8>),
+    Dense(D),
+    Keypoints(Vec<Keypoint>),
+    Descriptors { dim: usize, data: Vec<f32> },
+}
+
+/// Every node's value after a run, by node name.
+pub struct Values<D> {
+    slots: HashMap<String, Slot<D>>,
+    /// How long each node took, in execution order.
+    pub timings: Vec<(String, Duration)>,
+}
+
+impl<D> Values<D> {
+    /// The value of node `name`.
+    pub fn get(&self, name: &str) -> Option<&Slot<D>> {
+        self.slots.get(name)
+    }
+
+    /// The dense value of node `name`.
+    pub fn dense(&self, name: &str) -> Option<&D> {
+        match self.slots.get(name)? {
+            Slot::Dense(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The keypoints produced by node `name`.
+    pub fn keypoints(&self, name: &str) -> Option<&[Keypoint]> {
+        match self.slots.get(name)? {
+            Slot::Keypoints(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// The N×dim descriptors produced by node `name`, with `dim`.
+    pub fn descriptors(&self, name: &str) -> Option<(usize, &[f32])> {
+        match self.slots.get(name)? {
+            Slot::Descriptors { dim, data } => Some((*dim, data)),
+            _ => None,
+        }
+    }
+}
+
+/// Runs `graph` on one input plane with `kernels`. The result holds the graph's outputs and
+/// the nodes named in `keep`; every other value is dropped as soon as its last reader has run.
+pub fn run<K: Kernels>(
+    kernels: &K,
+    graph: &Graph,
+    weights: &WeightSet,
+    input: &Tensor<u8>,
+    keep: &[&str],
+) -> Result<Values<K::Dense>, EvalError> {
+    graph.validate()?;
+    let mut last_use: HashMap<&str, usize> = HashMap::new();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        for input in &node.inputs {
+            last_use.insert(input.as_str(), i);
+        }
+    }
+    let kept = |name: &str| keep.contains(&name) || graph.outputs.iter().any(|o| o == name);
+    let pixels = input.height.saturating_mul(input.width);
+    if input.channels != 1 || pixels == 0 || pixels > MAX_INPUT_PIXELS {
+        return Err(EvalError::BadInput {
+            width: input.width,
+            height: input.height,
+            max: MAX_INPUT_PIXELS,
+        });
+    }
+    let mut slots: HashMap<String, Slot<K::Dense>> = HashMap::new();
+    let mut timings = Vec::with_capacity(graph.nodes.len());
+    for (step, node) in graph.nodes.iter().enumerate() {
+        let start = Instant::now();
+        let arg = |i: usize| -> Result<&Slot<K::Dense>, EvalError> {
+            let name = &node.inputs[i];
+            slots.get(name).ok_or_else(|| EvalError::ValueKind {
+                node: node.name.clone(),
+                input: name.clone(),
+            })
+        };
+        let wrong = |i: usize| EvalError::ValueKind {
+            node: node.name.clone(),
+            input: node.inputs[i].clone(),
+        };
+        let dense = |i: usize| -> Result<&K::Dense, EvalError> {
+            match arg(i)? {
+                Slot::Dense(d) => Ok(d),
+                _ => Err(wrong(i)),
+            }
+        };
+        let value = match &node.op {
+            Op::InputPlane => Slot::Plane(input.clone()),
+            Op::Resize { width, height } => match arg(0)? {
+                Slot::Plane(p) => Slot::Dense(kernels.resize(p, *width, *height)),
+                _ => return Err(wrong(0)),
+            },
+            Op::Conv2d {
+                weights: entry,
+                in_channels,
+                out_channels,
+                kernel,
+                pad,
+                relu,
+            } => {
+                let w = weights.get(entry).ok_or_else(|| EvalError::MissingWeights {
+                    node: node.name.clone(),
+                    weights: entry.clone(),
+                })?;
+                let expected = [*out_channels, *in_channels, *kernel, *kernel];
+                if w.shape() != expected || w.bias.len() != *out_channels {
+                    return Err(EvalError::WeightShape {
+                        node: node.name.clone(),
+                        weights: entry.clone(),
+                        expected: expected.to_vec(),
+                        got: w.shape().to_vec(),
+                    });
+                }
+                Slot::Dense(kernels.conv2d(dense(0)?, w, *pad, *relu))
+            }
+            Op::MaxPool2 => Slot::Dense(kernels.max_pool2(dense(0)?)),
+            Op::Softmax => Slot::Dense(kernels.softmax(dense(0)?)),
+            Op::DustbinFold { cell } => Slot::Dense(kernels.dustbin_fold(dense(0)?, *cell)),
+            Op::Nms { radius } => Slot::Dense(kernels.nms(dense(0)?, *radius)),
+            Op::L2Normalize => Slot::Dense(kernels.l2_normalize(dense(0)?)),
+            Op::SelectKeypoints {
+                threshold,
+                border,
+                max_keypoints,
+            } => Slot::Keypoints(kernels.select_keypoints(
+                dense(0)?,
+                *threshold,
+                *border,
+                *max_keypoints,
+            )),
+            Op::SampleDescriptors { cell } => {
+                let map = dense(0)?;
+                let keypoints = match arg(1)? {
+                    Slot::Keypoints(k) => k,
+                    _ => return Err(wrong(1)),
+                };
+                let data = kernels.sample_descriptors(map, keypoints, *cell);
+                Slot::Descriptors {
+                    dim: kernels.channels(map),
+                    data,
+                }
+            }
+        };
+        timings.push((node.name.clone(), start.elapsed()));
+        slots.insert(node.name.clone(), value);
+        for input in &node.inputs {
+            if last_use.get(input.as_str()) == Some(&step) && !kept(input) {
+                slots.remove(input);
+            }
+        }
+    }
+    Ok(Values { slots, timings })
+}

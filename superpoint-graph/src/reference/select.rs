@@ -1,0 +1,86 @@
+//! Keypoint selection from the post-NMS score map.
+
+use std::cmp::Ordering;
+
+use crate::tensor::{Keypoint, Tensor};
+
+/// The pixels of channel 0 with score `> threshold` (strictly) and `border ≤ y < H − border`,
+/// `border ≤ x < W − border`, in descending score order, ties by ascending raster index
+/// `y·W + x`, cut to the first `max_keypoints` (any negative value keeps all).
+pub fn select_keypoints(
+    map: &Tensor<f32>,
+    threshold: f32,
+    border: usize,
+    max_keypoints: i64,
+) -> Vec<Keypoint> {
+    let (h, w) = (map.height, map.width);
+    let scores = map.plane(0);
+    let mut keypoints = Vec::new();
+    for y in border..h.saturating_sub(border) {
+        for x in border..w.saturating_sub(border) {
+            let score = scores[y * w + x];
+            if score > threshold {
+                keypoints.push(Keypoint {
+                    x: x as u32,
+                    y: y as u32,
+                    score,
+                });
+            }
+        }
+    }
+    // Candidates were pushed in raster order, so a stable sort on the score alone breaks ties
+    // by raster index; no candidate is NaN (NaN > threshold is false).
+    keypoints.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap_or(Ordering::Equal));
+    if let Ok(n) = usize::try_from(max_keypoints) {
+        keypoints.truncate(n);
+    }
+    keypoints
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An 8×8 map; with border 2 the candidates are 2 ≤ x, y < 6.
+    fn map() -> Tensor<f32> {
+        let mut m = Tensor::zeros(1, 8, 8);
+        for (x, y, s) in [
+            (2, 2, 0.5),
+            (5, 5, 0.5),
+            (2, 5, 0.5),
+            (3, 4, 0.9),
+            (1, 3, 0.99),   // x < border
+            (6, 3, 0.8),    // x ≥ W − border
+            (3, 6, 0.95),   // y ≥ H − border
+            (4, 2, 0.1),    // equal to the threshold
+            (4, 3, 0.1001), // just above it
+        ] {
+            m.data[y * 8 + x] = s;
+        }
+        m
+    }
+
+    fn xys(k: &[Keypoint]) -> Vec<(u32, u32)> {
+        k.iter().map(|k| (k.x, k.y)).collect()
+    }
+
+    #[test]
+    fn order_ties_border_threshold() {
+        let all = select_keypoints(&map(), 0.1, 2, -1);
+        // Ties of 0.5 in raster order: (2,2) = 18, (2,5) = 42, (5,5) = 45.
+        assert_eq!(xys(&all), vec![(3, 4), (2, 2), (2, 5), (5, 5), (4, 3)]);
+        assert_eq!(all[0].score, 0.9);
+        assert_eq!(xys(&select_keypoints(&map(), 0.1, 2, 2)), vec![(3, 4), (2, 2)]);
+        assert!(select_keypoints(&map(), 0.1, 2, 0).is_empty());
+        assert_eq!(select_keypoints(&map(), 0.1, 2, 100).len(), 5);
+    }
+
+    #[test]
+    fn border_zero_and_too_wide() {
+        let all = select_keypoints(&map(), 0.1, 0, -1);
+        assert_eq!(xys(&all)[..3], [(1, 3), (3, 6), (3, 4)]);
+        assert_eq!(all.len(), 8);
+        assert!(select_keypoints(&map(), 0.1, 4, -1).is_empty());
+        assert!(select_keypoints(&map(), 0.1, 9, -1).is_empty());
+    }
+}

@@ -1,0 +1,110 @@
+//! Command-line arguments and dispatch of the `superpoint` binary.
+
+mod detect;
+mod info;
+mod npy;
+mod overlay;
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use superpoint::{Backend, Channel, Options, SuperPoint};
+
+/// SuperPoint keypoints and descriptors, on the CPU or a Tenstorrent device.
+#[derive(Debug, Parser)]
+#[command(name = "superpoint", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Detect keypoints in images; per image write overlay.png, keypoints.json and descriptors.npy.
+    Detect(detect::DetectArgs),
+    /// Show the version, the weights that would be used and the available backends.
+    Info(ModelArgs),
+}
+
+/// Which model to load.
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    /// A safetensors checkpoint (HF or original names); default: the pinned pretrained weights
+    /// from the Hugging Face cache, downloaded when absent.
+    #[arg(long, value_name = "PATH")]
+    weights: Option<PathBuf>,
+    /// Which backend runs the network.
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: Backend,
+}
+
+impl ModelArgs {
+    fn load(&self) -> anyhow::Result<SuperPoint> {
+        let mut builder = SuperPoint::builder().backend(self.backend);
+        if let Some(path) = &self.weights {
+            builder = builder.weights(path);
+        }
+        Ok(builder.build()?)
+    }
+}
+
+/// The input plane of colour images, as a command-line value.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ChannelArg {
+    Red,
+    Luma,
+}
+
+/// Detection options, named after the library's options.
+#[derive(Debug, Args)]
+pub struct OptionArgs {
+    /// Keep at most this many keypoints, best first; -1 keeps all above the threshold.
+    #[arg(long, default_value_t = 1024, allow_negative_numbers = true)]
+    max_keypoints: i64,
+    /// Keep pixels whose score is strictly above this.
+    #[arg(long, default_value_t = 0.005, allow_negative_numbers = true)]
+    keypoint_threshold: f32,
+    /// Non-maximum suppression radius in pixels (0 = none).
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true)]
+    nms_radius: i64,
+    /// The network frame, WIDTHxHEIGHT (multiples of 8).
+    #[arg(long, default_value = "640x480", value_name = "WxH")]
+    frame: String,
+    /// Which plane of colour images the network sees.
+    #[arg(long, value_enum, default_value = "red")]
+    channel: ChannelArg,
+    /// The pixels are in BGR order (R is the third channel).
+    #[arg(long)]
+    bgr: bool,
+    /// Do not compute descriptors.
+    #[arg(long)]
+    no_descriptors: bool,
+}
+
+impl OptionArgs {
+    fn options(&self) -> anyhow::Result<Options> {
+        let options = Options {
+            max_keypoints: self.max_keypoints,
+            keypoint_threshold: self.keypoint_threshold,
+            return_descriptors: !self.no_descriptors,
+            bgr: self.bgr,
+            channel: match self.channel {
+                ChannelArg::Red => Channel::Red,
+                ChannelArg::Luma => Channel::Luma,
+            },
+            frame: superpoint::options::parse_frame(&self.frame)?,
+            ..Options::default()
+        }
+        .with_nms_radius(self.nms_radius)?;
+        options.validate()?;
+        Ok(options)
+    }
+}
+
+/// Runs one command.
+pub fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Detect(args) => detect::run(&args),
+        Command::Info(args) => info::run(&args),
+    }
+}

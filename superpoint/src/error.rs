@@ -1,0 +1,61 @@
+//! The library's error type: every failure a caller can cause or meet, with a message that says
+//! what was wrong and what to do.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+/// Errors of the `superpoint` library.
+#[derive(Debug, Error)]
+pub enum Error {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the image data is empty")]
+    EmptyImage,
+    #[error("unsupported image format: {0} (use JPEG, PNG, BMP, GIF, TIFF, WebP or PNM)")]
+    UnsupportedFormat(String),
+    #[error("cannot decode the image: {0}")]
+    Decode(String),
+    #[error("the image is {width}x{height}: {why}")]
+    ImageSize {
+        width: u64,
+        height: u64,
+        why: &'static str,
+    },
+    #[error("raw plane of {len} bytes does not match {width}x{height} = {expected} bytes")]
+    PlaneLength {
+        len: usize,
+        width: usize,
+        height: usize,
+        expected: usize,
+    },
+    #[error("invalid option {name} = {value}: {why}")]
+    InvalidOption {
+        name: &'static str,
+        value: String,
+        why: &'static str,
+    },
+    #[error("weights file {path}: {why}")]
+    Weights { path: PathBuf, why: String },
+    #[error("weights tensor `{name}` in {path}: {why}")]
+    WeightTensor {
+        path: PathBuf,
+        name: String,
+        why: String,
+    },
+    #[error("{0}")]
+    WeightsUnavailable(String),
+    #[error("the {backend} backend is not available: {why}")]
+    BackendUnavailable { backend: &'static str, why: String },
+    #[error(transparent)]
+    Graph(#[from] superpoint_graph::GraphError),
+    #[error(transparent)]
+    Eval(#[from] superpoint_graph::EvalError),
+}
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,258 @@
+//! The CPU backend against the reference evaluator (DESIGN §5): on every fixture case the whole
+//! graph (score-map and dense-descriptor PCC ≥ 0.99999, identical keypoint lists, NMS bit-identical
+//! to the reference NMS of the CPU's own score map), and each kernel on small random inputs
+//! (odd channel counts, 1×1 / 3×3 / 5×5, tiny and one-pixel-wide images, NMS ties for r = 0..=8).
+
+mod common;
+
+use rayon::prelude::*;
+use superpoint::backend::cpu::{CpuKernels, Hwc};
+use superpoint_graph::reference::{self, Reference};
+use superpoint_graph::{names, superpoint_with, ConvWeights, Keypoint, Kernels, SuperPointParams, Tensor};
+
+use common::{cases, cosine, max_abs_diff, pcc, Case};
+
+const MIN_PCC: f64 = 0.99999;
+
+/// A small deterministic generator (xorshift64*), uniform in [0, 1).
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+    fn next(&mut self) -> f32 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 40) as f32 / (1u64 << 24) as f32
+    }
+    fn signed(&mut self) -> f32 {
+        2.0 * self.next() - 1.0
+    }
+    fn tensor(&mut self, c: usize, h: usize, w: usize) -> Tensor<f32> {
+        let data = (0..c * h * w).map(|_| self.signed()).collect();
+        Tensor::from_vec(c, h, w, data).expect("shape")
+    }
+    fn conv(&mut self, cin: usize, cout: usize, k: usize) -> ConvWeights {
+        let scale = (2.0 / (cin * k * k) as f32).sqrt();
+        ConvWeights {
+            out_channels: cout,
+            in_channels: cin,
+            kernel: k,
+            weight: (0..cout * cin * k * k).map(|_| scale * self.signed()).collect(),
+            bias: (0..cout).map(|_| 0.1 * self.signed()).collect(),
+        }
+    }
+}
+
+fn cpu() -> CpuKernels {
+    CpuKernels::new()
+}
+
+/// Runs a CPU kernel on the channels-last form of `x` and returns the planar result.
+fn on_cpu(x: &Tensor<f32>, f: impl FnOnce(&CpuKernels, &Hwc) -> Hwc) -> Tensor<f32> {
+    let k = cpu();
+    k.to_planar(&f(&k, &Hwc::from_planar(x)))
+}
+
+fn params(case: &Case) -> SuperPointParams {
+    SuperPointParams {
+        frame_width: case.frame_size[0],
+        frame_height: case.frame_size[1],
+        nms_radius: case.nms_radius,
+        keypoint_threshold: case.keypoint_threshold,
+        border: case.border,
+        max_keypoints: case.max_keypoints,
+    }
+}
+
+fn points(k: &[Keypoint]) -> Vec<(u32, u32)> {
+    k.iter().map(|p| (p.x, p.y)).collect()
+}
+
+/// Compares the CPU backend with the reference on one fixture case; returns the failures.
+fn check_case(case: &Case) -> Vec<String> {
+    let weights = case.weights();
+    let p = params(case);
+    let graph = superpoint_with(&p);
+    let input = case.input_plane();
+    let keep = [names::SCORES, names::NMS, names::DESCRIPTORS_DENSE];
+    let reference = reference::evaluate(&graph, &weights, &input, &keep).expect("reference run");
+    let kernels = cpu();
+    let ours = superpoint_graph::run(&kernels, &graph, &weights, &input, &keep).expect("cpu run");
+    let mut failures = Vec::new();
+    let mut check = |ok: bool, what: String| {
+        if !ok {
+            failures.push(format!("{}: {what}", case.name));
+        }
+    };
+
+    let ref_scores = reference.dense(names::SCORES).expect("reference scores");
+    let our_scores = kernels.to_planar(ours.dense(names::SCORES).expect("cpu scores"));
+    let score_pcc = pcc(&our_scores.data, &ref_scores.data);
+    check(score_pcc >= MIN_PCC, format!("score PCC {score_pcc}"));
+
+    let ref_desc = reference.dense(names::DESCRIPTORS_DENSE).expect("reference descriptors");
+    let our_desc = kernels.to_planar(ours.dense(names::DESCRIPTORS_DENSE).expect("cpu descriptors"));
+    let desc_pcc = pcc(&our_desc.data, &ref_desc.data);
+    check(desc_pcc >= MIN_PCC, format!("descriptor PCC {desc_pcc}"));
+
+    let our_nms = kernels.to_planar(ours.dense(names::NMS).expect("cpu nms"));
+    let ref_nms_of_ours = reference::nms::nms(&our_scores, p.nms_radius);
+    check(our_nms == ref_nms_of_ours, "NMS differs from the reference NMS of the same map".into());
+
+    let ref_kp = reference.keypoints(names::KEYPOINTS).expect("reference keypoints");
+    let our_kp = ours.keypoints(names::KEYPOINTS).expect("cpu keypoints");
+    check(
+        points(our_kp) == points(ref_kp),
+        format!(
+            "keypoint lists differ ({} vs {}; first difference at {:?})",
+            our_kp.len(),
+            ref_kp.len(),
+            our_kp.iter().zip(ref_kp).position(|(a, b)| (a.x, a.y) != (b.x, b.y))
+        ),
+    );
+    let score_diff = max_abs_diff(
+        &our_kp.iter().map(|k| k.score).collect::<Vec<_>>(),
+        &ref_kp.iter().map(|k| k.score).collect::<Vec<_>>(),
+    );
+    check(score_diff <= 1e-5, format!("keypoint scores differ by {score_diff}"));
+
+    let (dim, ref_rows) = reference.descriptors(names::DESCRIPTORS).expect("reference descriptors");
+    let (our_dim, our_rows) = ours.descriptors(names::DESCRIPTORS).expect("cpu descriptors");
+    check(dim == our_dim && ref_rows.len() == our_rows.len(), "descriptor shapes differ".into());
+    let worst = our_rows
+        .chunks(dim.max(1))
+        .zip(ref_rows.chunks(dim.max(1)))
+        .map(|(a, b)| cosine(a, b))
+        .fold(1.0, f64::min);
+    check(worst >= MIN_PCC, format!("sampled descriptor cosine {worst}"));
+    eprintln!(
+        "{}: score PCC {score_pcc:.9}, descriptor PCC {desc_pcc:.9}, {} keypoints, worst cosine {worst:.9}",
+        case.name,
+        our_kp.len()
+    );
+    failures
+}
+
+#[test]
+fn every_fixture_case_matches_the_reference() {
+    let all = cases();
+    assert!(!all.is_empty(), "no fixture cases");
+    // The reference evaluator is single-threaded: run the cases side by side.
+    let failures: Vec<String> = all.par_iter().flat_map_iter(check_case).collect();
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// (C_in, C_out, kernel, height, width)
+const CONV_SHAPES: [(usize, usize, usize, usize, usize); 12] = [
+    (1, 64, 3, 8, 8),
+    (1, 5, 3, 1, 7),
+    (1, 3, 3, 9, 1),
+    (3, 7, 3, 8, 8),
+    (17, 33, 3, 9, 1),
+    (13, 11, 3, 1, 1),
+    (64, 65, 1, 4, 4),
+    (5, 3, 1, 6, 1),
+    (8, 8, 5, 7, 6),
+    (64, 64, 3, 16, 24),
+    (128, 256, 3, 5, 7),
+    (256, 65, 1, 3, 5),
+];
+
+#[test]
+fn conv_matches_the_reference() {
+    let mut rng = Rng::new(1);
+    for (cin, cout, k, h, w) in CONV_SHAPES {
+        let x = rng.tensor(cin, h, w);
+        let wt = rng.conv(cin, cout, k);
+        for relu in [false, true] {
+            let want = reference::conv::conv2d(&x, &wt, k / 2, relu);
+            let got = on_cpu(&x, |kern, x| kern.conv2d(x, &wt, k / 2, relu));
+            assert_eq!((got.channels, got.height, got.width), (cout, h, w));
+            let diff = max_abs_diff(&got.data, &want.data);
+            assert!(diff <= 1e-5, "conv {cin}->{cout} k{k} {h}x{w} relu {relu}: max diff {diff}");
+        }
+    }
+}
+
+#[test]
+fn pool_softmax_fold_l2_match_the_reference() {
+    let mut rng = Rng::new(2);
+    for (c, h, w) in [(1, 2, 2), (3, 4, 6), (64, 6, 2), (65, 3, 5), (7, 5, 3), (256, 2, 4)] {
+        let x = rng.tensor(c, h, w);
+        let k = cpu();
+        let pooled = on_cpu(&x, |k, x| k.max_pool2(x));
+        assert_eq!(pooled, reference::pool::max_pool2(&x), "max-pool {c}x{h}x{w}");
+        let soft = on_cpu(&x, |k, x| k.softmax(x));
+        let want = reference::softmax::softmax_channels(&x);
+        assert!(max_abs_diff(&soft.data, &want.data) <= 1e-7, "softmax {c}x{h}x{w}");
+        let l2 = on_cpu(&x, |k, x| k.l2_normalize(x));
+        let want = reference::l2norm::l2_normalize_channels(&x);
+        assert!(max_abs_diff(&l2.data, &want.data) <= 1e-7, "l2 {c}x{h}x{w}");
+        for cell in [1, 2, 8] {
+            let folded = on_cpu(&x, |k, x| k.dustbin_fold(x, cell));
+            assert_eq!(folded, reference::fold::dustbin_fold(&x, cell), "fold {c}x{h}x{w} cell {cell}");
+        }
+        assert_eq!(k.channels(&Hwc::from_planar(&x)), c);
+        assert_eq!(k.to_planar(&Hwc::from_planar(&x)), x, "layout round trip");
+    }
+    let zero = Tensor::zeros(4, 2, 3);
+    let l2 = on_cpu(&zero, |k, x| k.l2_normalize(x));
+    assert_eq!(l2, reference::l2norm::l2_normalize_channels(&zero));
+}
+
+#[test]
+fn nms_is_bit_identical_with_ties() {
+    let mut rng = Rng::new(3);
+    for (c, h, w) in [(1, 1, 1), (1, 1, 17), (1, 23, 1), (1, 16, 16), (1, 31, 45), (2, 9, 13)] {
+        for levels in [3.0f32, 50.0, 0.0] {
+            let mut x = rng.tensor(c, h, w);
+            if levels > 0.0 {
+                // Few distinct values: many ties inside every window.
+                x.data.iter_mut().for_each(|v| *v = (v.abs() * levels).floor() / levels);
+            }
+            for radius in 0..=8 {
+                let got = on_cpu(&x, |k, x| k.nms(x, radius));
+                let want = reference::nms::nms(&x, radius);
+                assert!(
+                    got.data.iter().map(|v| v.to_bits()).eq(want.data.iter().map(|v| v.to_bits())),
+                    "nms {c}x{h}x{w} levels {levels} radius {radius}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn selection_and_sampling_match_the_reference() {
+    let mut rng = Rng::new(4);
+    let (hc, wc, cell) = (3, 5, 8);
+    let map = rng.tensor(1, hc * cell, wc * cell);
+    let k = cpu();
+    let hwc = Hwc::from_planar(&map);
+    for (threshold, border, max) in [(0.005, 4, -1), (0.5, 0, 7), (-2.0, 2, 1000), (0.9, 4, 0)] {
+        assert_eq!(
+            k.select_keypoints(&hwc, threshold, border, max),
+            reference::select::select_keypoints(&map, threshold, border, max)
+        );
+    }
+    let dense = rng.tensor(19, hc, wc);
+    let keypoints: Vec<Keypoint> = (0..hc * cell)
+        .step_by(3)
+        .flat_map(|y| (0..wc * cell).step_by(5).map(move |x| Keypoint { x: x as u32, y: y as u32, score: 1.0 }))
+        .collect();
+    let got = k.sample_descriptors(&Hwc::from_planar(&dense), &keypoints, cell);
+    let want = reference::sample::sample_descriptors(&dense, &keypoints, cell);
+    assert!(max_abs_diff(&got, &want) <= 1e-7);
+}
+
+#[test]
+fn resize_is_the_reference_resize() {
+    let mut rng = Rng::new(5);
+    let data = (0..37 * 23).map(|_| (rng.next() * 256.0) as u8).collect();
+    let plane = Tensor::from_vec(1, 23, 37, data).expect("shape");
+    let k = cpu();
+    assert_eq!(k.to_planar(&k.resize(&plane, 16, 8)), Reference.resize(&plane, 16, 8));
+}

@@ -1,0 +1,222 @@
+/*
+ * ttr.h - the tt-runtime C API.
+ *
+ * One header, two implementations: the Blackhole p150a emulator (default) and the tt-metal host
+ * API (cargo feature `metal`). Every function returns a ttr_status; on failure the calling
+ * thread's last-error message (ttr_last_error) says what went wrong. Handles are reference
+ * counted inside the implementation: freeing a device while buffers or programs are alive is
+ * allowed, the device goes away with its last handle.
+ *
+ * Addresses are device addresses: bank offsets for DRAM buffers, L1 byte offsets for L1
+ * buffers, CBs and semaphores. NoC coordinates of a worker core come from
+ * ttr_device_worker_core and reach kernels through runtime args; they differ from logical ones.
+ */
+#ifndef TTR_H
+#define TTR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Status codes. */
+typedef int32_t ttr_status;
+enum {
+    TTR_OK = 0,
+    TTR_ERR_INVALID_ARGUMENT = 1, /* a bad value from the caller */
+    TTR_ERR_OUT_OF_MEMORY = 2,    /* DRAM or L1 allocation failed */
+    TTR_ERR_COMPILE = 3,          /* a kernel did not compile; the message holds the compiler output */
+    TTR_ERR_KERNEL = 4,           /* a kernel broke a device rule (CB protocol, bounds, alignment, ...) */
+    TTR_ERR_DEADLOCK = 5,         /* every unfinished kernel is blocked; the message names them */
+    TTR_ERR_TRACE = 6,            /* trace capture / replay misuse */
+    TTR_ERR_UNSUPPORTED = 7,      /* valid on hardware but not implemented by this backend */
+    TTR_ERR_INTERNAL = 8,         /* host-side failure (files, compiler, memory mapping) */
+};
+
+/* Dispatch core type chosen at open: Tensix dispatch leaves an 11x10 compute grid, ETH dispatch 12x10. */
+typedef uint32_t ttr_dispatch;
+enum { TTR_DISPATCH_TENSIX = 0, TTR_DISPATCH_ETH = 1 };
+
+/* Kernel roles: reader on BRISC (NoC 0 by default), writer on NCRISC (NoC 1), compute on TRISC0-2. */
+typedef uint32_t ttr_kernel_role;
+enum { TTR_ROLE_READER = 0, TTR_ROLE_WRITER = 1, TTR_ROLE_COMPUTE = 2 };
+
+/* Math fidelity of a compute kernel. */
+typedef uint32_t ttr_fidelity;
+enum { TTR_LOFI = 0, TTR_HIFI2 = 1, TTR_HIFI3 = 2, TTR_HIFI4 = 3, TTR_FIDELITY_COUNT = 4 };
+
+/* CB data formats (values of the kernel-side DataFormat enum). */
+typedef uint32_t ttr_data_format;
+enum { TTR_FORMAT_FLOAT32 = 0, TTR_FORMAT_FLOAT16_B = 5, TTR_FORMAT_BFP8_B = 6, TTR_FORMAT_UINT32 = 24 };
+
+/* Work-counter classes. */
+enum {
+    TTR_OP_MATMUL = 0,    /* one 32x32x32 tile product */
+    TTR_OP_ADD = 1,       /* element-wise tile ops */
+    TTR_OP_SUB = 2,
+    TTR_OP_MUL = 3,
+    TTR_OP_COPY = 4,      /* unpack a tile into DST */
+    TTR_OP_REDUCE = 5,
+    TTR_OP_TRANSPOSE = 6,
+    TTR_OP_TILIZE = 7,    /* per tile */
+    TTR_OP_UNTILIZE = 8,  /* per tile */
+    TTR_OP_PACK = 9,      /* DST tile -> CB */
+    TTR_OP_SFPU = 10,     /* one SFPU instruction over one tile */
+    TTR_OP_COUNT = 11
+};
+enum {
+    TTR_SFPU_RELU = 0,
+    TTR_SFPU_EXP = 1,
+    TTR_SFPU_RECIP = 2,
+    TTR_SFPU_SQRT = 3,
+    TTR_SFPU_RSQRT = 4,
+    TTR_SFPU_MAX = 5,
+    TTR_SFPU_SCALAR = 6, /* add/sub/mul/div by a scalar */
+    TTR_SFPU_COUNT = 7
+};
+/* NoC transfer size classes: <=64, <=128, <=256, <=512, <=1K, <=2K, <=4K, <=8K, <=16K, >16K bytes. */
+enum { TTR_NOC_SIZE_CLASSES = 10 };
+
+/* Work done by a kernel (summed over the cores and runs asked for). */
+typedef struct ttr_counters {
+    uint64_t runs;                                      /* kernel instances that ran to completion */
+    uint64_t tile_ops[TTR_OP_COUNT][TTR_FIDELITY_COUNT]; /* by kind and by the kernel's fidelity */
+    uint64_t sfpu_ops[TTR_SFPU_COUNT];
+    uint64_t noc_reads[TTR_NOC_SIZE_CLASSES];
+    uint64_t noc_read_bytes[TTR_NOC_SIZE_CLASSES];
+    uint64_t noc_writes[TTR_NOC_SIZE_CLASSES];           /* unicast writes */
+    uint64_t noc_write_bytes[TTR_NOC_SIZE_CLASSES];
+    uint64_t noc_mcasts;                                 /* multicast writes */
+    uint64_t noc_mcast_bytes;                            /* bytes sent once per multicast */
+    uint64_t noc_mcast_dests;                            /* destinations reached, summed */
+    uint64_t noc_sem_ops;                                /* semaphore inc / remote set / multicast set */
+    uint64_t dram_read_bytes;
+    uint64_t dram_write_bytes;
+    uint64_t cb_waits;                                   /* cb_wait_front + cb_reserve_back calls */
+    uint64_t cb_blocked;                                 /* of those, how many had to wait */
+} ttr_counters;
+
+typedef struct ttr_core {
+    uint32_t x;
+    uint32_t y;
+} ttr_core;
+
+/* An inclusive rectangle of logical cores. */
+typedef struct ttr_core_range {
+    ttr_core start;
+    ttr_core end;
+} ttr_core_range;
+
+typedef struct ttr_device_info {
+    uint32_t grid_x;              /* compute grid in logical cores */
+    uint32_t grid_y;
+    ttr_dispatch dispatch;
+    uint32_t l1_size;             /* bytes of L1 per core */
+    uint32_t l1_unreserved_base;  /* first address programs may use */
+    uint32_t l1_alignment;        /* NoC alignment for L1 */
+    uint32_t dram_alignment;      /* NoC read alignment for DRAM */
+    uint32_t dram_banks;
+    uint32_t max_cbs;
+    uint32_t max_runtime_args;
+    uint32_t is_emulator;         /* 1 for the emulator */
+} ttr_device_info;
+
+typedef struct ttr_define {
+    const char *name;
+    const char *value;
+} ttr_define;
+
+typedef struct ttr_kernel_config {
+    const char *name;               /* shown in errors and deadlock reports */
+    const char *source;             /* C++ source text, `void kernel_main()` */
+    ttr_kernel_role role;
+    const ttr_core_range *ranges;
+    size_t num_ranges;
+    const uint32_t *compile_args;
+    size_t num_compile_args;
+    const ttr_define *defines;
+    size_t num_defines;
+    ttr_fidelity math_fidelity;     /* compute only */
+    uint32_t fp32_dest_acc;         /* compute only: 1 = fp32 DST accumulation */
+    uint32_t math_approx;           /* compute only */
+    uint32_t noc;                   /* data movement only: 0 or 1 */
+} ttr_kernel_config;
+
+typedef struct ttr_cb_config {
+    uint32_t id;                    /* 0..63 */
+    const ttr_core_range *ranges;
+    size_t num_ranges;
+    uint32_t total_size;            /* bytes; a multiple of page_size */
+    uint32_t page_size;
+    ttr_data_format format;
+} ttr_cb_config;
+
+typedef struct ttr_device ttr_device;
+typedef struct ttr_buffer ttr_buffer;
+typedef struct ttr_program ttr_program;
+typedef struct ttr_trace ttr_trace;
+
+/* The calling thread's message for the last failed call ("" when none). Valid until that thread's next call. */
+const char *ttr_last_error(void);
+/* "emulator" or "tt-metal". */
+const char *ttr_backend_name(void);
+
+ttr_status ttr_device_open(uint32_t device_id, ttr_dispatch dispatch, ttr_device **out);
+void ttr_device_close(ttr_device *device);
+ttr_status ttr_device_get_info(const ttr_device *device, ttr_device_info *out);
+/* NoC coordinates of the worker at a logical core. */
+ttr_status ttr_device_worker_core(const ttr_device *device, ttr_core logical, ttr_core *noc);
+/* NoC coordinates of a DRAM bank. */
+ttr_status ttr_device_dram_core(const ttr_device *device, uint32_t bank, ttr_core *noc);
+
+/* A DRAM buffer interleaved over the banks in pages of page_size bytes. */
+ttr_status ttr_buffer_create_dram(ttr_device *device, uint64_t size, uint32_t page_size, ttr_buffer **out);
+/* An L1 buffer of `size` bytes at the same address on every worker core. */
+ttr_status ttr_buffer_create_l1(ttr_device *device, uint32_t size, ttr_buffer **out);
+void ttr_buffer_free(ttr_buffer *buffer);
+uint32_t ttr_buffer_address(const ttr_buffer *buffer);
+uint64_t ttr_buffer_size(const ttr_buffer *buffer);
+/* Whole-buffer transfers of a DRAM buffer, in page order (size == buffer size). */
+ttr_status ttr_buffer_write(ttr_buffer *buffer, const void *data, uint64_t size);
+ttr_status ttr_buffer_read(ttr_buffer *buffer, void *data, uint64_t size);
+/* Transfers to / from one core's copy of an L1 buffer. */
+ttr_status ttr_buffer_write_core(ttr_buffer *buffer, ttr_core core, uint32_t offset, const void *data, uint64_t size);
+ttr_status ttr_buffer_read_core(ttr_buffer *buffer, ttr_core core, uint32_t offset, void *data, uint64_t size);
+
+ttr_status ttr_program_create(ttr_device *device, ttr_program **out);
+void ttr_program_free(ttr_program *program);
+/* Compiles the kernel (cached on disk by content hash) and adds it; kernel ids count from 0. */
+ttr_status ttr_program_add_kernel(ttr_program *program, const ttr_kernel_config *config, uint32_t *kernel_id);
+ttr_status ttr_program_add_cb(ttr_program *program, const ttr_cb_config *config);
+/* A semaphore on every core of the ranges, with the same id everywhere. */
+ttr_status ttr_program_add_semaphore(ttr_program *program, const ttr_core_range *ranges, size_t num_ranges,
+                                     uint32_t initial_value, uint32_t *semaphore_id);
+ttr_status ttr_program_set_runtime_args(ttr_program *program, uint32_t kernel_id, ttr_core core,
+                                        const uint32_t *args, size_t num_args);
+ttr_status ttr_program_set_common_runtime_args(ttr_program *program, uint32_t kernel_id, const uint32_t *args,
+                                               size_t num_args);
+/* Counters of one kernel (kernel_id) or of all (kernel_id < 0), summed over cores and runs. */
+ttr_status ttr_program_counters(const ttr_program *program, int32_t kernel_id, ttr_counters *out);
+/* Counters of one kernel on one logical core. */
+ttr_status ttr_program_core_counters(const ttr_program *program, uint32_t kernel_id, ttr_core core,
+                                     ttr_counters *out);
+ttr_status ttr_program_reset_counters(ttr_program *program);
+
+/* Runs (or, during trace capture, records) a program. The emulator runs it to completion before returning. */
+ttr_status ttr_enqueue_program(ttr_device *device, ttr_program *program, uint32_t blocking);
+ttr_status ttr_finish(ttr_device *device);
+
+/* Trace capture: programs enqueued between begin and end are recorded (with their runtime args), not run.
+ * Each must have run once before capture. Host buffer reads and writes during capture fail. */
+ttr_status ttr_trace_begin(ttr_device *device, ttr_trace **out);
+ttr_status ttr_trace_end(ttr_device *device, ttr_trace *trace);
+ttr_status ttr_trace_replay(ttr_device *device, ttr_trace *trace, uint32_t blocking);
+void ttr_trace_release(ttr_trace *trace);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TTR_H */

@@ -1,0 +1,135 @@
+//! [`Counters`]: the work a kernel did, as the emulator counts it, for cost models.
+
+use crate::program::MathFidelity;
+use crate::sys;
+
+/// Kinds of tile operations the compute engine performs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TileOp {
+    /// One 32x32x32 tile product.
+    Matmul = 0,
+    /// Element-wise add of two tiles.
+    Add = 1,
+    /// Element-wise subtract.
+    Sub = 2,
+    /// Element-wise multiply.
+    Mul = 3,
+    /// Unpack a tile into DST.
+    Copy = 4,
+    /// Reduce a tile.
+    Reduce = 5,
+    /// Transpose a tile.
+    Transpose = 6,
+    /// Tilize one tile's worth of rows.
+    Tilize = 7,
+    /// Untilize one tile.
+    Untilize = 8,
+    /// Pack a DST tile into a CB.
+    Pack = 9,
+    /// One SFPU instruction over one tile.
+    Sfpu = 10,
+}
+
+/// SFPU operations by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SfpuOp {
+    /// max(x, 0), with or without an upper bound.
+    Relu = 0,
+    /// e^x.
+    Exp = 1,
+    /// 1/x.
+    Recip = 2,
+    /// sqrt(x).
+    Sqrt = 3,
+    /// 1/sqrt(x).
+    Rsqrt = 4,
+    /// Element-wise max or min of two DST tiles.
+    Max = 5,
+    /// Add, subtract, multiply or divide by a scalar.
+    Scalar = 6,
+}
+
+/// Upper bounds (bytes) of the NoC transfer size classes; the last class is everything larger.
+pub const NOC_SIZE_CLASS_LIMITS: [u32; 9] = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
+
+/// Number of NoC size classes.
+pub const NOC_SIZE_CLASSES: usize = NOC_SIZE_CLASS_LIMITS.len() + 1;
+
+/// Work counted over some kernels, cores and runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Kernel instances that ran to completion.
+    pub runs: u64,
+    /// Tile operations by [`TileOp`] and by the kernel's [`MathFidelity`].
+    pub tile_ops: [[u64; 4]; 11],
+    /// SFPU instructions by [`SfpuOp`].
+    pub sfpu_ops: [u64; 7],
+    /// NoC reads by size class.
+    pub noc_reads: [u64; NOC_SIZE_CLASSES],
+    /// NoC read bytes by size class.
+    pub noc_read_bytes: [u64; NOC_SIZE_CLASSES],
+    /// Unicast NoC writes by size class.
+    pub noc_writes: [u64; NOC_SIZE_CLASSES],
+    /// Unicast NoC write bytes by size class.
+    pub noc_write_bytes: [u64; NOC_SIZE_CLASSES],
+    /// Multicast writes.
+    pub noc_mcasts: u64,
+    /// Bytes sent by multicast writes (once per multicast).
+    pub noc_mcast_bytes: u64,
+    /// Destinations reached by multicast writes.
+    pub noc_mcast_dests: u64,
+    /// Semaphore increments and remote or multicast sets.
+    pub noc_sem_ops: u64,
+    /// Bytes read from DRAM.
+    pub dram_read_bytes: u64,
+    /// Bytes written to DRAM.
+    pub dram_write_bytes: u64,
+    /// cb_wait_front and cb_reserve_back calls.
+    pub cb_waits: u64,
+    /// Of those, the ones that had to wait.
+    pub cb_blocked: u64,
+}
+
+impl Counters {
+    /// Tile operations of one kind at every fidelity.
+    pub fn tile_ops(&self, op: TileOp) -> u64 {
+        self.tile_ops[op as usize].iter().sum()
+    }
+
+    /// Tile operations of one kind at one fidelity.
+    pub fn tile_ops_at(&self, op: TileOp, fidelity: MathFidelity) -> u64 {
+        self.tile_ops[op as usize][fidelity as usize]
+    }
+
+    /// SFPU instructions of one kind.
+    pub fn sfpu(&self, op: SfpuOp) -> u64 {
+        self.sfpu_ops[op as usize]
+    }
+
+    /// Bytes moved by unicast reads and writes plus multicast payloads, all size classes.
+    pub fn noc_bytes(&self) -> u64 {
+        self.noc_read_bytes.iter().sum::<u64>()
+            + self.noc_write_bytes.iter().sum::<u64>()
+            + self.noc_mcast_bytes
+    }
+
+    pub(crate) fn from_raw(c: &sys::ttr_counters) -> Counters {
+        Counters {
+            runs: c.runs,
+            tile_ops: c.tile_ops,
+            sfpu_ops: c.sfpu_ops,
+            noc_reads: c.noc_reads,
+            noc_read_bytes: c.noc_read_bytes,
+            noc_writes: c.noc_writes,
+            noc_write_bytes: c.noc_write_bytes,
+            noc_mcasts: c.noc_mcasts,
+            noc_mcast_bytes: c.noc_mcast_bytes,
+            noc_mcast_dests: c.noc_mcast_dests,
+            noc_sem_ops: c.noc_sem_ops,
+            dram_read_bytes: c.dram_read_bytes,
+            dram_write_bytes: c.dram_write_bytes,
+            cb_waits: c.cb_waits,
+            cb_blocked: c.cb_blocked,
+        }
+    }
+}

@@ -1,0 +1,247 @@
+// Internal types of the Blackhole p150a emulator behind ttr.h.
+//
+// Layout of the model: a Device owns the L1 of every worker core (mapped below 4 GiB so kernels
+// can turn L1 addresses into pointers), eight DRAM banks and the allocators. A Program holds
+// kernels (JIT-compiled shared objects), CBs, semaphores and runtime args. A Run executes one
+// program: every (core, kernel) pair becomes a cooperative context (ucontext) and a single-threaded
+// round-robin scheduler resumes them when what they wait for holds, which makes runs deterministic
+// and lets it report a deadlock instead of hanging.
+#pragma once
+
+#include <ucontext.h>
+
+#include <array>
+#include <cstring>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "../../include/ttr.h"
+#include "../../include/tt_emu_api/ttr_emu/abi.h"
+
+namespace ttr {
+
+// Geometry and memory map of one p150a.
+constexpr uint32_t L1_SIZE = 1536 * 1024;
+constexpr uint32_t L1_STRIDE = 2 * 1024 * 1024;  // host window per core; the gap is a guard
+constexpr uint32_t L1_UNRESERVED_BASE = 98 * 1024;
+constexpr uint32_t RTA_BASE = 0x1000;  // runtime args, two slots (unique, common) per role
+constexpr uint32_t RTA_SLOT = 0x560;
+constexpr uint32_t SEM_BASE = 0x4000;
+constexpr uint32_t SEM_STRIDE = 16;
+constexpr uint32_t MAX_SEMS = 16;
+constexpr uint32_t NUM_CBS = 64;
+constexpr uint32_t MAX_RTA = 341;
+constexpr uint32_t L1_ALIGN = 16;
+constexpr uint32_t DRAM_READ_ALIGN = 64;
+constexpr uint32_t DRAM_WRITE_ALIGN = 16;
+constexpr uint32_t DRAM_BANKS = 8;
+constexpr uint64_t DRAM_BANK_SIZE = 4ull << 30;
+constexpr uint32_t DRAM_BASE = 64;
+constexpr uint32_t GRID_Y = 10;
+constexpr uint32_t TILE = 1024;
+constexpr uint32_t NOC_GRID = 64;
+constexpr uint32_t STACK_SIZE = 512 * 1024;
+
+// A host-side failure carried to the C API boundary.
+struct HostError {
+    ttr_status code;
+    std::string message;
+};
+
+// printf-style formatting into a std::string.
+std::string fmt(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+const char *role_name(ttr_kernel_role role);
+uint32_t tile_bytes(uint32_t format);  // 0 when the format has no tile size here
+const char *format_name(uint32_t format);
+
+// A loaded kernel shared object.
+struct KernelLib {
+    void *handle = nullptr;
+    void (*run)(const ttr_emu::Abi *) = nullptr;
+    ~KernelLib();
+};
+
+struct KernelBuild {
+    std::string name;
+    std::string source;
+    ttr_kernel_role role;
+    std::vector<uint32_t> compile_args;
+    std::vector<std::pair<std::string, std::string>> defines;
+    ttr_fidelity fidelity;
+    bool fp32_dest;
+    bool approx;
+    uint32_t noc;
+};
+
+// Compiles (or finds in the disk cache) and loads a kernel. Throws HostError.
+std::shared_ptr<KernelLib> load_kernel(const KernelBuild &build);
+
+struct Core {
+    uint32_t lx, ly;  // logical
+    uint32_t nx, ny;  // NoC
+    uint8_t *l1;      // host window
+};
+
+// A NoC endpoint: a worker core or a DRAM bank.
+struct Endpoint {
+    int32_t core = -1;
+    int32_t bank = -1;
+};
+
+class Device;
+
+// Interval allocator over [lo, hi) with fixed alignment.
+class RangeAllocator {
+  public:
+    RangeAllocator(uint64_t lo, uint64_t hi, uint64_t align, bool top_down);
+    bool allocate(uint64_t size, uint64_t *addr);
+    void release(uint64_t addr);
+    // Whether [addr, addr + size) lies within one allocation.
+    bool contains(uint64_t addr, uint64_t size) const;
+    uint64_t lowest() const;  // hi when empty
+    uint64_t highest_end() const;  // lo when empty
+
+  private:
+    uint64_t lo_, hi_, align_;
+    bool top_down_;
+    std::map<uint64_t, uint64_t> used_;  // start -> size
+};
+
+struct Buffer {
+    std::shared_ptr<Device> device;
+    bool dram = true;
+    uint64_t size = 0;
+    uint32_t page_size = 0;
+    uint32_t address = 0;
+    ~Buffer();
+};
+
+struct CbConfig {
+    bool present = false;
+    uint32_t addr = 0, total = 0, page = 0, pages = 0, format = 0;
+};
+
+struct KernelDef {
+    KernelBuild build;
+    std::shared_ptr<KernelLib> lib;
+    std::vector<uint8_t> on_core;  // per core index
+};
+
+// Runtime args of every kernel: unique per core, and common.
+struct ArgTables {
+    std::vector<std::vector<std::vector<uint32_t>>> unique;  // [kernel][core]
+    std::vector<std::vector<uint32_t>> common;               // [kernel]
+};
+
+struct Program {
+    std::shared_ptr<Device> device;
+    std::vector<KernelDef> kernels;
+    std::vector<std::array<CbConfig, NUM_CBS>> cbs;              // [core][id]
+    std::vector<uint32_t> cb_end;                                // [core] first L1 address past the CBs
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> sems;  // [core] (id, initial)
+    ArgTables args;
+    std::vector<std::vector<ttr_counters>> counters;  // [kernel][core]
+    bool ran = false;
+};
+
+// A recorded program launch.
+struct TraceItem {
+    std::shared_ptr<Program> program;
+    ArgTables args;
+};
+
+struct Trace {
+    std::shared_ptr<Device> device;
+    std::vector<TraceItem> items;
+    bool ended = false;
+};
+
+class Device {
+  public:
+    Device(uint32_t device_id, ttr_dispatch dispatch);
+    ~Device();
+    Device(const Device &) = delete;
+    Device &operator=(const Device &) = delete;
+
+    std::mutex mu;
+    uint32_t gx, gy;
+    ttr_dispatch dispatch;
+    std::vector<Core> cores;
+    std::array<ttr_core, DRAM_BANKS> dram_noc;
+    std::array<std::vector<uint8_t>, DRAM_BANKS> banks;
+    RangeAllocator dram_alloc;
+    RangeAllocator l1_alloc;
+    Trace *capturing = nullptr;
+    std::vector<void *> stack_pool;
+
+    int32_t core_index(uint32_t lx, uint32_t ly) const;  // -1 when outside the grid
+    const Endpoint &endpoint(uint32_t nx, uint32_t ny) const;
+    // Fills a core's L1 with 0xFF (NaN) the first time anything uses it; L1 then keeps its
+    // contents across programs, as on the device.
+    void touch(uint32_t core);
+    uint32_t window(uint32_t core) const;  // host address of core's L1, as kernels see it
+    void grow_banks(uint64_t end);
+
+  private:
+    uint8_t *region_ = nullptr;
+    size_t region_len_ = 0;
+    std::vector<Endpoint> endpoints_;  // NOC_GRID * NOC_GRID
+    std::vector<uint8_t> touched_;     // per core
+};
+
+// Runs a program to completion. Returns TTR_OK or an error code with *message set.
+ttr_status run_program(Device &dev, Program &prog, const ArgTables &args, std::string *message);
+
+// Tile numerics shared by the compute model.
+namespace num {
+inline uint32_t bits(float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+inline float from_bits(uint32_t u) {
+    float x;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+// Denormal -> signed zero (branch-free so loops over tiles vectorise).
+inline float flush(float x) {
+    uint32_t u = bits(x);
+    uint32_t keep = (u & 0x7F800000u) != 0 ? 0xFFFFFFFFu : 0x80000000u;
+    return from_bits(u & keep);
+}
+// Packer: round to nearest, ties away from zero, flush denormals.
+inline uint16_t f32_to_bf16(float x) {
+    uint32_t u = bits(x);
+    uint32_t exp = u & 0x7F800000u;
+    if (exp == 0) {
+        return static_cast<uint16_t>((u & 0x80000000u) >> 16);
+    }
+    if (exp == 0x7F800000u) {
+        if ((u & 0x007FFFFFu) != 0) {
+            return static_cast<uint16_t>(((u & 0x80000000u) >> 16) | 0x7FC0u);
+        }
+        return static_cast<uint16_t>(u >> 16);
+    }
+    // Adding half an ulp to the magnitude and truncating rounds ties away from zero; a carry into
+    // the exponent is the correct result, up to infinity.
+    return static_cast<uint16_t>((u + 0x8000u) >> 16);
+}
+// bf16 -> f32, flushing denormals.
+inline float bf16_to_f32(uint16_t h) { return flush(from_bits(static_cast<uint32_t>(h) << 16)); }
+// Src register precision for fp32 data: 10 mantissa bits (truncated).
+inline float tf32(float x) { return from_bits(bits(x) & 0xFFFFE000u); }
+// Reads one tile (faced, in `format`) into row-major f32.
+void load_tile(const uint8_t *src, uint32_t format, float *out);
+// Writes a row-major f32 tile into L1 (faced, in `format`).
+void store_tile(const float *in, uint32_t format, uint8_t *dst);
+// c[32x32] += a[32 x k0..k1] * b[k0..k1 x 32], all row-major.
+void matmul_acc(float *c, const float *a, const float *b, uint32_t k0, uint32_t k1);
+}  // namespace num
+
+}  // namespace ttr

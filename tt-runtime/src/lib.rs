@@ -1,0 +1,64 @@
+//! tt-runtime: a generic Tensix runtime that runs any tt-metal-style program (kernels, CBs,
+//! semaphores, buffers, runtime args, traces); it knows nothing of SuperPoint or the compiler.
+//!
+//! The C API is `include/ttr.h`. `build.rs` compiles its implementation (C++17, `cc`) and
+//! generates the raw bindings ([`sys`]) with bindgen (which needs libclang, e.g. Debian's
+//! `libclang-dev`). The safe types wrap the raw handles: [`Device`], [`Buffer`], [`Program`],
+//! [`Trace`], [`Counters`], with typed [`Error`]s and `Drop` releasing device objects. Handles
+//! are reference counted inside, so any drop order is safe.
+//!
+//! # The emulator (default backend)
+//!
+//! One Blackhole p150a: a 12x10 compute grid with ETH dispatch or 11x10 with Tensix dispatch,
+//! 1536 KiB of L1 per core (programs start at 98 KiB; runtime args and semaphores live in the
+//! reserved region below), eight DRAM banks with interleaved pages (page `i` in bank `i % 8` at
+//! offset `(i / 8) * align(page, 64)`), up to 64 CBs per core. NoC coordinates differ from logical
+//! ones (x = 1..7, 10..14, y = logical + 2; DRAM at x = 0 and 9), so kernels must get them from
+//! [`Device::worker_core`] through runtime args.
+//!
+//! Kernels are compiled by the host C++ compiler (`$TTR_CXX`, `$CXX` or `g++`) against stand-in
+//! headers in `include/tt_emu_api/` that declare the pinned tt-metal kernel API, and cached on disk
+//! (`$TTR_KERNEL_CACHE`, else `$XDG_CACHE_HOME/tt-runtime/kernels`, else `~/.cache/...`) by a hash
+//! of the wrapped source, the args, the defines, the compiler and the headers. A compute kernel is
+//! compiled once; its unpack, math and pack parts run in one context, with the DST hand-over
+//! (`tile_regs_*`) checked as a state machine. Each (core, kernel) pair is a cooperative context
+//! (`ucontext`); one host thread resumes them round-robin whenever what they wait for holds, so a
+//! run is deterministic and a deadlock is reported (naming every blocked kernel and what it
+//! waits on) instead of hanging.
+//!
+//! It is stricter than the hardware: CB protocol (pop more than waited, push more than
+//! reserved, counts that do not divide the capacity, wrap-straddling pushes), L1 bounds and the
+//! firmware region, NoC alignment (16 B L1, 64 B DRAM reads, 16 B DRAM writes), DRAM accesses
+//! outside any buffer, DST half-sync capacity (8 bf16 / 4 fp32 tiles), missing inits and
+//! barriers, `noc_semaphore_wait` equality, multicast destination counts (the sender is excluded
+//! unless `_loopback_src`), more than 341 runtime args, host buffer access during trace capture.
+//! NoC transfers land at their barrier. Fresh L1 and DRAM read as 0xFF bytes (NaN).
+//!
+//! Numerics: tiles are stored in the 4-face layout; the packer rounds fp32 to bf16 to nearest
+//! with ties away from zero and flushes denormals; DST is bf16 (every accumulation rounds) or
+//! fp32; matmul, element-wise multiply and reduce model math fidelity by splitting SrcA
+//! (matmul: in1) into its implicit 1 + 4 MSBs and the rest, and SrcB (in0) into 1 + 6 MSBs and the
+//! rest, one partial product per fidelity phase; fp32 inputs pass the Src registers as tf32. SFPU
+//! ops run in f32.
+//!
+//! Limits of the model: kernels that spin on raw L1 reads instead of the API cannot be
+//! interrupted; file-scope mutable variables in a kernel are shared by all cores running it;
+//! L1-interleaved buffers and compute on block-float formats are not emulated.
+
+pub mod buffer;
+pub mod counters;
+pub mod device;
+pub mod error;
+pub mod host;
+pub mod program;
+pub mod sys;
+pub mod trace;
+pub mod workload;
+
+pub use buffer::Buffer;
+pub use counters::{Counters, SfpuOp, TileOp, NOC_SIZE_CLASSES, NOC_SIZE_CLASS_LIMITS};
+pub use device::{CoreCoord, CoreRange, Device, DeviceInfo, Dispatch};
+pub use error::{Error, Result};
+pub use program::{CbSpec, DataFormat, KernelId, KernelRole, KernelSpec, MathFidelity, Program};
+pub use trace::Trace;
+pub use workload::{GridMatmul, GridMatmulRun};
