@@ -1,5 +1,7 @@
-//! Builds the emulator (C++17, `cc`) behind `include/ttr.h` and generates the raw Rust bindings
-//! of that header with `bindgen`.
+//! Builds one implementation of `include/ttr.h` and generates the raw Rust bindings of that header
+//! with `bindgen`. By default the implementation is the emulator (`src/emu`, C++17); with the `metal`
+//! feature it is the tt-metal backend (`src/metal`, C++20, linked against `$TT_METAL_HOME/build/lib`).
+//! Exactly one of the two is compiled, so the crate links one set of `ttr_*` symbols.
 
 use std::env;
 use std::fs;
@@ -44,10 +46,21 @@ fn main() {
     let manifest =
         PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let include = manifest.join("include");
-    let emu_api = include.join("tt_emu_api");
     println!("cargo:rerun-if-changed=include");
     println!("cargo:rerun-if-changed=src/emu");
+    println!("cargo:rerun-if-changed=src/metal");
 
+    if env::var_os("CARGO_FEATURE_METAL").is_some() {
+        build_metal(&manifest, &include);
+    } else {
+        build_emulator(&manifest, &include);
+    }
+    generate_bindings(&include);
+}
+
+/// The emulator behind `ttr.h` (the default).
+fn build_emulator(manifest: &Path, include: &Path) {
+    let emu_api = include.join("tt_emu_api");
     let mut sources = Vec::new();
     collect(&manifest.join("src/emu"), &mut sources);
     sources.retain(|p| p.extension().is_some_and(|e| e == "cpp"));
@@ -57,7 +70,7 @@ fn main() {
         .std("c++17")
         .opt_level(3)
         .files(&sources)
-        .include(&include)
+        .include(include)
         .define(
             "TTR_EMU_INCLUDE_DIR",
             format!("\"{}\"", emu_api.display()).as_str(),
@@ -71,7 +84,144 @@ fn main() {
         .extra_warnings(true)
         .compile("ttr_emu");
     println!("cargo:rustc-link-lib=dl");
+}
 
+/// Stops the build with a message instead of a panic backtrace.
+fn fail(lines: &[String]) -> ! {
+    for line in lines {
+        println!("cargo:warning={line}");
+        eprintln!("error: {line}");
+    }
+    std::process::exit(1);
+}
+
+/// Directories under `root` (at most `depth` levels down) named `include`, sorted.
+fn include_dirs_below(root: &Path, depth: u32, out: &mut Vec<PathBuf>) {
+    if depth == 0 {
+        return;
+    }
+    let Ok(entries) = fs::read_dir(root) else {
+        return;
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        if dir.file_name().is_some_and(|n| n == "include") {
+            out.push(dir);
+        } else {
+            include_dirs_below(&dir, depth - 1, out);
+        }
+    }
+}
+
+/// The tt-metal backend behind `ttr.h` (feature `metal`): C++20 against the host API headers of the
+/// tt-metal tree at `$TT_METAL_HOME`, linked against its `build/lib`.
+fn build_metal(manifest: &Path, include: &Path) {
+    for var in [
+        "TT_METAL_HOME",
+        "TT_METAL_LIB_DIR",
+        "TTR_METAL_INCLUDE_DIRS",
+        "TTR_METAL_CXXFLAGS",
+    ] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    let Some(home) = env::var_os("TT_METAL_HOME").filter(|h| !h.is_empty()) else {
+        fail(&[
+            "the `metal` feature builds tt-runtime on the tt-metal host API and needs TT_METAL_HOME".into(),
+            "set TT_METAL_HOME to a tt-metal checkout at 8b98410e730 that has been built (build/lib/libtt_metal.so),"
+                .into(),
+            "or build without `--features metal` to get the emulator; see tt-runtime/README.md".into(),
+        ]);
+    };
+    let home = PathBuf::from(home);
+    let api = home.join("tt_metal/api");
+    if !api.join("tt-metalium/host_api.hpp").is_file() {
+        fail(&[format!(
+            "TT_METAL_HOME={} does not look like a tt-metal tree: tt_metal/api/tt-metalium/host_api.hpp is missing",
+            home.display()
+        )]);
+    }
+    let lib_dir = env::var_os("TT_METAL_LIB_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join("build/lib"));
+    if !lib_dir.join("libtt_metal.so").is_file() {
+        fail(&[
+            format!("{} has no libtt_metal.so", lib_dir.display()),
+            "build tt-metal first (./build_metal.sh in TT_METAL_HOME), or point TT_METAL_LIB_DIR at its lib directory"
+                .into(),
+        ]);
+    }
+
+    // Host API include roots of a built tree, then the header-only dependencies tt-metal fetched
+    // with CPM (fmt, magic_enum, nlohmann_json, reflect, boost, spdlog, tt-logger, ...).
+    let mut dirs: Vec<PathBuf> = [
+        "tt_metal/api",
+        "tt_metal/hostdevcommon/api",
+        "tt_metal/third_party/umd/device/api",
+        "tt_metal/third_party/tracy/public",
+        "tt_metal/include",
+        "tt_stl",
+        "tt_metal",
+        "build/include",
+    ]
+    .iter()
+    .map(|d| home.join(d))
+    .filter(|d| d.is_dir())
+    .collect();
+    let cpm = home.join(".cpmcache");
+    include_dirs_below(&cpm, 4, &mut dirs);
+    if let Ok(reflect) = fs::read_dir(cpm.join("reflect")) {
+        let mut r: Vec<PathBuf> = reflect
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        r.sort();
+        dirs.extend(r);
+    }
+    include_dirs_below(&home.join("build/_deps"), 3, &mut dirs);
+    if let Some(extra) = env::var_os("TTR_METAL_INCLUDE_DIRS") {
+        dirs.extend(env::split_paths(&extra));
+    }
+
+    let mut sources = Vec::new();
+    collect(&manifest.join("src/metal"), &mut sources);
+    sources.retain(|p| p.extension().is_some_and(|e| e == "cpp"));
+    sources.sort();
+    let mut build = cc::Build::new();
+    build
+        .cpp(true)
+        .std("c++20")
+        .opt_level(2)
+        .files(&sources)
+        .include(include)
+        .includes(&dirs)
+        // tt-metal links fmt header-only; its headers expect the same here.
+        .define("FMT_HEADER_ONLY", None)
+        .flag_if_supported("-Wno-deprecated-declarations")
+        .warnings(true);
+    if let Ok(flags) = env::var("TTR_METAL_CXXFLAGS") {
+        for flag in flags.split_whitespace() {
+            build.flag(flag);
+        }
+    }
+    build.compile("ttr_metal");
+
+    println!("cargo:rustc-link-search=native={}", lib_dir.display());
+    println!("cargo:rustc-link-lib=dylib=tt_metal");
+    if lib_dir.join("libdevice.so").is_file() {
+        println!("cargo:rustc-link-lib=dylib=device");
+    }
+    // Lets this crate's own tests and examples find the libraries; dependents set LD_LIBRARY_PATH.
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib_dir.display());
+}
+
+/// Raw bindings of `ttr.h`, the same for both implementations.
+fn generate_bindings(include: &Path) {
     let bindings = bindgen::Builder::default()
         .header(include.join("ttr.h").to_string_lossy())
         .allowlist_function("ttr_.*")

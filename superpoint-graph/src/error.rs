@@ -38,7 +38,9 @@ pub enum GraphError {
         expected: usize,
         got: usize,
     },
-    #[error("node `{node}`: frame {width}x{height} is not a multiple of {multiple} in both dimensions")]
+    #[error(
+        "node `{node}`: frame {width}x{height} is not a multiple of {multiple} in both dimensions"
+    )]
     FrameNotMultiple {
         node: String,
         width: usize,

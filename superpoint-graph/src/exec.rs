@@ -148,10 +148,12 @@ pub fn run<K: Kernels>(
                 pad,
                 relu,
             } => {
-                let w = weights.get(entry).ok_or_else(|| EvalError::MissingWeights {
-                    node: node.name.clone(),
-                    weights: entry.clone(),
-                })?;
+                let w = weights
+                    .get(entry)
+                    .ok_or_else(|| EvalError::MissingWeights {
+                        node: node.name.clone(),
+                        weights: entry.clone(),
+                    })?;
                 let expected = [*out_channels, *in_channels, *kernel, *kernel];
                 if w.shape() != expected || w.bias.len() != *out_channels {
                     return Err(EvalError::WeightShape {

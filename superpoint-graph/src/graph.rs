@@ -88,7 +88,11 @@ impl Graph {
         for output in &self.outputs {
             if !index.contains_key(output.as_str()) {
                 return Err(GraphError::UnknownOutput {
-                    node: self.nodes.last().map(|n| n.name.clone()).unwrap_or_default(),
+                    node: self
+                        .nodes
+                        .last()
+                        .map(|n| n.name.clone())
+                        .unwrap_or_default(),
                     output: output.clone(),
                 });
             }
@@ -112,7 +116,8 @@ impl Graph {
                 .nodes
                 .iter()
                 .zip(keep)
-                .filter_map(|(n, k)| k.then(|| n.clone()))
+                .filter(|(_, k)| *k)
+                .map(|(n, _)| n.clone())
                 .collect(),
         }
     }
@@ -243,13 +248,23 @@ fn infer(node: &Node, inputs: &[(&str, ValueType)]) -> Result<ValueType, GraphEr
                 });
             }
             if *out_channels == 0 {
-                return Err(bad(node, "out_channels", 0, "a convolution needs at least one output channel"));
+                return Err(bad(
+                    node,
+                    "out_channels",
+                    0,
+                    "a convolution needs at least one output channel",
+                ));
             }
             if *kernel == 0 || kernel % 2 == 0 {
                 return Err(bad(node, "kernel", kernel, "the kernel size must be odd"));
             }
             if 2 * pad + 1 != *kernel {
-                return Err(bad(node, "pad", pad, "only 'same' padding (pad = kernel / 2) is supported"));
+                return Err(bad(
+                    node,
+                    "pad",
+                    pad,
+                    "only 'same' padding (pad = kernel / 2) is supported",
+                ));
             }
             Ok(f32_map(*out_channels, h, w))
         }
@@ -303,10 +318,20 @@ fn infer(node: &Node, inputs: &[(&str, ValueType)]) -> Result<ValueType, GraphEr
             let (c, _, _) = dense_f32(node, inputs[0])?;
             single_channel(node, inputs[0].0, c)?;
             if !threshold.is_finite() {
-                return Err(bad(node, "threshold", threshold, "the threshold must be a finite number"));
+                return Err(bad(
+                    node,
+                    "threshold",
+                    threshold,
+                    "the threshold must be a finite number",
+                ));
             }
             if *max_keypoints < -1 {
-                return Err(bad(node, "max_keypoints", max_keypoints, "use -1 to keep all, or a count >= 0"));
+                return Err(bad(
+                    node,
+                    "max_keypoints",
+                    max_keypoints,
+                    "use -1 to keep all, or a count >= 0",
+                ));
             }
             Ok(ValueType::Keypoints)
         }

@@ -19,6 +19,8 @@ pub use error::{EvalError, GraphError};
 pub use exec::{run, Kernels, Slot, Values, MAX_INPUT_PIXELS};
 pub use graph::{Graph, Node, Typed, MAX_NMS_RADIUS};
 pub use op::{Channel, Op};
-pub use superpoint::{names, superpoint, superpoint_with, ConvLayer, SuperPointParams, CONV_LAYERS};
+pub use superpoint::{
+    names, superpoint, superpoint_with, ConvLayer, SuperPointParams, CONV_LAYERS,
+};
 pub use tensor::{DType, Dim, Keypoint, Tensor, ValueType};
 pub use weights::{ConvWeights, WeightSet};

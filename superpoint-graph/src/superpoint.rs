@@ -47,8 +47,22 @@ pub const CONV_LAYERS: [ConvLayer; 12] = [
     layer("conv4b", "encoder.conv_blocks.3.conv_b", 128, 128, 3, true),
     layer("convPa", "keypoint_decoder.conv_score_a", 128, 256, 3, true),
     layer("convPb", "keypoint_decoder.conv_score_b", 256, 65, 1, false),
-    layer("convDa", "descriptor_decoder.conv_descriptor_a", 128, 256, 3, true),
-    layer("convDb", "descriptor_decoder.conv_descriptor_b", 256, 256, 1, false),
+    layer(
+        "convDa",
+        "descriptor_decoder.conv_descriptor_a",
+        128,
+        256,
+        3,
+        true,
+    ),
+    layer(
+        "convDb",
+        "descriptor_decoder.conv_descriptor_b",
+        256,
+        256,
+        1,
+        false,
+    ),
 ];
 
 /// Names of the nodes whose values the library returns or the tests compare.
@@ -135,12 +149,27 @@ pub fn superpoint_with(p: &SuperPointParams) -> Graph {
             prev = pool;
         }
     }
-    let [pa, pb, da, db] = [&CONV_LAYERS[8], &CONV_LAYERS[9], &CONV_LAYERS[10], &CONV_LAYERS[11]];
+    let [pa, pb, da, db] = [
+        &CONV_LAYERS[8],
+        &CONV_LAYERS[9],
+        &CONV_LAYERS[10],
+        &CONV_LAYERS[11],
+    ];
     push(pa.name, &[prev], conv(pa));
     push(pb.name, &[pa.name], conv(pb));
     push(names::SOFTMAX, &[pb.name], Op::Softmax);
-    push(names::SCORES, &[names::SOFTMAX], Op::DustbinFold { cell: 8 });
-    push(names::NMS, &[names::SCORES], Op::Nms { radius: p.nms_radius });
+    push(
+        names::SCORES,
+        &[names::SOFTMAX],
+        Op::DustbinFold { cell: 8 },
+    );
+    push(
+        names::NMS,
+        &[names::SCORES],
+        Op::Nms {
+            radius: p.nms_radius,
+        },
+    );
     push(
         names::KEYPOINTS,
         &[names::NMS],

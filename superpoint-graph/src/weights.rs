@@ -16,7 +16,12 @@ pub struct ConvWeights {
 impl ConvWeights {
     /// The weight shape `[out, in, k, k]`.
     pub fn shape(&self) -> [usize; 4] {
-        [self.out_channels, self.in_channels, self.kernel, self.kernel]
+        [
+            self.out_channels,
+            self.in_channels,
+            self.kernel,
+            self.kernel,
+        ]
     }
 
     /// The weight for output `o`, input `i`, kernel tap (`ky`, `kx`).

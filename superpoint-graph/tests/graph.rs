@@ -19,19 +19,30 @@ fn dense(channels: usize, height: usize, width: usize) -> ValueType {
 
 fn type_of(graph: &Graph, name: &str) -> ValueType {
     let types = graph.validate().expect("valid graph").types;
-    let i = graph.nodes.iter().position(|n| n.name == name).expect("node exists");
+    let i = graph
+        .nodes
+        .iter()
+        .position(|n| n.name == name)
+        .expect("node exists");
     types[i]
 }
 
 fn node_mut<'a>(graph: &'a mut Graph, name: &str) -> &'a mut Node {
-    graph.nodes.iter_mut().find(|n| n.name == name).expect("node exists")
+    graph
+        .nodes
+        .iter_mut()
+        .find(|n| n.name == name)
+        .expect("node exists")
 }
 
 /// Validation fails and the message names `node` in backquotes.
 fn fails(graph: &Graph, node: &str) -> GraphError {
     let err = graph.validate().expect_err("graph must be rejected");
     let msg = err.to_string();
-    assert!(msg.contains(&format!("`{node}`")), "message does not name `{node}`: {msg}");
+    assert!(
+        msg.contains(&format!("`{node}`")),
+        "message does not name `{node}`: {msg}"
+    );
     err
 }
 
@@ -66,11 +77,21 @@ fn standard_graph_shapes() {
     assert_eq!(type_of(&g, names::NMS), dense(1, 480, 640));
     assert_eq!(type_of(&g, names::DESCRIPTORS_DENSE), dense(256, 60, 80));
     assert_eq!(type_of(&g, names::KEYPOINTS), ValueType::Keypoints);
-    assert_eq!(type_of(&g, names::DESCRIPTORS), ValueType::Descriptors { dim: 256 });
+    assert_eq!(
+        type_of(&g, names::DESCRIPTORS),
+        ValueType::Descriptors { dim: 256 }
+    );
     assert_eq!(g.outputs, vec![names::KEYPOINTS, names::DESCRIPTORS]);
-    let convs = g.nodes.iter().filter(|n| matches!(n.op, Op::Conv2d { .. })).count();
+    let convs = g
+        .nodes
+        .iter()
+        .filter(|n| matches!(n.op, Op::Conv2d { .. }))
+        .count();
     assert_eq!(convs, 12);
-    assert_eq!(type_of(&superpoint(320, 240), names::SCORES), dense(1, 240, 320));
+    assert_eq!(
+        type_of(&superpoint(320, 240), names::SCORES),
+        dense(1, 240, 320)
+    );
 }
 
 #[test]
@@ -92,9 +113,15 @@ fn toml_round_trip() {
 
 #[test]
 fn toml_rejects_garbage_and_invalid_graphs() {
-    assert!(matches!(Graph::from_toml("[[node]]\nname = 3"), Err(GraphError::Toml(_))));
+    assert!(matches!(
+        Graph::from_toml("[[node]]\nname = 3"),
+        Err(GraphError::Toml(_))
+    ));
     let text = superpoint(641, 480).to_toml().expect("serialises");
-    assert!(matches!(Graph::from_toml(&text), Err(GraphError::FrameNotMultiple { .. })));
+    assert!(matches!(
+        Graph::from_toml(&text),
+        Err(GraphError::FrameNotMultiple { .. })
+    ));
 }
 
 #[test]
@@ -110,23 +137,34 @@ fn empty_graph() {
 fn input_count() {
     let mut g = superpoint(64, 64);
     g.nodes.remove(0);
-    assert!(matches!(fails(&g, names::RESIZE), GraphError::InputCount { count: 0, .. }));
+    assert!(matches!(
+        fails(&g, names::RESIZE),
+        GraphError::InputCount { count: 0, .. }
+    ));
     let mut g = superpoint(64, 64);
     g.nodes.insert(1, node("input2", &[], Op::InputPlane));
-    assert!(matches!(fails(&g, names::INPUT), GraphError::InputCount { count: 2, .. }));
+    assert!(matches!(
+        fails(&g, names::INPUT),
+        GraphError::InputCount { count: 2, .. }
+    ));
 }
 
 #[test]
 fn duplicate_name() {
     let mut g = superpoint(64, 64);
     node_mut(&mut g, "pool1").name = "conv1a".to_string();
-    assert!(matches!(fails(&g, "conv1a"), GraphError::DuplicateName { .. }));
+    assert!(matches!(
+        fails(&g, "conv1a"),
+        GraphError::DuplicateName { .. }
+    ));
 }
 
 #[test]
 fn wrong_input_count() {
     let mut g = superpoint(64, 64);
-    node_mut(&mut g, names::SOFTMAX).inputs.push("convPa".to_string());
+    node_mut(&mut g, names::SOFTMAX)
+        .inputs
+        .push("convPa".to_string());
     assert!(matches!(
         fails(&g, names::SOFTMAX),
         GraphError::WrongInputCount {
@@ -141,11 +179,17 @@ fn wrong_input_count() {
 fn unknown_input() {
     let mut g = superpoint(64, 64);
     node_mut(&mut g, "conv2a").inputs[0] = "nowhere".to_string();
-    assert!(matches!(fails(&g, "conv2a"), GraphError::UnknownInput { .. }));
+    assert!(matches!(
+        fails(&g, "conv2a"),
+        GraphError::UnknownInput { .. }
+    ));
     // A node may only read nodes listed before it.
     let mut g = superpoint(64, 64);
     node_mut(&mut g, "conv1a").inputs[0] = "conv1b".to_string();
-    assert!(matches!(fails(&g, "conv1a"), GraphError::UnknownInput { .. }));
+    assert!(matches!(
+        fails(&g, "conv1a"),
+        GraphError::UnknownInput { .. }
+    ));
 }
 
 #[test]
@@ -176,18 +220,31 @@ fn channel_mismatch() {
     // The fold needs cell² + 1 channels.
     let mut g = superpoint(64, 64);
     node_mut(&mut g, names::SCORES).op = Op::DustbinFold { cell: 4 };
-    assert!(matches!(fails(&g, names::SCORES), GraphError::ChannelMismatch { expected: 17, got: 65, .. }));
+    assert!(matches!(
+        fails(&g, names::SCORES),
+        GraphError::ChannelMismatch {
+            expected: 17,
+            got: 65,
+            ..
+        }
+    ));
     // NMS and selection need a single-channel map.
     let mut g = superpoint(64, 64);
     node_mut(&mut g, names::NMS).inputs[0] = names::SOFTMAX.to_string();
-    assert!(matches!(fails(&g, names::NMS), GraphError::ChannelMismatch { expected: 1, .. }));
+    assert!(matches!(
+        fails(&g, names::NMS),
+        GraphError::ChannelMismatch { expected: 1, .. }
+    ));
 }
 
 #[test]
 fn frame_not_multiple_of_8() {
     for (w, h) in [(641, 480), (640, 484), (0, 480)] {
         let err = fails(&superpoint(w, h), names::RESIZE);
-        assert!(matches!(err, GraphError::FrameNotMultiple { multiple: 8, .. }), "{err}");
+        assert!(
+            matches!(err, GraphError::FrameNotMultiple { multiple: 8, .. }),
+            "{err}"
+        );
     }
 }
 
@@ -197,7 +254,10 @@ fn radius_out_of_range() {
         nms_radius: superpoint_graph::MAX_NMS_RADIUS + 1,
         ..SuperPointParams::default()
     });
-    assert!(matches!(fails(&g, names::NMS), GraphError::RadiusOutOfRange { .. }));
+    assert!(matches!(
+        fails(&g, names::NMS),
+        GraphError::RadiusOutOfRange { .. }
+    ));
     let g = superpoint_with(&SuperPointParams {
         nms_radius: superpoint_graph::MAX_NMS_RADIUS,
         ..SuperPointParams::default()
@@ -210,29 +270,55 @@ fn type_mismatch() {
     // Descriptor sampling's second input must be keypoints.
     let mut g = superpoint(64, 64);
     node_mut(&mut g, names::DESCRIPTORS).inputs[1] = names::NMS.to_string();
-    assert!(matches!(fails(&g, names::DESCRIPTORS), GraphError::TypeMismatch { .. }));
+    assert!(matches!(
+        fails(&g, names::DESCRIPTORS),
+        GraphError::TypeMismatch { .. }
+    ));
     // A resize reads a u8 plane, not an f32 map.
     let mut g = superpoint(64, 64);
-    g.nodes.push(node("again", &[names::RESIZE], Op::Resize { width: 8, height: 8 }));
-    assert!(matches!(fails(&g, "again"), GraphError::TypeMismatch { .. }));
+    g.nodes.push(node(
+        "again",
+        &[names::RESIZE],
+        Op::Resize {
+            width: 8,
+            height: 8,
+        },
+    ));
+    assert!(matches!(
+        fails(&g, "again"),
+        GraphError::TypeMismatch { .. }
+    ));
     // A convolution reads a dense map, not keypoints.
     let mut g = superpoint(64, 64);
     node_mut(&mut g, "convDa").inputs[0] = names::KEYPOINTS.to_string();
-    assert!(matches!(fails(&g, "convDa"), GraphError::TypeMismatch { .. }));
+    assert!(matches!(
+        fails(&g, "convDa"),
+        GraphError::TypeMismatch { .. }
+    ));
 }
 
 #[test]
 fn dynamic_size() {
     let mut g = superpoint(64, 64);
     node_mut(&mut g, "conv1a").inputs[0] = names::INPUT.to_string();
-    assert!(matches!(fails(&g, "conv1a"), GraphError::DynamicSize { .. }));
+    assert!(matches!(
+        fails(&g, "conv1a"),
+        GraphError::DynamicSize { .. }
+    ));
 }
 
 #[test]
 fn odd_pool_input() {
     let mut nodes = vec![
         node("input", &[], Op::InputPlane),
-        node("resize", &["input"], Op::Resize { width: 8, height: 8 }),
+        node(
+            "resize",
+            &["input"],
+            Op::Resize {
+                width: 8,
+                height: 8,
+            },
+        ),
     ];
     let mut prev = "resize".to_string();
     for i in 0..4 {
@@ -255,38 +341,45 @@ fn odd_pool_input() {
     ));
 }
 
+/// The standard graph with conv `name`'s output channels, kernel size and padding replaced.
+fn with_conv(name: &str, out: usize, kernel: usize, pad: usize) -> Graph {
+    let mut g = superpoint(64, 64);
+    if let Op::Conv2d {
+        out_channels,
+        kernel: k,
+        pad: p,
+        ..
+    } = &mut node_mut(&mut g, name).op
+    {
+        (*out_channels, *k, *p) = (out, kernel, pad);
+    }
+    g
+}
+
 #[test]
 fn bad_parameters() {
-    let set_conv = |name: &str, f: &dyn Fn(&mut usize, &mut usize, &mut usize)| {
-        let mut g = superpoint(64, 64);
-        if let Op::Conv2d {
-            out_channels,
-            kernel,
-            pad,
-            ..
-        } = &mut node_mut(&mut g, name).op
-        {
-            f(out_channels, kernel, pad);
-        }
-        g
-    };
-    let cases: [(&str, &dyn Fn(&mut usize, &mut usize, &mut usize), &str); 3] = [
-        ("conv1a", &|_, k, _| *k = 2, "kernel"),
-        ("conv2b", &|_, _, p| *p = 0, "pad"),
-        ("convDb", &|o, _, _| *o = 0, "out_channels"),
-    ];
-    for (name, f, what) in cases {
-        match fails(&set_conv(name, f), name) {
+    for (g, name, what) in [
+        (with_conv("conv1a", 64, 2, 1), "conv1a", "kernel"),
+        (with_conv("conv2b", 64, 3, 0), "conv2b", "pad"),
+        (with_conv("convDb", 0, 1, 0), "convDb", "out_channels"),
+    ] {
+        match fails(&g, name) {
             GraphError::BadParameter { what: w, .. } => assert_eq!(w, what),
             other => panic!("{name}: {other}"),
         }
     }
     let mut g = superpoint(64, 64);
     node_mut(&mut g, names::SCORES).op = Op::DustbinFold { cell: 0 };
-    assert!(matches!(fails(&g, names::SCORES), GraphError::BadParameter { what: "cell", .. }));
+    assert!(matches!(
+        fails(&g, names::SCORES),
+        GraphError::BadParameter { what: "cell", .. }
+    ));
     let mut g = superpoint(64, 64);
     node_mut(&mut g, names::DESCRIPTORS).op = Op::SampleDescriptors { cell: 0 };
-    assert!(matches!(fails(&g, names::DESCRIPTORS), GraphError::BadParameter { what: "cell", .. }));
+    assert!(matches!(
+        fails(&g, names::DESCRIPTORS),
+        GraphError::BadParameter { what: "cell", .. }
+    ));
 }
 
 #[test]
@@ -296,7 +389,13 @@ fn threshold_must_be_finite() {
             keypoint_threshold: t,
             ..SuperPointParams::default()
         });
-        assert!(matches!(fails(&g, names::KEYPOINTS), GraphError::BadParameter { what: "threshold", .. }));
+        assert!(matches!(
+            fails(&g, names::KEYPOINTS),
+            GraphError::BadParameter {
+                what: "threshold",
+                ..
+            }
+        ));
     }
 }
 
@@ -345,18 +444,28 @@ fn evaluate_reports_weight_and_input_errors() {
     let plane = Tensor::from_vec(1, 20, 24, vec![100u8; 480]).expect("shape");
     let mut weights = constant_weights(0.01);
     weights.remove("conv3b");
-    let err = evaluate(&g, &weights, &plane, &[]).err().expect("missing weights");
-    assert!(matches!(err, EvalError::MissingWeights { ref node, .. } if node == "conv3b"), "{err}");
+    let err = evaluate(&g, &weights, &plane, &[])
+        .err()
+        .expect("missing weights");
+    assert!(
+        matches!(err, EvalError::MissingWeights { ref node, .. } if node == "conv3b"),
+        "{err}"
+    );
 
     let mut weights = constant_weights(0.01);
     if let Some(w) = weights.get_mut("convPb") {
         w.bias.pop();
     }
     let err = evaluate(&g, &weights, &plane, &[]).err().expect("bad bias");
-    assert!(matches!(err, EvalError::WeightShape { ref node, .. } if node == "convPb"), "{err}");
+    assert!(
+        matches!(err, EvalError::WeightShape { ref node, .. } if node == "convPb"),
+        "{err}"
+    );
 
     let empty = Tensor::<u8>::zeros(1, 0, 5);
-    let err = evaluate(&g, &constant_weights(0.01), &empty, &[]).err().expect("empty input");
+    let err = evaluate(&g, &constant_weights(0.01), &empty, &[])
+        .err()
+        .expect("empty input");
     assert!(matches!(err, EvalError::BadInput { .. }), "{err}");
 }
 
@@ -375,8 +484,13 @@ fn evaluate_constant_image() {
         max_keypoints: -1,
     });
     let plane = Tensor::from_vec(1, 32, 32, vec![200u8; 32 * 32]).expect("shape");
-    let values = evaluate(&g, &constant_weights(0.01), &plane, &[names::RESIZE, names::SCORES])
-        .expect("evaluates");
+    let values = evaluate(
+        &g,
+        &constant_weights(0.01),
+        &plane,
+        &[names::RESIZE, names::SCORES],
+    )
+    .expect("evaluates");
     let resized = values.dense(names::RESIZE).expect("resize kept");
     assert!(resized.data.iter().all(|&v| v == 200.0 / 255.0));
     let scores = values.dense(names::SCORES).expect("scores kept");
@@ -389,6 +503,9 @@ fn evaluate_constant_image() {
     let (dim, desc) = values.descriptors(names::DESCRIPTORS).expect("descriptors");
     assert_eq!((dim, desc.len()), (256, 64 * 256));
     for row in desc.chunks(256) {
-        assert!(row.iter().all(|&v| (v - 1.0 / 16.0).abs() < 1e-6), "{row:?}");
+        assert!(
+            row.iter().all(|&v| (v - 1.0 / 16.0).abs() < 1e-6),
+            "{row:?}"
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use superpoint::backend::cpu::{CpuKernels, Hwc};
-use superpoint_graph::{superpoint, ConvWeights, Keypoint, Kernels, Tensor, CONV_LAYERS};
+use superpoint_graph::{ConvWeights, Kernels, Keypoint, Tensor, CONV_LAYERS};
 
 struct Args {
     runs: usize,
@@ -35,7 +35,11 @@ fn parse_args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
-        let number = || value.parse::<usize>().map_err(|e| format!("{flag} {value}: {e}"));
+        let number = || {
+            value
+                .parse::<usize>()
+                .map_err(|e| format!("{flag} {value}: {e}"))
+        };
         match flag.as_str() {
             "--runs" => args.runs = number()?.max(1),
             "--warmup" => args.warmup = number()?,
@@ -75,22 +79,40 @@ impl Kernels for Timed {
     type Dense = Hwc;
 
     fn resize(&self, input: &Tensor<u8>, width: usize, height: usize) -> Hwc {
-        self.time(|| "resize".into(), || self.inner.resize(input, width, height))
+        self.time(
+            || "resize".into(),
+            || self.inner.resize(input, width, height),
+        )
     }
     fn conv2d(&self, x: &Hwc, w: &ConvWeights, pad: usize, relu: bool) -> Hwc {
         self.time(
-            || format!("conv{}x{} {}->{} @{}", w.kernel, w.kernel, w.in_channels, w.out_channels, shape(x)),
+            || {
+                format!(
+                    "conv{}x{} {}->{} @{}",
+                    w.kernel,
+                    w.kernel,
+                    w.in_channels,
+                    w.out_channels,
+                    shape(x)
+                )
+            },
             || self.inner.conv2d(x, w, pad, relu),
         )
     }
     fn max_pool2(&self, x: &Hwc) -> Hwc {
-        self.time(|| format!("maxpool @{}", shape(x)), || self.inner.max_pool2(x))
+        self.time(
+            || format!("maxpool @{}", shape(x)),
+            || self.inner.max_pool2(x),
+        )
     }
     fn softmax(&self, x: &Hwc) -> Hwc {
         self.time(|| "softmax".into(), || self.inner.softmax(x))
     }
     fn dustbin_fold(&self, x: &Hwc, cell: usize) -> Hwc {
-        self.time(|| "dustbin_fold".into(), || self.inner.dustbin_fold(x, cell))
+        self.time(
+            || "dustbin_fold".into(),
+            || self.inner.dustbin_fold(x, cell),
+        )
     }
     fn nms(&self, x: &Hwc, radius: usize) -> Hwc {
         self.time(|| "nms".into(), || self.inner.nms(x, radius))
@@ -98,10 +120,19 @@ impl Kernels for Timed {
     fn l2_normalize(&self, x: &Hwc) -> Hwc {
         self.time(|| "l2_normalize".into(), || self.inner.l2_normalize(x))
     }
-    fn select_keypoints(&self, x: &Hwc, threshold: f32, border: usize, max_keypoints: i64) -> Vec<Keypoint> {
+    fn select_keypoints(
+        &self,
+        x: &Hwc,
+        threshold: f32,
+        border: usize,
+        max_keypoints: i64,
+    ) -> Vec<Keypoint> {
         self.time(
             || "select_keypoints".into(),
-            || self.inner.select_keypoints(x, threshold, border, max_keypoints),
+            || {
+                self.inner
+                    .select_keypoints(x, threshold, border, max_keypoints)
+            },
         )
     }
     fn sample_descriptors(&self, x: &Hwc, keypoints: &[Keypoint], cell: usize) -> Vec<f32> {
@@ -125,7 +156,12 @@ fn network_flops(width: usize, height: usize) -> f64 {
         .iter()
         .zip(scale)
         .map(|(l, s)| {
-            2.0 * ((height / s) * (width / s) * l.in_channels * l.out_channels * l.kernel * l.kernel) as f64
+            2.0 * ((height / s)
+                * (width / s)
+                * l.in_channels
+                * l.out_channels
+                * l.kernel
+                * l.kernel) as f64
         })
         .sum()
 }
@@ -138,7 +174,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = parse_args()?;
     let weights = superpoint::weights::load_safetensors(&args.weights)?;
-    let graph = superpoint(args.width, args.height);
+    let graph = superpoint_graph::superpoint(args.width, args.height);
     graph.validate()?;
     let kernels = Timed {
         inner: CpuKernels::with_threads(args.threads)?,

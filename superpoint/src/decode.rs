@@ -78,7 +78,9 @@ pub fn check_size(width: u64, height: u64) -> Result<()> {
         return fail("both sides must be at least 8 pixels (one network cell)");
     }
     if width > MAX_SIDE || height > MAX_SIDE || width * height > MAX_PIXELS {
-        return fail("too large: at most 16384 pixels a side and 100 megapixels; downscale it first");
+        return fail(
+            "too large: at most 16384 pixels a side and 100 megapixels; downscale it first",
+        );
     }
     Ok(())
 }
@@ -152,7 +154,9 @@ pub fn plane_from_image(image: &DynamicImage, spec: PlaneSpec) -> Tensor<u8> {
             width,
             data: gray.as_raw().clone(),
         },
-        DynamicImage::ImageRgb8(rgb) => plane_from_interleaved(rgb.as_raw(), 3, width, height, spec),
+        DynamicImage::ImageRgb8(rgb) => {
+            plane_from_interleaved(rgb.as_raw(), 3, width, height, spec)
+        }
         DynamicImage::ImageRgba8(rgba) => {
             plane_from_interleaved(rgba.as_raw(), 4, width, height, spec)
         }

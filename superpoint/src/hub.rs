@@ -25,9 +25,18 @@ pub struct HubEnv {
 impl HubEnv {
     /// Reads `HF_HUB_CACHE`, `HF_HOME`, `HOME` and `HF_HUB_OFFLINE` from the process environment.
     pub fn from_process() -> Self {
-        let path = |k| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let path = |k| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
         let offline = std::env::var("HF_HUB_OFFLINE")
-            .map(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+            .map(|v| {
+                matches!(
+                    v.trim().to_ascii_lowercase().as_str(),
+                    "1" | "true" | "yes" | "on"
+                )
+            })
             .unwrap_or(false);
         Self {
             hf_hub_cache: path("HF_HUB_CACHE"),
@@ -79,7 +88,9 @@ impl std::fmt::Display for WeightsSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             WeightsSource::File(p) => write!(f, "file {}", p.display()),
-            WeightsSource::Cache(p) => write!(f, "{REPO_ID}@{REVISION} (HF cache: {})", p.display()),
+            WeightsSource::Cache(p) => {
+                write!(f, "{REPO_ID}@{REVISION} (HF cache: {})", p.display())
+            }
             WeightsSource::Downloaded(p) => {
                 write!(f, "{REPO_ID}@{REVISION} (downloaded to {})", p.display())
             }

@@ -21,6 +21,7 @@ pub mod input;
 pub mod model;
 pub mod options;
 pub mod output;
+pub mod server;
 pub mod stream;
 pub mod weights;
 

@@ -134,7 +134,8 @@ impl SuperPoint {
         I: IntoIterator,
         I::Item: Into<Input<'a>>,
     {
-        let owned: Vec<Input<'static>> = inputs.into_iter().map(|i| i.into().into_owned()).collect();
+        let owned: Vec<Input<'static>> =
+            inputs.into_iter().map(|i| i.into().into_owned()).collect();
         self.stream(owned, *options).collect()
     }
 

@@ -70,7 +70,8 @@ impl Options {
             );
         }
         let (w, h) = self.frame;
-        if w == 0 || h == 0 || w % 8 != 0 || h % 8 != 0 || w > MAX_FRAME_SIDE || h > MAX_FRAME_SIDE {
+        if w == 0 || h == 0 || w % 8 != 0 || h % 8 != 0 || w > MAX_FRAME_SIDE || h > MAX_FRAME_SIDE
+        {
             return bad(
                 "frame",
                 format!("{w}x{h}"),

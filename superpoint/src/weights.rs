@@ -59,9 +59,19 @@ pub fn weights_from_bytes(bytes: &[u8], path: &Path) -> Result<WeightSet> {
             &tensors,
             path,
             &format!("{prefix}.weight"),
-            &[layer.out_channels, layer.in_channels, layer.kernel, layer.kernel],
+            &[
+                layer.out_channels,
+                layer.in_channels,
+                layer.kernel,
+                layer.kernel,
+            ],
         )?;
-        let bias = read_f32(&tensors, path, &format!("{prefix}.bias"), &[layer.out_channels])?;
+        let bias = read_f32(
+            &tensors,
+            path,
+            &format!("{prefix}.bias"),
+            &[layer.out_channels],
+        )?;
         set.insert(
             layer.name.to_string(),
             ConvWeights {
@@ -89,7 +99,10 @@ fn read_f32(tensors: &SafeTensors, path: &Path, name: &str, shape: &[usize]) -> 
         return Err(fail(format!("dtype is {:?}, expected F32", view.dtype())));
     }
     if view.shape() != shape {
-        return Err(fail(format!("shape is {:?}, expected {shape:?}", view.shape())));
+        return Err(fail(format!(
+            "shape is {:?}, expected {shape:?}",
+            view.shape()
+        )));
     }
     let values: Vec<f32> = view
         .data()

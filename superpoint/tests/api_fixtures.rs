@@ -31,11 +31,25 @@ fn decoded_and_resized_planes_equal_the_reference_bit_for_bit() {
             bgr: false,
         };
         let plane = decode_plane(&Input::from(case.image_path()), spec).expect("decode");
-        assert_eq!([plane.width, plane.height], case.original_size, "{}", case.name);
+        assert_eq!(
+            [plane.width, plane.height],
+            case.original_size,
+            "{}",
+            case.name
+        );
         let resized = pillow_bilinear(&plane, case.frame_size[0], case.frame_size[1]);
         let want = case.input_plane();
-        let differing = resized.data.iter().zip(&want.data).filter(|(a, b)| a != b).count();
-        assert_eq!(differing, 0, "{}: {differing} pixels differ from input_plane.npy", case.name);
+        let differing = resized
+            .data
+            .iter()
+            .zip(&want.data)
+            .filter(|(a, b)| a != b)
+            .count();
+        assert_eq!(
+            differing, 0,
+            "{}: {differing} pixels differ from input_plane.npy",
+            case.name
+        );
     }
 }
 
@@ -43,18 +57,28 @@ fn decoded_and_resized_planes_equal_the_reference_bit_for_bit() {
 fn detect_from_image_files_matches_the_fixtures() {
     for case in cases() {
         let model = SuperPoint::from_weights(case.weights_path()).expect("weights");
-        let d = model.detect(case.image_path(), &options(&case)).expect("detect");
+        let d = model
+            .detect(case.image_path(), &options(&case))
+            .expect("detect");
         assert_eq!(d.image_size, case.original_size, "{}", case.name);
         assert_eq!(d.frame_size, case.frame_size, "{}", case.name);
         assert_eq!(d.len(), case.num_keypoints, "{}", case.name);
         assert_eq!(d.backend, "cpu");
-        assert_matches_fixture(&case, &d.keypoints, &d.scores, d.descriptors.as_deref().unwrap_or(&[]));
+        assert_matches_fixture(
+            &case,
+            &d.keypoints,
+            &d.scores,
+            d.descriptors.as_deref().unwrap_or(&[]),
+        );
     }
 }
 
 #[test]
 fn every_input_kind_gives_the_same_detection() {
-    let case = cases().into_iter().find(|c| c.name == "astronaut_320x240_r4").expect("case");
+    let case = cases()
+        .into_iter()
+        .find(|c| c.name == "astronaut_320x240_r4")
+        .expect("case");
     let model = SuperPoint::from_weights(case.weights_path()).expect("weights");
     let opts = options(&case);
     let from_path = model.detect(case.image_path(), &opts).expect("path");
@@ -65,12 +89,19 @@ fn every_input_kind_gives_the_same_detection() {
     let rgb = image.to_rgb8();
     let red: Vec<u8> = rgb.pixels().map(|p| p.0[0]).collect();
     let from_plane = model
-        .detect(Input::plane(red, rgb.width() as usize, rgb.height() as usize), &opts)
+        .detect(
+            Input::plane(red, rgb.width() as usize, rgb.height() as usize),
+            &opts,
+        )
         .expect("plane");
-    let bgr = image::DynamicImage::ImageRgb8(image::RgbImage::from_fn(rgb.width(), rgb.height(), |x, y| {
-        let [r, g, b] = rgb.get_pixel(x, y).0;
-        image::Rgb([b, g, r])
-    }));
+    let bgr = image::DynamicImage::ImageRgb8(image::RgbImage::from_fn(
+        rgb.width(),
+        rgb.height(),
+        |x, y| {
+            let [r, g, b] = rgb.get_pixel(x, y).0;
+            image::Rgb([b, g, r])
+        },
+    ));
     let from_bgr = model
         .detect(&bgr, &Options { bgr: true, ..opts })
         .expect("bgr");
@@ -89,28 +120,47 @@ fn lists_and_streams_keep_input_order_and_equal_single_calls() {
         frame: (320, 240),
         ..Options::default()
     };
-    let paths: Vec<_> = ["astronaut.png", "coffee.png", "rocket.jpg", "missing.png", "hubble_1600x900.jpg"]
-        .iter()
-        .map(|f| common::fixtures_dir().join("images").join(f))
-        .collect();
+    let paths: Vec<_> = [
+        "astronaut.png",
+        "coffee.png",
+        "rocket.jpg",
+        "missing.png",
+        "hubble_1600x900.jpg",
+    ]
+    .iter()
+    .map(|f| common::fixtures_dir().join("images").join(f))
+    .collect();
     let listed = model.detect_all(&paths, &opts);
     assert_eq!(listed.len(), paths.len());
     for (path, got) in paths.iter().zip(&listed) {
         match model.detect(path, &opts) {
             Ok(want) => assert_eq!(got.as_ref().expect("listed ok").keypoints, want.keypoints),
-            Err(_) => assert!(got.is_err(), "{} should fail in the list too", path.display()),
+            Err(_) => assert!(
+                got.is_err(),
+                "{} should fail in the list too",
+                path.display()
+            ),
         }
     }
 }
 
 #[test]
 fn without_descriptors_the_keypoints_are_the_same() {
-    let case = cases().into_iter().find(|c| c.name == "coffee_all_points").expect("case");
+    let case = cases()
+        .into_iter()
+        .find(|c| c.name == "coffee_all_points")
+        .expect("case");
     let model = SuperPoint::from_weights(case.weights_path()).expect("weights");
     let opts = options(&case);
     let with = model.detect(case.image_path(), &opts).expect("with");
     let without = model
-        .detect(case.image_path(), &Options { return_descriptors: false, ..opts })
+        .detect(
+            case.image_path(),
+            &Options {
+                return_descriptors: false,
+                ..opts
+            },
+        )
         .expect("without");
     assert_eq!(with.keypoints, without.keypoints);
     assert!(without.descriptors.is_none());
@@ -118,7 +168,10 @@ fn without_descriptors_the_keypoints_are_the_same() {
 
 #[test]
 fn one_model_serves_several_threads() {
-    let case = cases().into_iter().find(|c| c.name == "astronaut_320x240_no_nms").expect("case");
+    let case = cases()
+        .into_iter()
+        .find(|c| c.name == "astronaut_320x240_no_nms")
+        .expect("case");
     let model = SuperPoint::from_weights(case.weights_path()).expect("weights");
     let opts = options(&case);
     let want = model.detect(case.image_path(), &opts).expect("detect");

@@ -66,7 +66,10 @@ fn corrupt_and_truncated_files_are_decode_errors() {
     for name in ["astronaut.png", "rocket.jpg"] {
         let bytes = fixture_bytes(name);
         let truncated = decode(&bytes[..bytes.len() / 3]);
-        assert!(matches!(truncated, Err(Error::Decode(_))), "{name} truncated: {truncated:?}");
+        assert!(
+            matches!(truncated, Err(Error::Decode(_))),
+            "{name} truncated: {truncated:?}"
+        );
         let mut corrupt = bytes.clone();
         for b in corrupt.iter_mut().skip(64).step_by(7) {
             *b ^= 0x5a;
@@ -80,13 +83,26 @@ fn corrupt_and_truncated_files_are_decode_errors() {
         }
     }
     let header_only = decode(&fixture_bytes("rocket.jpg")[..200]);
-    assert!(matches!(header_only, Err(Error::Decode(_))), "{header_only:?}");
+    assert!(
+        matches!(header_only, Err(Error::Decode(_))),
+        "{header_only:?}"
+    );
 }
 
 #[test]
 fn tiny_and_empty_images_are_refused() {
     let one = decode(&png_of_size(1, 1));
-    assert!(matches!(one, Err(Error::ImageSize { width: 1, height: 1, .. })), "{one:?}");
+    assert!(
+        matches!(
+            one,
+            Err(Error::ImageSize {
+                width: 1,
+                height: 1,
+                ..
+            })
+        ),
+        "{one:?}"
+    );
     let zero = decode(&png_header_only(0, 0));
     assert!(zero.is_err(), "{zero:?}");
     let plane = decode_plane(&Input::plane(Vec::new(), 0, 0), PlaneSpec::default());
@@ -171,7 +187,8 @@ fn weight_error(bytes: &[u8]) -> Error {
 
 #[test]
 fn the_fixture_weights_load() {
-    let set = weights_from_bytes(&edited_weights(|_| {}), Path::new("ok.safetensors")).expect("load");
+    let set =
+        weights_from_bytes(&edited_weights(|_| {}), Path::new("ok.safetensors")).expect("load");
     assert_eq!(set.len(), 12);
 }
 
@@ -182,27 +199,40 @@ fn weights_missing_a_tensor_name_it() {
     }));
     let msg = e.to_string();
     assert!(matches!(e, Error::WeightTensor { .. }), "{msg}");
-    assert!(msg.contains("keypoint_decoder.conv_score_b.bias") && msg.contains("missing"), "{msg}");
+    assert!(
+        msg.contains("keypoint_decoder.conv_score_b.bias") && msg.contains("missing"),
+        "{msg}"
+    );
 }
 
 #[test]
 fn weights_with_a_wrong_shape_name_it() {
     let e = weight_error(&edited_weights(|t| {
-        let w = t.get_mut("encoder.conv_blocks.1.conv_a.weight").expect("tensor");
+        let w = t
+            .get_mut("encoder.conv_blocks.1.conv_a.weight")
+            .expect("tensor");
         w.shape = vec![64, 64, 9, 1];
     }));
     let msg = e.to_string();
-    assert!(msg.contains("encoder.conv_blocks.1.conv_a.weight") && msg.contains("shape"), "{msg}");
+    assert!(
+        msg.contains("encoder.conv_blocks.1.conv_a.weight") && msg.contains("shape"),
+        "{msg}"
+    );
 }
 
 #[test]
 fn weights_with_a_wrong_dtype_name_it() {
     let e = weight_error(&edited_weights(|t| {
-        let b = t.get_mut("encoder.conv_blocks.0.conv_a.bias").expect("tensor");
+        let b = t
+            .get_mut("encoder.conv_blocks.0.conv_a.bias")
+            .expect("tensor");
         b.dtype = Dtype::I32;
     }));
     let msg = e.to_string();
-    assert!(msg.contains("encoder.conv_blocks.0.conv_a.bias") && msg.contains("dtype"), "{msg}");
+    assert!(
+        msg.contains("encoder.conv_blocks.0.conv_a.bias") && msg.contains("dtype"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -221,7 +251,10 @@ fn weights_in_the_original_naming_load_the_same() {
             .collect();
         *t = renamed;
     });
-    assert_eq!(weights_from_bytes(&original, Path::new("orig")).expect("original"), hf);
+    assert_eq!(
+        weights_from_bytes(&original, Path::new("orig")).expect("original"),
+        hf
+    );
 }
 
 #[test]
@@ -236,13 +269,49 @@ fn a_file_that_is_not_safetensors_is_refused() {
 #[test]
 fn options_out_of_range_are_refused() {
     let negative_radius = Options::default().with_nms_radius(-1);
-    assert!(matches!(negative_radius, Err(Error::InvalidOption { name: "nms_radius", .. })));
+    assert!(matches!(
+        negative_radius,
+        Err(Error::InvalidOption {
+            name: "nms_radius",
+            ..
+        })
+    ));
     let cases = [
-        (Options { keypoint_threshold: f32::NAN, ..Options::default() }, "keypoint_threshold"),
-        (Options { max_keypoints: -2, ..Options::default() }, "max_keypoints"),
-        (Options { frame: (642, 480), ..Options::default() }, "frame"),
-        (Options { frame: (0, 0), ..Options::default() }, "frame"),
-        (Options { nms_radius: 1000, ..Options::default() }, "nms_radius"),
+        (
+            Options {
+                keypoint_threshold: f32::NAN,
+                ..Options::default()
+            },
+            "keypoint_threshold",
+        ),
+        (
+            Options {
+                max_keypoints: -2,
+                ..Options::default()
+            },
+            "max_keypoints",
+        ),
+        (
+            Options {
+                frame: (642, 480),
+                ..Options::default()
+            },
+            "frame",
+        ),
+        (
+            Options {
+                frame: (0, 0),
+                ..Options::default()
+            },
+            "frame",
+        ),
+        (
+            Options {
+                nms_radius: 1000,
+                ..Options::default()
+            },
+            "nms_radius",
+        ),
     ];
     for (options, field) in cases {
         match options.validate() {
@@ -250,9 +319,13 @@ fn options_out_of_range_are_refused() {
             other => panic!("{field}: expected an option error, got {other:?}"),
         }
     }
-    let model = SuperPoint::from_weights(common::fixtures_dir().join("weights/random-seed1.safetensors"))
-        .expect("weights");
-    let bad = Options { max_keypoints: -5, ..Options::default() };
+    let model =
+        SuperPoint::from_weights(common::fixtures_dir().join("weights/random-seed1.safetensors"))
+            .expect("weights");
+    let bad = Options {
+        max_keypoints: -5,
+        ..Options::default()
+    };
     let r = model.detect(common::fixtures_dir().join("images/coffee.png"), &bad);
     assert!(matches!(r, Err(Error::InvalidOption { .. })));
 }

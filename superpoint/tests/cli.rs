@@ -25,19 +25,33 @@ fn detect_writes_outputs_that_match_the_fixtures() {
             .args(["--max-keypoints", &case.max_keypoints.to_string()])
             .args(["--keypoint-threshold", &case.keypoint_threshold.to_string()])
             .args(["--nms-radius", &case.nms_radius.to_string()])
-            .args(["--frame", &format!("{}x{}", case.frame_size[0], case.frame_size[1])])
+            .args([
+                "--frame",
+                &format!("{}x{}", case.frame_size[0], case.frame_size[1]),
+            ])
             .args(["--channel", &case.channel])
             .args(["--backend", "cpu"])
             .arg("--out")
             .arg(out.path().join(name))
             .output()
             .expect("run superpoint");
-        assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
-        let stem = case.image_path().file_stem().expect("stem").to_string_lossy().into_owned();
+        assert!(
+            status.status.success(),
+            "{}",
+            String::from_utf8_lossy(&status.stderr)
+        );
+        let stem = case
+            .image_path()
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
         let dir = out.path().join(name).join(stem);
         let json: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(dir.join("keypoints.json")).expect("json")).expect("parse");
-        let keypoints: Vec<[f32; 2]> = serde_json::from_value(json["keypoints"].clone()).expect("keypoints");
+            serde_json::from_slice(&std::fs::read(dir.join("keypoints.json")).expect("json"))
+                .expect("parse");
+        let keypoints: Vec<[f32; 2]> =
+            serde_json::from_value(json["keypoints"].clone()).expect("keypoints");
         let scores: Vec<f32> = serde_json::from_value(json["scores"].clone()).expect("scores");
         assert_eq!(json["num_keypoints"], case.num_keypoints);
         assert_eq!(json["original_size"], serde_json::json!(case.original_size));
@@ -48,7 +62,10 @@ fn detect_writes_outputs_that_match_the_fixtures() {
         assert_eq!(shape, vec![case.num_keypoints, 256]);
         assert_matches_fixture(&case, &keypoints, &scores, &descriptors);
         let overlay = image::open(dir.join("overlay.png")).expect("overlay");
-        assert_eq!([overlay.width() as usize, overlay.height() as usize], case.original_size);
+        assert_eq!(
+            [overlay.width() as usize, overlay.height() as usize],
+            case.original_size
+        );
     }
 }
 

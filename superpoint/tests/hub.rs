@@ -16,10 +16,19 @@ fn the_cache_directory_follows_the_hub_variables_in_order() {
         offline: false,
     };
     assert_eq!(env.cache_dir(), Some(PathBuf::from("/a")));
-    let env = HubEnv { hf_hub_cache: None, ..env };
+    let env = HubEnv {
+        hf_hub_cache: None,
+        ..env
+    };
     assert_eq!(env.cache_dir(), Some(PathBuf::from("/b/hub")));
-    let env = HubEnv { hf_home: None, ..env };
-    assert_eq!(env.cache_dir(), Some(PathBuf::from("/c/.cache/huggingface/hub")));
+    let env = HubEnv {
+        hf_home: None,
+        ..env
+    };
+    assert_eq!(
+        env.cache_dir(),
+        Some(PathBuf::from("/c/.cache/huggingface/hub"))
+    );
 }
 
 #[test]
@@ -30,13 +39,20 @@ fn the_pinned_snapshot_is_found_and_loaded_from_the_cache() {
         "models--magic-leap-community--superpoint/snapshots/{REVISION}/model.safetensors"
     )));
     std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
-    std::fs::copy(common::fixtures_dir().join("weights/random-seed1.safetensors"), &path).expect("copy");
+    std::fs::copy(
+        common::fixtures_dir().join("weights/random-seed1.safetensors"),
+        &path,
+    )
+    .expect("copy");
     let env = HubEnv {
         hf_hub_cache: Some(cache.path().to_path_buf()),
         offline: true,
         ..HubEnv::default()
     };
-    assert_eq!(locate(&env).expect("found"), WeightsSource::Cache(path.clone()));
+    assert_eq!(
+        locate(&env).expect("found"),
+        WeightsSource::Cache(path.clone())
+    );
     let model = SuperPoint::builder().hub_env(env).build().expect("model");
     assert_eq!(model.weights_source(), &WeightsSource::Cache(path));
 }

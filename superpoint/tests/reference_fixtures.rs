@@ -1,21 +1,17 @@
 //! The reference evaluator against every fixture case computed by the Hugging Face
 //! implementation (DESIGN §2, §5), and the Pillow-exact resize against the fixtures' input
-//! planes.
+//! planes. Run with `--nocapture` to see each case's deviations from the fixture.
 
 mod common;
 
 use std::time::Instant;
 
-use common::{cases, cosine, max_abs_diff, Case};
+use common::{cases, compare_with_fixture, cosine, max_abs_diff, Case, MIN_COSINE, SCORE_TOL};
 use superpoint_graph::reference::{evaluate, resize::pillow_bilinear};
 use superpoint_graph::{names, superpoint_with, SuperPointParams, Tensor};
 
 /// Tolerance on dense maps and descriptors (DESIGN §5).
 const DENSE_TOL: f32 = 1e-4;
-/// Tolerance on keypoint scores.
-const SCORE_TOL: f32 = 1e-5;
-/// Smallest cosine between a sampled descriptor and the fixture's.
-const MIN_COSINE: f64 = 0.99999;
 
 fn params(case: &Case) -> SuperPointParams {
     SuperPointParams {
@@ -40,7 +36,7 @@ fn check_case(case: &Case) -> Vec<String> {
     )
     .unwrap_or_else(|e| panic!("{}: {e}", case.name));
     let mut problems = Vec::new();
-    let mut fail = |msg: String| problems.push(format!("{}: {msg}", case.name));
+    let mut dense_diffs = Vec::new();
 
     for array in [names::SCORES, names::NMS, names::DESCRIPTORS_DENSE] {
         let file = match array {
@@ -55,69 +51,92 @@ fn check_case(case: &Case) -> Vec<String> {
         let got = values.dense(array).expect("kept dense value");
         let shape = |t: &Tensor<f32>| (t.channels, t.height, t.width);
         if shape(got) != shape(&want) {
-            fail(format!("{file}: shape {:?}, fixture {:?}", shape(got), shape(&want)));
+            problems.push(format!(
+                "{file}: shape {:?}, fixture {:?}",
+                shape(got),
+                shape(&want)
+            ));
             continue;
         }
         let d = max_abs_diff(&got.data, &want.data);
+        dense_diffs.push(format!("{file} {d:.1e}"));
         if d > DENSE_TOL {
-            fail(format!("{file}: max abs diff {d:e} > {DENSE_TOL:e}"));
+            problems.push(format!("{file}: max abs diff {d:e} > {DENSE_TOL:e}"));
         }
     }
 
     let keypoints = values.keypoints(names::KEYPOINTS).expect("keypoints");
     let got: Vec<[i32; 2]> = keypoints.iter().map(|k| [k.x as i32, k.y as i32]).collect();
+    let got_scores: Vec<f32> = keypoints.iter().map(|k| k.score).collect();
     let want = case.keypoints_net();
-    if got != want {
-        let first = got.iter().zip(&want).position(|(a, b)| a != b);
-        fail(format!(
-            "keypoints differ: {} vs {} in the fixture, first difference at {first:?}",
-            got.len(),
-            want.len()
-        ));
-    }
-    assert_eq!(want.len(), case.num_keypoints, "{}: fixture is self-consistent", case.name);
-
-    let scores: Vec<f32> = keypoints.iter().map(|k| k.score).collect();
     let want_scores = case.scores();
-    if scores.len() == want_scores.len() {
-        let d = max_abs_diff(&scores, &want_scores);
-        if d > SCORE_TOL {
-            fail(format!("scores: max abs diff {d:e} > {SCORE_TOL:e}"));
-        }
-    }
+    let order = compare_with_fixture(case, &got, &got_scores);
+    problems.extend(order.problems.iter().cloned());
 
-    let (dim, desc) = values.descriptors(names::DESCRIPTORS).expect("descriptors");
-    let want_desc = case.descriptors();
-    if desc.len() == want_desc.len() {
-        let worst = desc
-            .chunks(dim)
-            .zip(want_desc.chunks(dim))
-            .map(|(a, b)| cosine(a, b))
-            .fold(f64::INFINITY, f64::min);
-        if worst.is_nan() || worst < MIN_COSINE {
-            fail(format!("descriptors: worst cosine {worst} < {MIN_COSINE}"));
+    if got_scores.len() == want_scores.len() {
+        let d = max_abs_diff(&got_scores, &want_scores);
+        if d > SCORE_TOL {
+            problems.push(format!("scores: max abs diff {d:e} > {SCORE_TOL:e}"));
         }
     } else {
-        fail(format!("descriptors: {} values, fixture {}", desc.len(), want_desc.len()));
+        problems.push(format!("{} keypoints, fixture {}", got.len(), want.len()));
+    }
+
+    // Each descriptor is compared with the fixture's descriptor of the same point.
+    let (dim, desc) = values.descriptors(names::DESCRIPTORS).expect("descriptors");
+    let want_desc = case.descriptors();
+    assert_eq!(
+        want_desc.len(),
+        want.len() * dim,
+        "{}: fixture descriptors",
+        case.name
+    );
+    let worst = order
+        .matches
+        .iter()
+        .map(|&(i, j)| {
+            cosine(
+                &desc[i * dim..(i + 1) * dim],
+                &want_desc[j * dim..(j + 1) * dim],
+            )
+        })
+        .fold(f64::INFINITY, f64::min);
+    if worst.is_nan() || worst < MIN_COSINE {
+        problems.push(format!("descriptors: worst cosine {worst} < {MIN_COSINE}"));
     }
     eprintln!(
-        "{}: {} keypoints, {:.1} s",
+        "{}: {} keypoints ({} at another index than in the fixture, across score gaps up to {:.1e}; \
+         {} only on one side of the cut), max dense diffs [{}], worst descriptor cosine {worst:.9}, {:.1} s",
         case.name,
         keypoints.len(),
+        order.displaced,
+        order.max_gap,
+        order.unmatched,
+        dense_diffs.join(", "),
         start.elapsed().as_secs_f64()
     );
     problems
+        .into_iter()
+        .map(|p| format!("{}: {p}", case.name))
+        .collect()
 }
 
 /// Every fixture case, two at a time (the reference convolution is single-threaded).
 #[test]
 fn reference_matches_every_fixture() {
     let all = cases();
-    assert!(all.len() >= 7, "expected the 7 fixture cases, found {}", all.len());
+    assert!(
+        all.len() >= 7,
+        "expected the 7 fixture cases, found {}",
+        all.len()
+    );
     let mut problems = Vec::new();
     for pair in all.chunks(2) {
         let found: Vec<Vec<String>> = std::thread::scope(|s| {
-            let handles: Vec<_> = pair.iter().map(|case| s.spawn(move || check_case(case))).collect();
+            let handles: Vec<_> = pair
+                .iter()
+                .map(|case| s.spawn(move || check_case(case)))
+                .collect();
             handles
                 .into_iter()
                 .map(|h| h.join().expect("case thread"))
@@ -132,7 +151,12 @@ fn reference_matches_every_fixture() {
 fn image_plane(case: &Case) -> Tensor<u8> {
     let rgb = image::open(case.image_path()).expect("decodes").to_rgb8();
     let (w, h) = rgb.dimensions();
-    assert_eq!([w as usize, h as usize], case.original_size, "{}", case.name);
+    assert_eq!(
+        [w as usize, h as usize],
+        case.original_size,
+        "{}",
+        case.name
+    );
     let data = rgb
         .pixels()
         .map(|p| {
@@ -151,14 +175,31 @@ fn image_plane(case: &Case) -> Tensor<u8> {
 /// decode is the library's (libjpeg-turbo) job and is tested with it.
 #[test]
 fn pillow_resize_matches_input_planes() {
-    let png: Vec<Case> = cases().into_iter().filter(|c| c.image.ends_with(".png")).collect();
-    assert!(png.len() >= 4, "expected the PNG cases, found {}", png.len());
+    let png: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| c.image.ends_with(".png"))
+        .collect();
+    assert!(
+        png.len() >= 4,
+        "expected the PNG cases, found {}",
+        png.len()
+    );
     let mut problems = Vec::new();
     for case in &png {
         let resized = pillow_bilinear(&image_plane(case), case.frame_size[0], case.frame_size[1]);
         let want = case.input_plane();
-        assert_eq!((resized.width, resized.height), (want.width, want.height), "{}", case.name);
-        let differing = resized.data.iter().zip(&want.data).filter(|(a, b)| a != b).count();
+        assert_eq!(
+            (resized.width, resized.height),
+            (want.width, want.height),
+            "{}",
+            case.name
+        );
+        let differing = resized
+            .data
+            .iter()
+            .zip(&want.data)
+            .filter(|(a, b)| a != b)
+            .count();
         if differing > 0 {
             let worst = resized
                 .data

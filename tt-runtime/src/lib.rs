@@ -10,7 +10,7 @@
 //! # The emulator (default backend)
 //!
 //! One Blackhole p150a: a 12x10 compute grid with ETH dispatch or 11x10 with Tensix dispatch,
-//! 1536 KiB of L1 per core (programs start at 98 KiB; runtime args and semaphores live in the
+//! 1536 KiB of L1 per core (programs start at 39 KiB, leaving the 1497 KiB TENSIX_FACTS gives as usable; runtime args and semaphores live in the
 //! reserved region below), eight DRAM banks with interleaved pages (page `i` in bank `i % 8` at
 //! offset `(i / 8) * align(page, 64)`), up to 64 CBs per core. NoC coordinates differ from logical
 //! ones (x = 1..7, 10..14, y = logical + 2; DRAM at x = 0 and 9), so kernels must get them from

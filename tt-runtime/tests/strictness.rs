@@ -4,7 +4,7 @@
 mod common;
 
 use common::{core0, device, expect_err};
-use tt_runtime::{CbSpec, CoreCoord, CoreRange, DataFormat, Device, Error, KernelSpec, Program};
+use tt_runtime::{CbSpec, CoreCoord, DataFormat, Device, Error, KernelSpec, Program};
 
 /// Runs one reader kernel on core (0, 0) with a 4-page bf16 tile CB 0, a semaphore, and an
 /// L1 buffer whose address is arg 0; `extra` may add kernels.

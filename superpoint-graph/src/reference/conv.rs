@@ -57,7 +57,13 @@ pub fn conv2d(x: &Tensor<f32>, w: &ConvWeights, pad: usize, relu: bool) -> Tenso
 mod tests {
     use super::*;
 
-    fn weights(out: usize, inp: usize, kernel: usize, weight: Vec<f32>, bias: Vec<f32>) -> ConvWeights {
+    fn weights(
+        out: usize,
+        inp: usize,
+        kernel: usize,
+        weight: Vec<f32>,
+        bias: Vec<f32>,
+    ) -> ConvWeights {
         ConvWeights {
             out_channels: out,
             in_channels: inp,
@@ -83,7 +89,13 @@ mod tests {
 
     #[test]
     fn conv3x3_by_hand() {
-        let w = weights(1, 1, 3, vec![1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0], vec![0.5]);
+        let w = weights(
+            1,
+            1,
+            3,
+            vec![1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0],
+            vec![0.5],
+        );
         let out = conv2d(&ramp(), &w, 1, false);
         assert_eq!((out.channels, out.height, out.width), (1, 4, 4));
         assert_eq!(out.data, EXPECTED);
@@ -94,7 +106,8 @@ mod tests {
     // Two inputs, two outputs, 1×1: out0 = x0 + 0.5·x1, out1 = −x0 + 1.
     #[test]
     fn conv1x1_mixes_channels() {
-        let x = Tensor::from_vec(2, 2, 2, vec![1.0, 2.0, 3.0, 4.0, 10.0, 20.0, 30.0, 40.0]).expect("shape");
+        let x = Tensor::from_vec(2, 2, 2, vec![1.0, 2.0, 3.0, 4.0, 10.0, 20.0, 30.0, 40.0])
+            .expect("shape");
         let w = weights(2, 2, 1, vec![1.0, 0.5, -1.0, 0.0], vec![0.0, 1.0]);
         let out = conv2d(&x, &w, 0, false);
         assert_eq!(out.data, vec![6.0, 12.0, 18.0, 24.0, 0.0, -1.0, -2.0, -3.0]);

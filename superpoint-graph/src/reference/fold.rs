@@ -26,7 +26,9 @@ mod tests {
     // cell 2, Hc = 1, Wc = 2; channel k of cell cx holds 10k + cx. Channel 4 is the dustbin.
     #[test]
     fn index_mapping() {
-        let data = (0..5).flat_map(|k| (0..2).map(move |cx| (10 * k + cx) as f32)).collect();
+        let data = (0..5)
+            .flat_map(|k| (0..2).map(move |cx| (10 * k + cx) as f32))
+            .collect();
         let x = Tensor::from_vec(5, 1, 2, data).expect("shape");
         let out = dustbin_fold(&x, 2);
         assert_eq!((out.channels, out.height, out.width), (1, 2, 4));

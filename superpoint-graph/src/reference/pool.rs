@@ -12,7 +12,8 @@ pub fn max_pool2(x: &Tensor<f32>) -> Tensor<f32> {
         for y in 0..oh {
             for xx in 0..ow {
                 let at = |dy: usize, dx: usize| src[(2 * y + dy) * x.width + 2 * xx + dx];
-                out.data[(c * oh + y) * ow + xx] = at(0, 0).max(at(0, 1)).max(at(1, 0)).max(at(1, 1));
+                out.data[(c * oh + y) * ow + xx] =
+                    at(0, 0).max(at(0, 1)).max(at(1, 0)).max(at(1, 1));
             }
         }
     }

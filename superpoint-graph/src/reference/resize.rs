@@ -3,9 +3,10 @@
 //!
 //! Pillow builds, for every output pixel along one axis, a triangle filter whose support grows
 //! with the downscale factor (so downscaling is antialiased), normalises its weights to sum 1 in
-//! f64, turns them into 22-bit fixed point and accumulates integer products. It resizes
-//! horizontally first (only when the width changes), then vertically (only when the height
-//! changes), rounding to u8 after each pass.
+//! f64, turns them into 22-bit fixed point and accumulates integer products. It runs one pass
+//! per axis whose size changes, rounding to u8 after each, so the order of the passes matters:
+//! horizontal first, except (since Pillow 13) when the height shrinks by more than twice as many
+//! pixels as the width does, when the vertical pass runs first.
 
 use crate::tensor::Tensor;
 
@@ -103,18 +104,28 @@ fn vertical(data: &[u8], width: usize, in_h: usize, out_h: usize) -> Vec<u8> {
     out
 }
 
-/// Pillow's `Image.resize((width, height), Image.BILINEAR)` of channel 0 of `input`, exactly.
-/// A plane already `width`×`height` is returned unchanged (Pillow returns a copy).
+/// Pillow's (13) `Image.resize((width, height), Image.BILINEAR)` of channel 0 of `input`,
+/// exactly. A plane already `width`×`height` is returned unchanged (Pillow returns a copy).
 pub fn pillow_bilinear(input: &Tensor<u8>, width: usize, height: usize) -> Tensor<u8> {
     let (in_w, in_h) = (input.width, input.height);
+    let shrink_h = in_h as i64 - height as i64;
+    let shrink_w = in_w as i64 - width as i64;
+    let vertical_first = shrink_h > 0 && shrink_h > 2 * shrink_w;
     let mut data = input.plane(0).to_vec();
-    let mut cur_w = in_w;
-    if width != in_w {
-        data = horizontal(&data, in_w, in_h, width);
-        cur_w = width;
-    }
-    if height != in_h {
-        data = vertical(&data, cur_w, in_h, height);
+    if vertical_first {
+        if height != in_h {
+            data = vertical(&data, in_w, in_h, height);
+        }
+        if width != in_w {
+            data = horizontal(&data, in_w, height, width);
+        }
+    } else {
+        if width != in_w {
+            data = horizontal(&data, in_w, in_h, width);
+        }
+        if height != in_h {
+            data = vertical(&data, width, in_h, height);
+        }
     }
     Tensor {
         channels: 1,
@@ -154,8 +165,14 @@ mod tests {
     #[test]
     fn downscale_coefficients() {
         let t = taps(4, 2);
-        assert_eq!((t[0].first, t[0].weights.as_slice()), (0, &[1797559, 1797559, 599186][..]));
-        assert_eq!((t[1].first, t[1].weights.as_slice()), (1, &[599186, 1797559, 1797559][..]));
+        assert_eq!(
+            (t[0].first, t[0].weights.as_slice()),
+            (0, &[1797559, 1797559, 599186][..])
+        );
+        assert_eq!(
+            (t[1].first, t[1].weights.as_slice()),
+            (1, &[599186, 1797559, 1797559][..])
+        );
     }
 
     // 2 -> 4: scale 0.5, support 1. Centres 0.25, 0.75, 1.25, 1.75 give the taps
@@ -197,6 +214,20 @@ mod tests {
         let out = pillow_bilinear(&p, 4, 4);
         assert_eq!((out.width, out.height), (4, 4));
         assert_eq!(out.data, [0, 25, 76, 101].repeat(4));
+    }
+
+    // 2×4 -> 4×2: the height shrinks by 2 pixels, the width by −2, so the vertical pass runs
+    // first. Column 1 is [0, 0, 0, 4]: vertically, row 1 gets 3/7·4 = 1.71 -> 2 (fixed point
+    // 9287388 >> 22); horizontally [0, 2] becomes [0, 0.5, 1.5, 2] -> [0, 1, 2, 2]. Horizontal
+    // first would give [0, 0, 1, 2].
+    #[test]
+    fn vertical_pass_first_when_height_shrinks_most() {
+        let p = plane(2, 4, vec![0, 0, 0, 0, 0, 0, 0, 4]);
+        assert_eq!(pillow_bilinear(&p, 4, 2).data, vec![0, 0, 0, 0, 0, 1, 2, 2]);
+        // The transposed problem grows the height, so it runs horizontally first, and gives the
+        // transposed result.
+        let p = plane(4, 2, vec![0, 0, 0, 0, 0, 0, 0, 4]);
+        assert_eq!(pillow_bilinear(&p, 2, 4).data, vec![0, 0, 0, 1, 0, 2, 0, 2]);
     }
 
     #[test]

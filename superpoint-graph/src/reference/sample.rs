@@ -14,6 +14,35 @@ fn coarse_coordinate(p: f64, coarse: usize, cell: usize) -> f64 {
     (normalised + 1.0) / 2.0 * (coarse as f64 - 1.0)
 }
 
+/// The coarse pixels (index `y·Wc + x`) that keypoint `kp` samples on an `hc`×`wc` map, with
+/// their bilinear weights; corners outside the map are left out (they contribute zero).
+pub fn sample_taps(
+    kp: &Keypoint,
+    hc: usize,
+    wc: usize,
+    cell: usize,
+) -> impl Iterator<Item = (usize, f64)> {
+    let u = coarse_coordinate(f64::from(kp.x), wc, cell);
+    let v = coarse_coordinate(f64::from(kp.y), hc, cell);
+    let (x0, y0) = (u.floor(), v.floor());
+    let (fx, fy) = (u - x0, v - y0);
+    [
+        (x0, y0, (1.0 - fx) * (1.0 - fy)),
+        (x0 + 1.0, y0, fx * (1.0 - fy)),
+        (x0, y0 + 1.0, (1.0 - fx) * fy),
+        (x0 + 1.0, y0 + 1.0, fx * fy),
+    ]
+    .into_iter()
+    .filter(move |&(cx, cy, _)| cx >= 0.0 && cy >= 0.0 && cx < wc as f64 && cy < hc as f64)
+    .map(move |(cx, cy, weight)| (cy as usize * wc + cx as usize, weight))
+}
+
+/// Appends `row / max(‖row‖₂, 1e-12)` to `out` as f32.
+pub fn push_normalized(row: &[f64], out: &mut Vec<f32>) {
+    let norm = row.iter().map(|r| r * r).sum::<f64>().sqrt().max(EPS);
+    out.extend(row.iter().map(|r| (r / norm) as f32));
+}
+
 /// N×C row-major descriptors: `map` (C×Hc×Wc, one cell per `cell`×`cell` pixels) sampled
 /// bilinearly at each keypoint (corners outside the map contribute zero), each row divided by
 /// `max(‖row‖₂, 1e-12)`. Computed in f64.
@@ -22,28 +51,13 @@ pub fn sample_descriptors(map: &Tensor<f32>, keypoints: &[Keypoint], cell: usize
     let mut out = Vec::with_capacity(keypoints.len() * c_n);
     let mut row = vec![0.0f64; c_n];
     for kp in keypoints {
-        let u = coarse_coordinate(f64::from(kp.x), wc, cell);
-        let v = coarse_coordinate(f64::from(kp.y), hc, cell);
-        let (x0, y0) = (u.floor(), v.floor());
-        let (fx, fy) = (u - x0, v - y0);
-        let corners = [
-            (x0, y0, (1.0 - fx) * (1.0 - fy)),
-            (x0 + 1.0, y0, fx * (1.0 - fy)),
-            (x0, y0 + 1.0, (1.0 - fx) * fy),
-            (x0 + 1.0, y0 + 1.0, fx * fy),
-        ];
         row.fill(0.0);
-        for (cx, cy, weight) in corners {
-            if cx < 0.0 || cy < 0.0 || cx >= wc as f64 || cy >= hc as f64 {
-                continue;
-            }
-            let p = cy as usize * wc + cx as usize;
+        for (p, weight) in sample_taps(kp, hc, wc, cell) {
             for (c, r) in row.iter_mut().enumerate() {
                 *r += weight * f64::from(map.data[c * hc * wc + p]);
             }
         }
-        let norm = row.iter().map(|r| r * r).sum::<f64>().sqrt().max(EPS);
-        out.extend(row.iter().map(|r| (r / norm) as f32));
+        push_normalized(&row, &mut out);
     }
     out
 }

@@ -70,7 +70,10 @@ mod tests {
         // Ties of 0.5 in raster order: (2,2) = 18, (2,5) = 42, (5,5) = 45.
         assert_eq!(xys(&all), vec![(3, 4), (2, 2), (2, 5), (5, 5), (4, 3)]);
         assert_eq!(all[0].score, 0.9);
-        assert_eq!(xys(&select_keypoints(&map(), 0.1, 2, 2)), vec![(3, 4), (2, 2)]);
+        assert_eq!(
+            xys(&select_keypoints(&map(), 0.1, 2, 2)),
+            vec![(3, 4), (2, 2)]
+        );
         assert!(select_keypoints(&map(), 0.1, 2, 0).is_empty());
         assert_eq!(select_keypoints(&map(), 0.1, 2, 100).len(), 5);
     }

@@ -32,7 +32,8 @@ mod tests {
     #[test]
     fn known_values() {
         let (l2, l3) = (2f32.ln(), 3f32.ln());
-        let x = Tensor::from_vec(3, 1, 2, vec![0.0, 1000.0, l2, 1000.0, l3, -f32::INFINITY]).expect("shape");
+        let x = Tensor::from_vec(3, 1, 2, vec![0.0, 1000.0, l2, 1000.0, l3, -f32::INFINITY])
+            .expect("shape");
         let out = softmax_channels(&x);
         let expected = [1.0 / 6.0, 0.5, 1.0 / 3.0, 0.5, 0.5, 0.0];
         for (got, want) in out.data.iter().zip(expected) {

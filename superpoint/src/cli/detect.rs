@@ -106,7 +106,8 @@ fn write_outputs(
     options: &Options,
     draw: bool,
 ) -> anyhow::Result<()> {
-    std::fs::create_dir_all(folder).with_context(|| format!("cannot create {}", folder.display()))?;
+    std::fs::create_dir_all(folder)
+        .with_context(|| format!("cannot create {}", folder.display()))?;
     let summary = json!({
         "image": image.display().to_string(),
         "original_size": d.image_size,

@@ -4,6 +4,7 @@ mod detect;
 mod info;
 mod npy;
 mod overlay;
+mod serve;
 
 use std::path::PathBuf;
 
@@ -24,6 +25,8 @@ enum Command {
     Detect(detect::DetectArgs),
     /// Show the version, the weights that would be used and the available backends.
     Info(ModelArgs),
+    /// Serve the HTTP API (POST /predict, /predict_raw, /predict_plane; GET /health, /info).
+    Serve(serve::ServeArgs),
 }
 
 /// Which model to load.
@@ -106,5 +109,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Detect(args) => detect::run(&args),
         Command::Info(args) => info::run(&args),
+        Command::Serve(args) => serve::run(&args),
     }
 }

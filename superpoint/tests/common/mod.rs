@@ -3,6 +3,7 @@
 //! DESIGN §5.
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -16,6 +17,8 @@ pub fn fixtures_dir() -> PathBuf {
 /// One fixture case (`cases/NAME/case.json`).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Case {
+    /// The case's directory name (from `cases.json`; `case.json` itself does not carry it).
+    #[serde(default)]
     pub name: String,
     pub image: String,
     pub weights: String,
@@ -85,13 +88,17 @@ pub fn cases() -> Vec<Case> {
     struct Entry {
         name: String,
     }
-    let list: Vec<Entry> =
-        serde_json::from_slice(&std::fs::read(fixtures_dir().join("cases.json")).expect("cases.json"))
-            .expect("cases.json parses");
+    let list: Vec<Entry> = serde_json::from_slice(
+        &std::fs::read(fixtures_dir().join("cases.json")).expect("cases.json"),
+    )
+    .expect("cases.json parses");
     list.iter()
         .map(|e| {
             let path = fixtures_dir().join("cases").join(&e.name).join("case.json");
-            serde_json::from_slice(&std::fs::read(&path).expect("case.json")).expect("case.json parses")
+            let mut case: Case = serde_json::from_slice(&std::fs::read(&path).expect("case.json"))
+                .expect("case.json parses");
+            case.name = e.name.clone();
+            case
         })
         .collect()
 }
@@ -131,30 +138,169 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f64 {
 /// The largest absolute difference of two equally long arrays.
 pub fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
 }
 
-/// Checks a detection against the case's expected keypoints, scores and descriptors.
-pub fn assert_matches_fixture(case: &Case, keypoints: &[[f32; 2]], scores: &[f32], descriptors: &[f32]) {
+/// Tolerance on keypoint scores.
+pub const SCORE_TOL: f32 = 1e-5;
+/// Smallest cosine between a sampled descriptor and the fixture's.
+pub const MIN_COSINE: f64 = 0.99999;
+
+/// How our keypoint list relates to the fixture's.
+pub struct Order {
+    /// (our index, fixture index) of every point in both lists.
+    pub matches: Vec<(usize, usize)>,
+    /// Points found in both lists but at different indices.
+    pub displaced: usize,
+    /// Points in only one list.
+    pub unmatched: usize,
+    /// The largest fixture-score gap a displaced point moved across.
+    pub max_gap: f32,
+    pub problems: Vec<String>,
+}
+
+/// Compares keypoint lists. The fixture's scores come from PyTorch in f32 and carry about 1e-6
+/// of rounding noise (the detector's logits are large), while the reference accumulates in f64;
+/// two points whose scores differ by less than that noise can come out in either order. So
+/// the lists must be identical except that a point may sit at another index only among points
+/// whose fixture scores are within `SCORE_TOL` of its own, and a point may be in one list only
+/// when its score is within `SCORE_TOL` of `boundary` (the threshold or the cut-off score).
+pub fn compare_order(
+    got: &[[i32; 2]],
+    got_scores: &[f32],
+    want: &[[i32; 2]],
+    want_scores: &[f32],
+    boundary: f32,
+) -> Order {
+    let index: HashMap<[i32; 2], usize> = want.iter().enumerate().map(|(j, p)| (*p, j)).collect();
+    let mut order = Order {
+        matches: Vec::new(),
+        displaced: 0,
+        unmatched: 0,
+        max_gap: 0.0,
+        problems: Vec::new(),
+    };
+    let mut seen = vec![false; want.len()];
+    for (i, p) in got.iter().enumerate() {
+        match index.get(p) {
+            Some(&j) => {
+                seen[j] = true;
+                order.matches.push((i, j));
+                if i != j {
+                    order.displaced += 1;
+                    let here = want_scores.get(i).copied().unwrap_or(boundary);
+                    order.max_gap = order.max_gap.max((want_scores[j] - here).abs());
+                    if (want_scores[j] - here).abs() > SCORE_TOL {
+                        order.problems.push(format!(
+                            "keypoint {p:?} is at index {i}, fixture index {j}, and the fixture's \
+                             scores there differ by {:e}",
+                            (want_scores[j] - here).abs()
+                        ));
+                    }
+                }
+            }
+            None => {
+                order.unmatched += 1;
+                if (got_scores[i] - boundary).abs() > SCORE_TOL {
+                    order.problems.push(format!(
+                        "keypoint {p:?} (score {}) at index {i} is not in the fixture",
+                        got_scores[i]
+                    ));
+                }
+            }
+        }
+    }
+    for (j, p) in want.iter().enumerate().filter(|(j, _)| !seen[*j]) {
+        order.unmatched += 1;
+        if (want_scores[j] - boundary).abs() > SCORE_TOL {
+            order.problems.push(format!(
+                "fixture keypoint {p:?} (score {}) at index {j} is missing",
+                want_scores[j]
+            ));
+        }
+    }
+    order
+}
+
+/// Compares network-frame keypoints and their scores with the case's, using as boundary the
+/// threshold, or the last kept score when the list was cut at `max_keypoints`.
+pub fn compare_with_fixture(case: &Case, got: &[[i32; 2]], got_scores: &[f32]) -> Order {
+    let want = case.keypoints_net();
+    let want_scores = case.scores();
+    assert_eq!(
+        want.len(),
+        case.num_keypoints,
+        "{}: fixture is self-consistent",
+        case.name
+    );
+    let cut = case.max_keypoints >= 0 && want.len() == case.max_keypoints as usize;
+    let boundary = if cut {
+        want_scores
+            .last()
+            .copied()
+            .unwrap_or(case.keypoint_threshold)
+    } else {
+        case.keypoint_threshold
+    };
+    compare_order(got, got_scores, &want, &want_scores, boundary)
+}
+
+/// Checks a detection (keypoints in original pixels, scores, N×256 descriptors) against the
+/// case's expected outputs: the same points up to near-tie reordering (see [`compare_order`]),
+/// coordinates equal to the fixture's, scores within `SCORE_TOL`, descriptor cosine at least
+/// `MIN_COSINE` point by point.
+pub fn assert_matches_fixture(
+    case: &Case,
+    keypoints: &[[f32; 2]],
+    scores: &[f32],
+    descriptors: &[f32],
+) {
+    let [w0, h0] = case.original_size;
+    let [w, h] = case.frame_size;
+    let net: Vec<[i32; 2]> = keypoints
+        .iter()
+        .map(|p| {
+            [
+                (p[0] as f64 * w as f64 / w0 as f64).round() as i32,
+                (p[1] as f64 * h as f64 / h0 as f64).round() as i32,
+            ]
+        })
+        .collect();
+    let order = compare_with_fixture(case, &net, scores);
+    assert!(
+        order.problems.is_empty(),
+        "{}: {:#?}",
+        case.name,
+        order.problems
+    );
     let want_kp = case.keypoints();
     let want_scores = case.scores();
     let want_desc = case.descriptors();
-    assert_eq!(keypoints.len(), want_kp.len(), "{}: keypoint count", case.name);
-    for (i, (got, want)) in keypoints.iter().zip(&want_kp).enumerate() {
+    for &(i, j) in &order.matches {
         for axis in 0..2 {
+            let (got, want) = (keypoints[i][axis], want_kp[j][axis]);
             assert!(
-                (got[axis] - want[axis]).abs() <= 1e-4 * want[axis].abs().max(1.0),
-                "{}: keypoint {i} is {got:?}, expected {want:?}",
-                case.name
+                (got - want).abs() <= 1e-4 * want.abs().max(1.0),
+                "{}: keypoint {i} is {:?}, expected {:?}",
+                case.name,
+                keypoints[i],
+                want_kp[j]
             );
         }
-    }
-    for (i, (got, want)) in scores.iter().zip(&want_scores).enumerate() {
-        assert!((got - want).abs() <= 1e-5, "{}: score {i} is {got}, expected {want}", case.name);
-    }
-    assert_eq!(descriptors.len(), want_desc.len(), "{}: descriptor count", case.name);
-    for (i, (got, want)) in descriptors.chunks(256).zip(want_desc.chunks(256)).enumerate() {
-        let c = cosine(got, want);
-        assert!(c >= 0.99999, "{}: descriptor {i} cosine {c}", case.name);
+        assert!(
+            (scores[i] - want_scores[j]).abs() <= SCORE_TOL,
+            "{}: score {i} is {}, expected {}",
+            case.name,
+            scores[i],
+            want_scores[j]
+        );
+        let c = cosine(
+            &descriptors[i * 256..(i + 1) * 256],
+            &want_desc[j * 256..(j + 1) * 256],
+        );
+        assert!(c >= MIN_COSINE, "{}: descriptor {i} cosine {c}", case.name);
     }
 }

@@ -27,7 +27,7 @@ namespace ttr {
 // Geometry and memory map of one p150a.
 constexpr uint32_t L1_SIZE = 1536 * 1024;
 constexpr uint32_t L1_STRIDE = 2 * 1024 * 1024;  // host window per core; the gap is a guard
-constexpr uint32_t L1_UNRESERVED_BASE = 98 * 1024;
+constexpr uint32_t L1_UNRESERVED_BASE = 39 * 1024;  // 1497 KiB usable (TENSIX_FACTS)
 constexpr uint32_t RTA_BASE = 0x1000;  // runtime args, two slots (unique, common) per role
 constexpr uint32_t RTA_SLOT = 0x560;
 constexpr uint32_t SEM_BASE = 0x4000;

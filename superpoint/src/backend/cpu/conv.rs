@@ -82,7 +82,10 @@ pub(crate) fn conv2d(x: &Hwc, w: &ConvWeights, pad: usize, relu: bool) -> Hwc {
             }
             for (yy, out_row) in block.chunks_exact_mut(geometry.out_w * cout).enumerate() {
                 let acc_row = &s.acc[yy * geometry.pw * cout..][..geometry.out_w * cout];
-                for (o, a) in out_row.chunks_exact_mut(cout).zip(acc_row.chunks_exact(cout)) {
+                for (o, a) in out_row
+                    .chunks_exact_mut(cout)
+                    .zip(acc_row.chunks_exact(cout))
+                {
                     epilogue.apply(o, a);
                 }
             }
@@ -250,9 +253,11 @@ fn direct_single_channel(
     direct_single_channel_body(g, input, taps, cout, epilogue, block);
 }
 
+/// # Safety
+/// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn direct_single_channel_avx2(
+unsafe fn direct_single_channel_avx2(
     g: &Geometry,
     input: &[f32],
     taps: &[f32],

@@ -23,7 +23,10 @@ pub(crate) fn softmax(x: &Hwc) -> Hwc {
         .for_each(|(o, i)| {
             let mut e = vec![0.0f64; c];
             for (op, ip) in o.chunks_exact_mut(c).zip(i.chunks_exact(c)) {
-                let m = ip.iter().map(|&v| f64::from(v)).fold(f64::NEG_INFINITY, f64::max);
+                let m = ip
+                    .iter()
+                    .map(|&v| f64::from(v))
+                    .fold(f64::NEG_INFINITY, f64::max);
                 for (ec, &v) in e.iter_mut().zip(ip) {
                     *ec = (f64::from(v) - m).exp();
                 }

@@ -14,7 +14,7 @@ mod sample;
 mod tensor;
 
 use superpoint_graph::reference::{resize, select};
-use superpoint_graph::{ConvWeights, Keypoint, Kernels, Tensor};
+use superpoint_graph::{ConvWeights, Kernels, Keypoint, Tensor};
 
 pub use tensor::Hwc;
 

@@ -20,8 +20,8 @@ pub(crate) fn max_pool2(x: &Hwc) -> Hwc {
                 let (l, r) = (2 * ox * c, (2 * ox + 1) * c);
                 let (a, b) = (&top[l..l + c], &top[r..r + c]);
                 let (d, e) = (&bottom[l..l + c], &bottom[r..r + c]);
-                for i in 0..c {
-                    o[i] = a[i].max(b[i]).max(d[i]).max(e[i]);
+                for (((o, &a), &b), (&d, &e)) in o.iter_mut().zip(a).zip(b).zip(d.iter().zip(e)) {
+                    *o = a.max(b).max(d).max(e);
                 }
             }
         });

@@ -1,0 +1,607 @@
+//! Kernel IR: per node, the reader / compute / writer programs on its core ranges as typed calls
+//! (CB operations, DRAM transfers, DST blocks and tile ops), with their compile-time args and
+//! per-core runtime args.
+//!
+//! The calls describe what the template of each kernel does, loop by loop; the checks
+//! ([`crate::check`]) and the report read them, the templates implement them. The emulator tests
+//! execute the rendered kernels, so a template that drifts from its calls fails there.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::device::{Core, CoreRange, Precision};
+use crate::plan::{CbPlan, ConvPlan, NodePlan, OpPlan, Plan, PoolPlan};
+
+/// What cannot be lowered to kernel IR.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum KirError {
+    #[error("node `{node}`: CB `{cb}` is used by the kernels but not planned")]
+    MissingCb { node: String, cb: &'static str },
+    #[error("node `{node}`: buffer `{buffer}` is not in the plan")]
+    MissingBuffer { node: String, buffer: String },
+}
+
+/// The processor a kernel runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Reader,
+    Compute,
+    Writer,
+}
+
+impl Role {
+    /// The role's name in file names and templates.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Reader => "reader",
+            Role::Compute => "compute",
+            Role::Writer => "writer",
+        }
+    }
+}
+
+/// A runtime arg value: a constant, or the device address of a buffer (known at allocation).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arg {
+    Const(u32),
+    BufferAddress(String),
+}
+
+/// A named compile-time arg.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CompileArg {
+    pub name: String,
+    pub value: u32,
+}
+
+/// One core's runtime args, in the order of the kernel's `runtime_arg_names`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoreArgs {
+    pub core: Core,
+    pub args: Vec<Arg>,
+}
+
+/// How many times a loop runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trips {
+    Fixed(u32),
+    /// The core's number of output blocks.
+    Blocks,
+}
+
+/// An SFPU operation on DST tiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SfpuOp {
+    Relu,
+    Max,
+}
+
+/// One typed step of a kernel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "call", rename_all = "snake_case")]
+pub enum Call {
+    Loop {
+        trips: Trips,
+        body: Vec<Call>,
+    },
+    CbReserve {
+        cb: u32,
+        pages: u32,
+    },
+    CbPush {
+        cb: u32,
+        pages: u32,
+    },
+    CbWait {
+        cb: u32,
+        pages: u32,
+    },
+    CbPop {
+        cb: u32,
+        pages: u32,
+    },
+    /// `pages` interleaved pages of `buffer` read into CB `cb` (NoC, DRAM → L1).
+    DramRead {
+        buffer: String,
+        pages: u32,
+        page_bytes: u32,
+        cb: u32,
+    },
+    /// `pages` pages from CB `cb` to `buffer` (NoC, L1 → DRAM).
+    DramWrite {
+        buffer: String,
+        pages: u32,
+        page_bytes: u32,
+        cb: u32,
+    },
+    /// The data-movement core rearranges `bytes` inside L1 (im2col, pool taps).
+    L1Gather {
+        bytes: u32,
+    },
+    /// `tile_regs_acquire` … `tile_regs_release` using DST tiles `0..tiles`.
+    Dst {
+        tiles: u32,
+        body: Vec<Call>,
+    },
+    Matmul {
+        ct: u32,
+        rt: u32,
+        kt: u32,
+    },
+    Copy {
+        tiles: u32,
+    },
+    Sfpu {
+        op: SfpuOp,
+        tiles: u32,
+    },
+    Pack {
+        cb: u32,
+        tiles: u32,
+    },
+}
+
+/// One kernel of a node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Kernel {
+    pub role: Role,
+    /// Template path under `templates/`.
+    pub template: String,
+    pub ranges: Vec<CoreRange>,
+    pub compile_args: Vec<CompileArg>,
+    pub runtime_arg_names: Vec<String>,
+    pub runtime_args: Vec<CoreArgs>,
+    /// Compute kernels only: fidelity and DST mode.
+    pub precision: Option<Precision>,
+    pub body: Vec<Call>,
+}
+
+/// A node's program in kernel IR.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeKir {
+    pub node: String,
+    pub op: String,
+    pub ranges: Vec<CoreRange>,
+    pub cbs: Vec<CbPlan>,
+    pub semaphores: u32,
+    /// Output blocks per core, for resolving [`Trips::Blocks`].
+    pub blocks: Vec<(Core, u32)>,
+    pub kernels: Vec<Kernel>,
+}
+
+impl NodeKir {
+    /// The planned CB called `name`.
+    pub fn cb(&self, name: &str) -> Option<&CbPlan> {
+        self.cbs.iter().find(|c| c.name == name)
+    }
+}
+
+/// The kernel IR of every node, in launch order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Kir {
+    pub nodes: Vec<NodeKir>,
+}
+
+/// Calls each call with how many times it runs on a core with `blocks` output blocks.
+pub fn walk(calls: &[Call], blocks: u32, times: u64, f: &mut impl FnMut(&Call, u64)) {
+    for call in calls {
+        f(call, times);
+        match call {
+            Call::Loop { trips, body } => {
+                let n = match trips {
+                    Trips::Fixed(n) => *n,
+                    Trips::Blocks => blocks,
+                };
+                walk(body, blocks, times * u64::from(n), f);
+            }
+            Call::Dst { body, .. } => walk(body, blocks, times, f),
+            _ => {}
+        }
+    }
+}
+
+fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
+    node.cbs
+        .iter()
+        .find(|c| c.name == name)
+        .map(|c| c.id)
+        .ok_or_else(|| KirError::MissingCb {
+            node: node.name.clone(),
+            cb: name,
+        })
+}
+
+fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
+    pairs
+        .iter()
+        .map(|(name, value)| CompileArg {
+            name: name.to_string(),
+            value: *value,
+        })
+        .collect()
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec<CoreArgs> {
+    node.split
+        .work
+        .iter()
+        .map(|w| CoreArgs {
+            core: w.core,
+            args: f(w.start, w.count),
+        })
+        .collect()
+}
+
+fn blocks(trips: Trips, body: Vec<Call>) -> Call {
+    Call::Loop { trips, body }
+}
+
+fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
+    let im2col = cb_id(node, "cb_im2col")?;
+    let weights = cb_id(node, "cb_weights")?;
+    let bias = cb_id(node, "cb_bias")?;
+    let window = cb_id(node, "cb_window")?;
+    let out = cb_id(node, "cb_out")?;
+    let shape = args(&[
+        ("in_channels", c.in_channels),
+        ("height", c.height),
+        ("width", c.width),
+        ("kernel", c.kernel),
+        ("pad", c.pad),
+        ("in_tiles", c.in_tiles),
+        ("k_tiles", c.k_tiles),
+        ("out_tiles", c.out_tiles),
+        ("group", c.group),
+        ("window_tiles", c.window_tiles),
+        ("relu", u32::from(c.relu)),
+    ]);
+    let resident = c.k_tiles * c.out_tiles;
+    let groups = c.out_tiles / c.group;
+    let reader = Kernel {
+        role: Role::Reader,
+        template: "conv2d/reader.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&[
+            "input_addr",
+            "weight_addr",
+            "bias_addr",
+            "block_start",
+            "block_count",
+        ]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(node.input.clone()),
+                Arg::BufferAddress(c.weights.clone()),
+                Arg::BufferAddress(c.bias.clone()),
+                Arg::Const(start),
+                Arg::Const(count),
+            ]
+        }),
+        precision: None,
+        body: vec![
+            Call::CbReserve {
+                cb: weights,
+                pages: resident,
+            },
+            Call::DramRead {
+                buffer: c.weights.clone(),
+                pages: resident,
+                page_bytes: 2048,
+                cb: weights,
+            },
+            Call::CbPush {
+                cb: weights,
+                pages: resident,
+            },
+            Call::CbReserve {
+                cb: bias,
+                pages: c.out_tiles,
+            },
+            Call::DramRead {
+                buffer: c.bias.clone(),
+                pages: c.out_tiles,
+                page_bytes: 2048,
+                cb: bias,
+            },
+            Call::CbPush {
+                cb: bias,
+                pages: c.out_tiles,
+            },
+            Call::CbReserve {
+                cb: window,
+                pages: c.kernel * c.window_tiles * c.in_tiles,
+            },
+            blocks(
+                Trips::Blocks,
+                vec![
+                    Call::DramRead {
+                        buffer: node.input.clone(),
+                        pages: c.kernel * c.window_tiles * c.in_tiles,
+                        page_bytes: 2048,
+                        cb: window,
+                    },
+                    Call::CbReserve {
+                        cb: im2col,
+                        pages: c.k_tiles,
+                    },
+                    Call::L1Gather {
+                        bytes: c.k_tiles * 2048,
+                    },
+                    Call::CbPush {
+                        cb: im2col,
+                        pages: c.k_tiles,
+                    },
+                ],
+            ),
+        ],
+    };
+    let mut dst_body = vec![
+        Call::Copy { tiles: c.group },
+        Call::Loop {
+            trips: Trips::Fixed(c.k_tiles),
+            body: vec![Call::Matmul {
+                ct: c.group,
+                rt: 1,
+                kt: 1,
+            }],
+        },
+    ];
+    if c.relu {
+        dst_body.push(Call::Sfpu {
+            op: SfpuOp::Relu,
+            tiles: c.group,
+        });
+    }
+    dst_body.push(Call::Pack {
+        cb: out,
+        tiles: c.group,
+    });
+    let compute = Kernel {
+        role: Role::Compute,
+        template: "conv2d/compute.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&["block_count"]),
+        runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
+        precision: Some(node.precision),
+        body: vec![
+            Call::CbWait {
+                cb: weights,
+                pages: resident,
+            },
+            Call::CbWait {
+                cb: bias,
+                pages: c.out_tiles,
+            },
+            blocks(
+                Trips::Blocks,
+                vec![
+                    Call::CbWait {
+                        cb: im2col,
+                        pages: c.k_tiles,
+                    },
+                    Call::Loop {
+                        trips: Trips::Fixed(groups),
+                        body: vec![
+                            Call::CbReserve {
+                                cb: out,
+                                pages: c.group,
+                            },
+                            Call::Dst {
+                                tiles: c.group,
+                                body: dst_body,
+                            },
+                            Call::CbPush {
+                                cb: out,
+                                pages: c.group,
+                            },
+                        ],
+                    },
+                    Call::CbPop {
+                        cb: im2col,
+                        pages: c.k_tiles,
+                    },
+                ],
+            ),
+            Call::CbPop {
+                cb: bias,
+                pages: c.out_tiles,
+            },
+            Call::CbPop {
+                cb: weights,
+                pages: resident,
+            },
+        ],
+    };
+    let writer = Kernel {
+        role: Role::Writer,
+        template: "conv2d/writer.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape,
+        runtime_arg_names: names(&["output_addr", "block_start", "block_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(node.output.clone()),
+                Arg::Const(start),
+                Arg::Const(count),
+            ]
+        }),
+        precision: None,
+        body: vec![blocks(
+            Trips::Blocks,
+            vec![Call::Loop {
+                trips: Trips::Fixed(groups),
+                body: vec![
+                    Call::CbWait {
+                        cb: out,
+                        pages: c.group,
+                    },
+                    Call::DramWrite {
+                        buffer: node.output.clone(),
+                        pages: c.group,
+                        page_bytes: 2048,
+                        cb: out,
+                    },
+                    Call::CbPop {
+                        cb: out,
+                        pages: c.group,
+                    },
+                ],
+            }],
+        )],
+    };
+    Ok(vec![reader, compute, writer])
+}
+
+fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> {
+    let taps = cb_id(node, "cb_taps")?;
+    let cache = cb_id(node, "cb_cache")?;
+    let out = cb_id(node, "cb_out")?;
+    let shape = args(&[
+        ("height", p.height),
+        ("width", p.width),
+        ("in_tiles", p.in_tiles),
+        ("cache_slots", p.cache_slots),
+    ]);
+    let reader = Kernel {
+        role: Role::Reader,
+        template: "max_pool2/reader.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&["input_addr", "block_start", "block_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(node.input.clone()),
+                Arg::Const(start),
+                Arg::Const(count),
+            ]
+        }),
+        precision: None,
+        body: vec![
+            Call::CbReserve {
+                cb: cache,
+                pages: p.cache_slots,
+            },
+            blocks(
+                Trips::Blocks,
+                vec![Call::Loop {
+                    trips: Trips::Fixed(p.in_tiles),
+                    body: vec![
+                        Call::CbReserve { cb: taps, pages: 4 },
+                        // Without cache hits every tap row reads its tile; the count is the worst case.
+                        Call::DramRead {
+                            buffer: node.input.clone(),
+                            pages: 4,
+                            page_bytes: 2048,
+                            cb: cache,
+                        },
+                        Call::L1Gather { bytes: 4 * 2048 },
+                        Call::CbPush { cb: taps, pages: 4 },
+                    ],
+                }],
+            ),
+        ],
+    };
+    let compute = Kernel {
+        role: Role::Compute,
+        template: "max_pool2/compute.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&["block_count"]),
+        runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
+        precision: Some(node.precision),
+        body: vec![blocks(
+            Trips::Blocks,
+            vec![Call::Loop {
+                trips: Trips::Fixed(p.in_tiles),
+                body: vec![
+                    Call::CbWait { cb: taps, pages: 4 },
+                    Call::CbReserve { cb: out, pages: 1 },
+                    Call::Dst {
+                        tiles: 2,
+                        body: vec![
+                            Call::Copy { tiles: 4 },
+                            Call::Sfpu {
+                                op: SfpuOp::Max,
+                                tiles: 3,
+                            },
+                            Call::Pack { cb: out, tiles: 1 },
+                        ],
+                    },
+                    Call::CbPush { cb: out, pages: 1 },
+                    Call::CbPop { cb: taps, pages: 4 },
+                ],
+            }],
+        )],
+    };
+    let writer = Kernel {
+        role: Role::Writer,
+        template: "max_pool2/writer.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape,
+        runtime_arg_names: names(&["output_addr", "block_start", "block_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(node.output.clone()),
+                Arg::Const(start),
+                Arg::Const(count),
+            ]
+        }),
+        precision: None,
+        body: vec![blocks(
+            Trips::Blocks,
+            vec![Call::Loop {
+                trips: Trips::Fixed(p.in_tiles),
+                body: vec![
+                    Call::CbWait { cb: out, pages: 1 },
+                    Call::DramWrite {
+                        buffer: node.output.clone(),
+                        pages: 1,
+                        page_bytes: 2048,
+                        cb: out,
+                    },
+                    Call::CbPop { cb: out, pages: 1 },
+                ],
+            }],
+        )],
+    };
+    Ok(vec![reader, compute, writer])
+}
+
+/// Lowers every planned node to kernel IR.
+pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
+    let mut nodes = Vec::with_capacity(plan.nodes.len());
+    for node in &plan.nodes {
+        for buffer in [&node.input, &node.output] {
+            if !plan.buffers.iter().any(|b| &b.name == buffer) {
+                return Err(KirError::MissingBuffer {
+                    node: node.name.clone(),
+                    buffer: buffer.clone(),
+                });
+            }
+        }
+        let (op, kernels) = match &node.op {
+            OpPlan::Conv2d(c) => ("conv2d", conv_kernels(node, c)?),
+            OpPlan::MaxPool2(p) => ("max_pool2", pool_kernels(node, p)?),
+        };
+        nodes.push(NodeKir {
+            node: node.name.clone(),
+            op: op.to_string(),
+            ranges: node.split.ranges.clone(),
+            cbs: node.cbs.clone(),
+            semaphores: 0,
+            blocks: node.split.work.iter().map(|w| (w.core, w.count)).collect(),
+            kernels,
+        });
+    }
+    Ok(Kir { nodes })
+}

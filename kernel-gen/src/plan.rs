@@ -1,0 +1,479 @@
+//! Graph → device plan: which cores run each node, where its tensors live and in which layout,
+//! its circular buffers and how its weights reach the cores.
+//!
+//! Current design (see the crate docs): every activation is a DRAM-interleaved channels-last
+//! tile matrix ([`crate::layout`]); each supported node is one program whose output pixel blocks
+//! (32 pixels) are split over the first cores of the grid in contiguous runs; convolution weights
+//! and bias are read by every core into resident CBs.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use superpoint_graph::{Graph, GraphError, Op};
+use thiserror::Error;
+
+use crate::device::{Core, CoreRange, Format, Grid, Limits, Precision};
+use crate::layout::{conv_k_tiles, tiles, ActivationShape};
+
+/// What the planner cannot handle.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum PlanError {
+    #[error(transparent)]
+    Graph(#[from] GraphError),
+    #[error("node `{node}`: op {op} has no device lowering yet")]
+    Unsupported { node: String, op: &'static str },
+    #[error("node `{node}`: frame {width}x{height} is not a multiple of 32 in both dimensions (the device path needs whole tiles)")]
+    FrameNotMultiple32 {
+        node: String,
+        width: usize,
+        height: usize,
+    },
+    #[error("node `{node}`: input `{input}` is not a device tensor (it must come from a resize, conv or pool node)")]
+    NotOnDevice { node: String, input: String },
+    #[error("node `{node}`: precision {format:?} is not supported yet (activations and weights are bf16)")]
+    UnsupportedFormat { node: String, format: Format },
+    #[error("grid {x}x{y} is empty")]
+    EmptyGrid { x: u32, y: u32 },
+}
+
+/// Parameters of a compilation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanParams {
+    pub grid: Grid,
+    pub limits: Limits,
+    /// Precision of every node unless overridden.
+    pub precision: Precision,
+    /// Per-node precision, by node name.
+    pub overrides: BTreeMap<String, Precision>,
+}
+
+impl Default for PlanParams {
+    fn default() -> Self {
+        PlanParams {
+            grid: Grid::ETH_DISPATCH,
+            limits: Limits::BLACKHOLE,
+            precision: Precision::PORT,
+            overrides: BTreeMap::new(),
+        }
+    }
+}
+
+/// What a DRAM buffer holds and who fills it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Content {
+    /// The network frame (1 channel), written by the host before each run.
+    Frame {
+        channels: usize,
+        height: usize,
+        width: usize,
+    },
+    /// A node's output activation.
+    Activation {
+        channels: usize,
+        height: usize,
+        width: usize,
+    },
+    /// Convolution weights of a weight entry, [`crate::layout::pack_conv_weights`].
+    ConvWeights { entry: String },
+    /// Convolution bias of a weight entry, [`crate::layout::pack_conv_bias`].
+    ConvBias { entry: String },
+}
+
+/// One DRAM-interleaved buffer of bf16 tiles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BufferPlan {
+    pub name: String,
+    pub pages: u32,
+    pub page_bytes: u32,
+    pub content: Content,
+}
+
+/// How a CB is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CbKind {
+    /// Producer/consumer ring between two kernels.
+    Stream,
+    /// Filled once, read for the whole program, freed at the end.
+    Resident,
+    /// Reserved once by one kernel as private L1 scratch; never pushed.
+    Scratch,
+}
+
+/// One circular buffer of a node's program, on all its cores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CbPlan {
+    pub id: u32,
+    /// The name the kernels use for it.
+    pub name: String,
+    pub pages: u32,
+    pub page_bytes: u32,
+    pub format: Format,
+    pub kind: CbKind,
+}
+
+/// The contiguous run of output blocks one core computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoreWork {
+    pub core: Core,
+    pub start: u32,
+    pub count: u32,
+}
+
+/// Output blocks (32 pixels) split over the first cores of the grid.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Split {
+    pub blocks: u32,
+    pub ranges: Vec<CoreRange>,
+    pub work: Vec<CoreWork>,
+}
+
+impl Split {
+    /// `blocks` blocks over at most all cores of `grid`, the first `blocks % cores` cores taking one more.
+    fn new(grid: Grid, blocks: u32) -> Split {
+        let cores = grid.cores().min(blocks).max(1);
+        let mut start = 0;
+        let work = (0..cores)
+            .map(|i| {
+                let count = blocks / cores + u32::from(i < blocks % cores);
+                let w = CoreWork {
+                    core: grid.core(i),
+                    start,
+                    count,
+                };
+                start += count;
+                w
+            })
+            .collect();
+        Split {
+            blocks,
+            ranges: grid.first_cores(cores),
+            work,
+        }
+    }
+}
+
+/// A convolution's shape in tiles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConvPlan {
+    pub in_channels: u32,
+    pub out_channels: u32,
+    pub kernel: u32,
+    pub pad: u32,
+    pub relu: bool,
+    pub height: u32,
+    pub width: u32,
+    pub in_tiles: u32,
+    pub k_tiles: u32,
+    pub out_tiles: u32,
+    /// Output tiles per DST acquire (a divisor of `out_tiles` within the DST capacity).
+    pub group: u32,
+    /// Input pixel tiles one row of taps can touch for a 32-pixel block.
+    pub window_tiles: u32,
+    pub weights: String,
+    pub bias: String,
+}
+
+/// A 2×2 max-pool's shape in tiles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PoolPlan {
+    pub channels: u32,
+    pub height: u32,
+    pub width: u32,
+    pub in_tiles: u32,
+    pub cache_slots: u32,
+}
+
+/// The op-specific part of a node's plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum OpPlan {
+    Conv2d(ConvPlan),
+    MaxPool2(PoolPlan),
+}
+
+/// One device node: a program of three kernels on `split.ranges`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodePlan {
+    pub name: String,
+    pub input: String,
+    pub output: String,
+    pub precision: Precision,
+    pub split: Split,
+    pub cbs: Vec<CbPlan>,
+    pub op: OpPlan,
+}
+
+/// The device plan of a graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    pub grid: Grid,
+    pub limits: Limits,
+    pub buffers: Vec<BufferPlan>,
+    pub nodes: Vec<NodePlan>,
+}
+
+const TILE_BYTES: u32 = 2048;
+/// Input tiles the max-pool reader caches.
+const POOL_CACHE_SLOTS: u32 = 8;
+
+fn cb(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
+    CbPlan {
+        id,
+        name: name.to_string(),
+        pages,
+        page_bytes: TILE_BYTES,
+        format: Format::Bf16,
+        kind,
+    }
+}
+
+fn activation_buffer(name: &str, shape: ActivationShape, content: Content) -> BufferPlan {
+    BufferPlan {
+        name: name.to_string(),
+        pages: (shape.pixel_tiles() * shape.channel_tiles()) as u32,
+        page_bytes: TILE_BYTES,
+        content,
+    }
+}
+
+/// The largest divisor of `n` that is at most `cap`.
+fn largest_divisor_within(n: u32, cap: u32) -> u32 {
+    (1..=cap.min(n)).rev().find(|d| n % d == 0).unwrap_or(1)
+}
+
+/// Input pixel tiles a run of `span` consecutive pixels can touch.
+fn tiles_touched(span: u32) -> u32 {
+    1 + (span - 1).div_ceil(32)
+}
+
+/// Plans every node of `graph`. The input plane and the resize run on the host for now: the
+/// resize node's output is the frame the host uploads.
+pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
+    graph.validate()?;
+    if params.grid.cores() == 0 {
+        return Err(PlanError::EmptyGrid {
+            x: params.grid.x,
+            y: params.grid.y,
+        });
+    }
+    let mut shapes: BTreeMap<&str, ActivationShape> = BTreeMap::new();
+    let mut buffers = Vec::new();
+    let mut nodes = Vec::new();
+    for node in &graph.nodes {
+        let input_shape = |i: usize| -> Result<ActivationShape, PlanError> {
+            let input = &node.inputs[i];
+            shapes
+                .get(input.as_str())
+                .copied()
+                .ok_or_else(|| PlanError::NotOnDevice {
+                    node: node.name.clone(),
+                    input: input.clone(),
+                })
+        };
+        let precision = *params
+            .overrides
+            .get(&node.name)
+            .unwrap_or(&params.precision);
+        if !matches!(node.op, Op::InputPlane | Op::Resize { .. })
+            && precision.format != Format::Bf16
+        {
+            return Err(PlanError::UnsupportedFormat {
+                node: node.name.clone(),
+                format: precision.format,
+            });
+        }
+        match &node.op {
+            Op::InputPlane => {}
+            Op::Resize { width, height } => {
+                if width % 32 != 0 || height % 32 != 0 {
+                    return Err(PlanError::FrameNotMultiple32 {
+                        node: node.name.clone(),
+                        width: *width,
+                        height: *height,
+                    });
+                }
+                let shape = ActivationShape {
+                    channels: 1,
+                    height: *height,
+                    width: *width,
+                };
+                buffers.push(activation_buffer(
+                    &node.name,
+                    shape,
+                    Content::Frame {
+                        channels: 1,
+                        height: *height,
+                        width: *width,
+                    },
+                ));
+                shapes.insert(&node.name, shape);
+            }
+            Op::Conv2d {
+                weights,
+                in_channels,
+                out_channels,
+                kernel,
+                pad,
+                relu,
+            } => {
+                let input = input_shape(0)?;
+                let shape = ActivationShape {
+                    channels: *out_channels,
+                    ..input
+                };
+                let k_tiles = conv_k_tiles(*in_channels, *kernel) as u32;
+                let out_tiles = tiles(*out_channels) as u32;
+                let in_tiles = tiles(*in_channels) as u32;
+                let group = largest_divisor_within(out_tiles, precision.dst_tiles());
+                let window_tiles = tiles_touched(32 + 2 * *pad as u32);
+                let weight_name = format!("{}.weight", node.name);
+                let bias_name = format!("{}.bias", node.name);
+                buffers.push(BufferPlan {
+                    name: weight_name.clone(),
+                    pages: k_tiles * out_tiles,
+                    page_bytes: TILE_BYTES,
+                    content: Content::ConvWeights {
+                        entry: weights.clone(),
+                    },
+                });
+                buffers.push(BufferPlan {
+                    name: bias_name.clone(),
+                    pages: out_tiles,
+                    page_bytes: TILE_BYTES,
+                    content: Content::ConvBias {
+                        entry: weights.clone(),
+                    },
+                });
+                buffers.push(activation_buffer(
+                    &node.name,
+                    shape,
+                    Content::Activation {
+                        channels: shape.channels,
+                        height: shape.height,
+                        width: shape.width,
+                    },
+                ));
+                nodes.push(NodePlan {
+                    name: node.name.clone(),
+                    input: node.inputs[0].clone(),
+                    output: node.name.clone(),
+                    precision,
+                    split: Split::new(params.grid, shape.pixel_tiles() as u32),
+                    cbs: vec![
+                        cb(0, "cb_im2col", 2 * k_tiles, CbKind::Stream),
+                        cb(1, "cb_weights", k_tiles * out_tiles, CbKind::Resident),
+                        cb(2, "cb_bias", out_tiles, CbKind::Resident),
+                        cb(
+                            3,
+                            "cb_window",
+                            *kernel as u32 * window_tiles * in_tiles,
+                            CbKind::Scratch,
+                        ),
+                        cb(16, "cb_out", 2 * group, CbKind::Stream),
+                    ],
+                    op: OpPlan::Conv2d(ConvPlan {
+                        in_channels: *in_channels as u32,
+                        out_channels: *out_channels as u32,
+                        kernel: *kernel as u32,
+                        pad: *pad as u32,
+                        relu: *relu,
+                        height: shape.height as u32,
+                        width: shape.width as u32,
+                        in_tiles,
+                        k_tiles,
+                        out_tiles,
+                        group,
+                        window_tiles,
+                        weights: weight_name,
+                        bias: bias_name,
+                    }),
+                });
+                shapes.insert(&node.name, shape);
+            }
+            Op::MaxPool2 => {
+                let input = input_shape(0)?;
+                let shape = ActivationShape {
+                    height: input.height / 2,
+                    width: input.width / 2,
+                    ..input
+                };
+                let in_tiles = input.channel_tiles() as u32;
+                buffers.push(activation_buffer(
+                    &node.name,
+                    shape,
+                    Content::Activation {
+                        channels: shape.channels,
+                        height: shape.height,
+                        width: shape.width,
+                    },
+                ));
+                nodes.push(NodePlan {
+                    name: node.name.clone(),
+                    input: node.inputs[0].clone(),
+                    output: node.name.clone(),
+                    precision,
+                    split: Split::new(params.grid, shape.pixel_tiles() as u32),
+                    cbs: vec![
+                        cb(0, "cb_taps", 8, CbKind::Stream),
+                        cb(1, "cb_cache", POOL_CACHE_SLOTS, CbKind::Scratch),
+                        cb(16, "cb_out", 2, CbKind::Stream),
+                    ],
+                    op: OpPlan::MaxPool2(PoolPlan {
+                        channels: input.channels as u32,
+                        height: input.height as u32,
+                        width: input.width as u32,
+                        in_tiles,
+                        cache_slots: POOL_CACHE_SLOTS,
+                    }),
+                });
+                shapes.insert(&node.name, shape);
+            }
+            other => {
+                return Err(PlanError::Unsupported {
+                    node: node.name.clone(),
+                    op: other.kind(),
+                })
+            }
+        }
+    }
+    Ok(Plan {
+        grid: params.grid,
+        limits: params.limits,
+        buffers,
+        nodes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_gives_the_first_cores_one_more_block() {
+        let s = Split::new(Grid { x: 4, y: 2 }, 10);
+        let counts: Vec<u32> = s.work.iter().map(|w| w.count).collect();
+        assert_eq!(counts, vec![2, 2, 1, 1, 1, 1, 1, 1]);
+        assert_eq!(s.work[2].start, 4);
+        assert_eq!(s.work[7].core, Core { x: 3, y: 1 });
+        assert_eq!(s.ranges.len(), 1);
+    }
+
+    #[test]
+    fn split_with_fewer_blocks_than_cores_uses_a_partial_row() {
+        let s = Split::new(Grid::ETH_DISPATCH, 14);
+        assert_eq!(s.work.len(), 14);
+        assert_eq!(s.ranges.len(), 2);
+        assert_eq!(s.ranges[1].end, Core { x: 1, y: 1 });
+    }
+
+    #[test]
+    fn group_and_window_by_hand() {
+        assert_eq!(largest_divisor_within(8, 4), 4);
+        assert_eq!(largest_divisor_within(3, 4), 3);
+        assert_eq!(largest_divisor_within(5, 4), 1);
+        assert_eq!(tiles_touched(34), 3);
+        assert_eq!(tiles_touched(32), 2);
+    }
+}

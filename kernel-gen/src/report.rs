@@ -1,0 +1,102 @@
+//! Static per-node figures of a compiled program, read off the kernel IR: cores used, CB bytes
+//! (= the L1 peak per core, as no node has L1 buffers yet), tile operations by fidelity, and
+//! NoC / DRAM bytes summed over all cores. They are the static inputs of the cost model (§6).
+//! Reader DRAM reads of input windows (conv) and taps (pool) are the worst case: full windows,
+//! no tile-cache hits.
+
+use std::fmt::Write;
+
+use crate::device::Fidelity;
+use crate::kir::{walk, Call, Kir, NodeKir};
+
+/// The figures of one node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeReport {
+    pub node: String,
+    pub op: String,
+    pub cores: usize,
+    pub cb_bytes_per_core: u64,
+    pub fidelity: Fidelity,
+    pub matmul_tiles: u64,
+    pub copy_tiles: u64,
+    pub sfpu_tiles: u64,
+    pub pack_tiles: u64,
+    pub dram_read_bytes: u64,
+    pub dram_write_bytes: u64,
+    pub l1_gather_bytes: u64,
+}
+
+fn node_report(node: &NodeKir) -> NodeReport {
+    let mut r = NodeReport {
+        node: node.node.clone(),
+        op: node.op.clone(),
+        cores: node.blocks.len(),
+        cb_bytes_per_core: node
+            .cbs
+            .iter()
+            .map(|c| u64::from(c.pages) * u64::from(c.page_bytes))
+            .sum(),
+        fidelity: node
+            .kernels
+            .iter()
+            .find_map(|k| k.precision)
+            .map_or(Fidelity::HiFi4, |p| p.fidelity),
+        matmul_tiles: 0,
+        copy_tiles: 0,
+        sfpu_tiles: 0,
+        pack_tiles: 0,
+        dram_read_bytes: 0,
+        dram_write_bytes: 0,
+        l1_gather_bytes: 0,
+    };
+    for (_, blocks) in &node.blocks {
+        for kernel in &node.kernels {
+            walk(&kernel.body, *blocks, 1, &mut |call, times| match call {
+                Call::Matmul { ct, rt, .. } => r.matmul_tiles += times * u64::from(ct * rt),
+                Call::Copy { tiles } => r.copy_tiles += times * u64::from(*tiles),
+                Call::Sfpu { tiles, .. } => r.sfpu_tiles += times * u64::from(*tiles),
+                Call::Pack { tiles, .. } => r.pack_tiles += times * u64::from(*tiles),
+                Call::DramRead {
+                    pages, page_bytes, ..
+                } => r.dram_read_bytes += times * u64::from(*pages) * u64::from(*page_bytes),
+                Call::DramWrite {
+                    pages, page_bytes, ..
+                } => r.dram_write_bytes += times * u64::from(*pages) * u64::from(*page_bytes),
+                Call::L1Gather { bytes } => r.l1_gather_bytes += times * u64::from(*bytes),
+                _ => {}
+            });
+        }
+    }
+    r
+}
+
+/// The figures of every node, in launch order.
+pub fn report(kir: &Kir) -> Vec<NodeReport> {
+    kir.nodes.iter().map(node_report).collect()
+}
+
+/// A fixed-width table of the figures.
+pub fn table(rows: &[NodeReport]) -> String {
+    let mut out = String::from(
+        "node        op         cores  CB/L1 peak B  fidelity  matmul tiles  copy  sfpu  pack  DRAM read B  DRAM write B  L1 gather B\n",
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "{:<11} {:<10} {:>5}  {:>12}  {:<8}  {:>12}  {:>4}  {:>4}  {:>4}  {:>11}  {:>12}  {:>11}",
+            r.node,
+            r.op,
+            r.cores,
+            r.cb_bytes_per_core,
+            format!("{:?}", r.fidelity),
+            r.matmul_tiles,
+            r.copy_tiles,
+            r.sfpu_tiles,
+            r.pack_tiles,
+            r.dram_read_bytes,
+            r.dram_write_bytes,
+            r.l1_gather_bytes
+        );
+    }
+    out
+}

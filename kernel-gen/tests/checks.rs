@@ -1,0 +1,313 @@
+//! Negative tests of every check: a valid program's kernel IR (or its limits) is broken in one
+//! place and the check must name the node and the numbers.
+
+mod common;
+
+use common::{chain, Layer};
+use kernel_gen::check::{check, CheckError};
+use kernel_gen::kir::{lower, Arg, Call, Kir, Role};
+use kernel_gen::plan::{plan, PlanError};
+use kernel_gen::{compile, CompileError, Core, Grid, Limits, PlanParams, Precision};
+
+const LAYERS: &[Layer] = &[
+    ("conv_a", 1, 3, 3, true),
+    ("conv_b", 3, 5, 3, true),
+    ("pool", 0, 0, 0, false),
+];
+
+fn kir() -> Kir {
+    let p = plan(&chain(64, 32, LAYERS), &PlanParams::default()).expect("plans");
+    let kir = lower(&p).expect("lowers");
+    check(&kir, &Limits::BLACKHOLE).expect("the unmodified program passes");
+    kir
+}
+
+fn node_mut<'a>(kir: &'a mut Kir, name: &str) -> &'a mut kernel_gen::kir::NodeKir {
+    kir.nodes.iter_mut().find(|n| n.node == name).expect("node")
+}
+
+#[test]
+fn l1_overflow_names_the_node_and_bytes() {
+    // 3×3 512→512: 144 × 16 weight tiles alone are 4.5 MiB.
+    let layers: &[Layer] = &[("c1", 1, 512, 3, true), ("big", 512, 512, 3, true)];
+    let err = compile(&chain(32, 32, layers), &PlanParams::default()).expect_err("too big");
+    match err {
+        CompileError::Check(CheckError::L1Overflow {
+            node,
+            used,
+            available,
+            ..
+        }) => {
+            assert_eq!(node, "big");
+            // im2col 2·144 + weights 144·16 + bias 16 + window 3·3·16 + out 2·4 tiles of 2 KiB.
+            assert_eq!(used, (2 * 144 + 144 * 16 + 16 + 3 * 3 * 16 + 8) * 2048);
+            assert_eq!(available, 1497 * 1024);
+        }
+        other => panic!("expected L1Overflow, got {other:?}"),
+    }
+}
+
+#[test]
+fn dst_capacity_in_half_sync_fp32() {
+    let mut k = kir();
+    let node = node_mut(&mut k, "conv_b");
+    let compute = node
+        .kernels
+        .iter_mut()
+        .find(|k| k.role == Role::Compute)
+        .expect("compute");
+    fn widen(calls: &mut [Call]) {
+        for c in calls {
+            match c {
+                Call::Dst { tiles, .. } => *tiles = 5,
+                Call::Loop { body, .. } => widen(body),
+                _ => {}
+            }
+        }
+    }
+    widen(&mut compute.body);
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("5 fp32 tiles");
+    assert_eq!(
+        err,
+        CheckError::DstOverflow {
+            node: "conv_b".into(),
+            role: Role::Compute,
+            tiles: 5,
+            capacity: 4,
+            format: "fp32"
+        }
+    );
+    // The same 5 tiles fit a bf16 DST (8 tiles).
+    let compute = node_mut(&mut k, "conv_b")
+        .kernels
+        .iter_mut()
+        .find(|k| k.role == Role::Compute)
+        .expect("compute");
+    compute.precision = Some(Precision {
+        fp32_dest: false,
+        ..Precision::PORT
+    });
+    check(&k, &Limits::BLACKHOLE).expect("5 bf16 tiles fit");
+}
+
+#[test]
+fn cb_protocol_unbalanced_push_and_pop() {
+    let mut k = kir();
+    let node = node_mut(&mut k, "pool");
+    let writer = node
+        .kernels
+        .iter_mut()
+        .find(|k| k.role == Role::Writer)
+        .expect("writer");
+    writer.body.clear();
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("nobody pops cb_out");
+    match err {
+        CheckError::CbUnbalanced {
+            node,
+            cb,
+            id,
+            pushed,
+            popped,
+            core,
+        } => {
+            assert_eq!((node.as_str(), cb.as_str(), id), ("pool", "cb_out", 16));
+            // 32×16 output pixels = 16 blocks over 120 cores: core (0,0) has one block of one channel tile.
+            assert_eq!(core, Core { x: 0, y: 0 });
+            assert_eq!((pushed, popped), (1, 0));
+        }
+        other => panic!("expected CbUnbalanced, got {other:?}"),
+    }
+}
+
+#[test]
+fn cb_pages_must_divide_the_capacity() {
+    let mut k = kir();
+    let node = node_mut(&mut k, "pool");
+    let cb = node
+        .cbs
+        .iter_mut()
+        .find(|c| c.name == "cb_taps")
+        .expect("cb");
+    cb.pages = 6;
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("4 pages into 6");
+    assert_eq!(
+        err,
+        CheckError::CbPagesDoNotDivide {
+            node: "pool".into(),
+            role: Role::Reader,
+            cb: "cb_taps".into(),
+            pages: 4,
+            capacity: 6
+        }
+    );
+}
+
+#[test]
+fn push_without_reserve() {
+    let mut k = kir();
+    let node = node_mut(&mut k, "conv_a");
+    let reader = node
+        .kernels
+        .iter_mut()
+        .find(|k| k.role == Role::Reader)
+        .expect("reader");
+    reader.body.remove(0);
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("weights pushed unreserved");
+    match err {
+        CheckError::PushWithoutReserve {
+            node,
+            cb,
+            pushed,
+            reserved,
+            ..
+        } => {
+            assert_eq!(
+                (node.as_str(), cb.as_str(), pushed, reserved),
+                ("conv_a", "cb_weights", 1, 0)
+            );
+        }
+        other => panic!("expected PushWithoutReserve, got {other:?}"),
+    }
+}
+
+#[test]
+fn at_most_341_runtime_args() {
+    let mut k = kir();
+    let node = node_mut(&mut k, "conv_a");
+    let writer = node
+        .kernels
+        .iter_mut()
+        .find(|k| k.role == Role::Writer)
+        .expect("writer");
+    writer.runtime_args[1].args = vec![Arg::Const(0); 342];
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("342 args");
+    assert_eq!(
+        err,
+        CheckError::TooManyRuntimeArgs {
+            node: "conv_a".into(),
+            role: Role::Writer,
+            core: Core { x: 1, y: 0 },
+            count: 342,
+            max: 341
+        }
+    );
+}
+
+#[test]
+fn cb_ids_below_64() {
+    let mut k = kir();
+    let node = node_mut(&mut k, "pool");
+    node.cbs
+        .iter_mut()
+        .find(|c| c.name == "cb_out")
+        .expect("cb")
+        .id = 64;
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("id 64");
+    assert_eq!(
+        err,
+        CheckError::CbIdOutOfRange {
+            node: "pool".into(),
+            cb: "cb_out".into(),
+            id: 64,
+            max: 64
+        }
+    );
+}
+
+#[test]
+fn noc_alignment_of_dram_reads_and_l1_pages() {
+    let mut k = kir();
+    let node = node_mut(&mut k, "conv_b");
+    let reader = node
+        .kernels
+        .iter_mut()
+        .find(|k| k.role == Role::Reader)
+        .expect("reader");
+    if let Call::DramRead { page_bytes, .. } = &mut reader.body[1] {
+        *page_bytes = 2080;
+    }
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("2080 is not a multiple of 64");
+    assert_eq!(
+        err,
+        CheckError::Misaligned {
+            node: "conv_b".into(),
+            role: Role::Reader,
+            transfer: "DRAM read",
+            bytes: 2080,
+            alignment: 64
+        }
+    );
+    let mut k = kir();
+    let node = node_mut(&mut k, "pool");
+    node.cbs
+        .iter_mut()
+        .find(|c| c.name == "cb_out")
+        .expect("cb")
+        .page_bytes = 2056;
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("2056-byte L1 pages");
+    assert_eq!(
+        err,
+        CheckError::Misaligned {
+            node: "pool".into(),
+            role: Role::Writer,
+            transfer: "L1 CB page",
+            bytes: 2056,
+            alignment: 16
+        }
+    );
+}
+
+#[test]
+fn semaphore_count() {
+    let mut k = kir();
+    node_mut(&mut k, "pool").semaphores = 17;
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("17 semaphores");
+    assert_eq!(
+        err,
+        CheckError::TooManySemaphores {
+            node: "pool".into(),
+            count: 17,
+            max: 16
+        }
+    );
+}
+
+#[test]
+fn both_grids_give_valid_programs() {
+    for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
+        let params = PlanParams {
+            grid,
+            ..PlanParams::default()
+        };
+        let c = compile(&chain(640, 480, LAYERS), &params).expect("compiles");
+        let step = c.program.step("conv_b").expect("step");
+        let cores: u32 = step.ranges.iter().map(|r| r.len()).sum();
+        assert_eq!(cores, grid.cores());
+    }
+}
+
+#[test]
+fn planner_rejects_what_it_cannot_lower() {
+    let mut g = chain(64, 32, LAYERS);
+    g.nodes.push(superpoint_graph::Node {
+        name: "sm".into(),
+        inputs: vec!["pool".into()],
+        op: superpoint_graph::Op::Softmax,
+    });
+    g.outputs = vec!["sm".into()];
+    assert_eq!(
+        plan(&g, &PlanParams::default()),
+        Err(PlanError::Unsupported {
+            node: "sm".into(),
+            op: "softmax"
+        })
+    );
+    assert_eq!(
+        plan(&chain(48, 32, LAYERS), &PlanParams::default()),
+        Err(PlanError::FrameNotMultiple32 {
+            node: "frame".into(),
+            width: 48,
+            height: 32
+        })
+    );
+}

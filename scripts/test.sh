@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Every test of the workspace, plus the style gates CI enforces. Run from anywhere.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cargo fmt --all -- --check
+cargo test --workspace --locked
+cargo run --locked -p kernel-gen -- --check
+cargo clippy --workspace --all-targets --locked -- -D warnings
