@@ -37,6 +37,9 @@
 //! * CBs: conv `cb_im2col` (0, 2·K tiles), `cb_weights` (1), `cb_bias` (2), `cb_window` (3,
 //!   scratch), `cb_out` (16, 2 groups); pool `cb_taps` (0, 2×4), `cb_cache` (1), `cb_out` (16).
 //!
+//! The dispatch program is also emitted as a Rust module ([`emit`], `program.rs` next to each
+//! artifact set) so a crate embeds it with `include!` instead of parsing JSON.
+//!
 //! Next steps (DESIGN §3 hints): keep activations in L1 sharded by rows with halo exchange
 //! instead of the DRAM round trip; multicast each layer's weights instead of every core reading
 //! them; fuse conv+ReLU+pool; im2col by 32-byte row copies when in_channels is a multiple of 32;
@@ -44,6 +47,7 @@
 
 pub mod check;
 pub mod device;
+pub mod emit;
 pub mod kir;
 pub mod layout;
 pub mod ops;
@@ -57,9 +61,10 @@ use thiserror::Error;
 
 pub use check::CheckError;
 pub use device::{Core, CoreRange, Fidelity, Format, Grid, Limits, Precision};
-pub use kir::KirError;
-pub use plan::{PlanError, PlanParams};
-pub use program::{Compiled, DeviceProgram, ProgramError};
+pub use kir::{Arg, CompileArg, CoreArgs, KirError, Role};
+pub use layout::{DeviceTensor, Part};
+pub use plan::{BufferPlan, CbKind, CbPlan, Content, PlanError, PlanParams};
+pub use program::{Compiled, DeviceProgram, KernelDesc, ProgramError, Step};
 pub use render::RenderError;
 
 /// Any failure of the pipeline.

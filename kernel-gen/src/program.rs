@@ -20,6 +20,8 @@ pub enum ProgramError {
     Render(#[from] RenderError),
     #[error("the dispatch program did not serialise: {0}")]
     Json(String),
+    #[error("the emitted Rust module does not parse: {0}")]
+    Rust(String),
 }
 
 /// One kernel of a step.
@@ -86,10 +88,12 @@ pub struct Compiled {
 }
 
 impl Compiled {
-    /// Every artifact file: `program.json` and the kernels, by relative path.
+    /// Every artifact file: `program.json`, `program.rs` ([`crate::emit`]) and the kernels, by
+    /// relative path.
     pub fn files(&self) -> Result<BTreeMap<String, String>, ProgramError> {
         let mut files = self.sources.clone();
         files.insert("program.json".to_string(), self.program.to_json()?);
+        files.insert("program.rs".to_string(), crate::emit::rust_module(self)?);
         Ok(files)
     }
 }

@@ -1,0 +1,297 @@
+//! The dispatch program as a Rust module, so a crate embeds a checked-in program with `include!`
+//! instead of parsing JSON at start-up.
+//!
+//! The module is built with `quote` as one expression per value (`Emit`), parsed back with `syn`
+//! (so a module that does not parse is an error here, not in the embedding crate) and printed
+//! with `prettyplease`. It defines `program() -> DeviceProgram` and `SOURCES`, the kernel texts
+//! through `include_str!` of the files next to it. Everything is in declaration and `BTreeMap`
+//! order, so the bytes depend on nothing but the program.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{quote, ToTokens};
+
+use crate::device::{Core, CoreRange, Fidelity, Format, Grid};
+use crate::kir::{Arg, CompileArg, CoreArgs, Role};
+use crate::layout::{DeviceTensor, Part};
+use crate::plan::{BufferPlan, CbKind, CbPlan, Content};
+use crate::program::{Compiled, DeviceProgram, KernelDesc, ProgramError, Step};
+
+/// A value that can write the Rust expression constructing itself.
+trait Emit {
+    fn emit(&self) -> TokenStream;
+}
+
+impl Emit for u32 {
+    fn emit(&self) -> TokenStream {
+        Literal::u32_unsuffixed(*self).into_token_stream()
+    }
+}
+
+impl Emit for usize {
+    fn emit(&self) -> TokenStream {
+        Literal::usize_unsuffixed(*self).into_token_stream()
+    }
+}
+
+impl Emit for bool {
+    fn emit(&self) -> TokenStream {
+        quote!(#self)
+    }
+}
+
+impl Emit for String {
+    fn emit(&self) -> TokenStream {
+        quote!(String::from(#self))
+    }
+}
+
+impl<T: Emit> Emit for Option<T> {
+    fn emit(&self) -> TokenStream {
+        match self {
+            Some(v) => {
+                let v = v.emit();
+                quote!(Some(#v))
+            }
+            None => quote!(None),
+        }
+    }
+}
+
+impl<T: Emit> Emit for Vec<T> {
+    fn emit(&self) -> TokenStream {
+        let items = self.iter().map(Emit::emit);
+        quote!(Vec::from([#(#items),*]))
+    }
+}
+
+/// `impl Emit` for a struct: `Path { field: value, ... }` over the listed fields.
+macro_rules! emit_struct {
+    ($ty:ident { $($field:ident),* $(,)? }) => {
+        impl Emit for $ty {
+            fn emit(&self) -> TokenStream {
+                $(let $field = self.$field.emit();)*
+                quote!(kernel_gen::$ty { $($field: #$field),* })
+            }
+        }
+    };
+}
+
+/// `impl Emit` for a fieldless enum.
+macro_rules! emit_unit_enum {
+    ($ty:ident { $($variant:ident),* $(,)? }) => {
+        impl Emit for $ty {
+            fn emit(&self) -> TokenStream {
+                match self {
+                    $($ty::$variant => quote!(kernel_gen::$ty::$variant),)*
+                }
+            }
+        }
+    };
+}
+
+emit_struct!(Core { x, y });
+emit_struct!(CoreRange { start, end });
+emit_struct!(Grid { x, y });
+emit_struct!(CompileArg { name, value });
+emit_struct!(BufferPlan {
+    name,
+    pages,
+    page_bytes,
+    content
+});
+emit_struct!(CbPlan {
+    id,
+    name,
+    pages,
+    page_bytes,
+    format,
+    kind
+});
+emit_struct!(Step {
+    node,
+    op,
+    ranges,
+    cbs,
+    semaphores,
+    kernels
+});
+emit_struct!(DeviceProgram {
+    grid,
+    buffers,
+    steps
+});
+emit_unit_enum!(Fidelity {
+    LoFi,
+    HiFi2,
+    HiFi3,
+    HiFi4
+});
+emit_unit_enum!(Format { Bf16, Fp32 });
+emit_unit_enum!(Role {
+    Reader,
+    Compute,
+    Writer
+});
+emit_unit_enum!(CbKind {
+    Stream,
+    Resident,
+    Scratch
+});
+emit_unit_enum!(Part { Main, Counts });
+
+/// A runtime arg as the emitted module spells it: static data, not a constructor call per value,
+/// so a program with tens of thousands of args compiles in moments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StaticArg {
+    Const(u32),
+    Buffer(&'static str),
+}
+
+/// The per-core runtime args of a kernel from their static form `(x, y, args)`.
+pub fn core_args(list: &[(u32, u32, &[StaticArg])]) -> Vec<CoreArgs> {
+    list.iter()
+        .map(|(x, y, args)| CoreArgs {
+            core: Core { x: *x, y: *y },
+            args: args
+                .iter()
+                .map(|a| match a {
+                    StaticArg::Const(v) => Arg::Const(*v),
+                    StaticArg::Buffer(name) => Arg::BufferAddress((*name).to_string()),
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn emit_core_args(list: &[CoreArgs]) -> TokenStream {
+    let cores = list.iter().map(|c| {
+        let (x, y) = (c.core.x.emit(), c.core.y.emit());
+        let args = c.args.iter().map(|a| match a {
+            Arg::Const(v) => {
+                let v = v.emit();
+                quote!(Const(#v))
+            }
+            Arg::BufferAddress(name) => quote!(Buffer(#name)),
+        });
+        quote!((#x, #y, &[#(#args),*]))
+    });
+    quote!(kernel_gen::emit::core_args(&[#(#cores),*]))
+}
+
+impl Emit for KernelDesc {
+    fn emit(&self) -> TokenStream {
+        let name = self.name.emit();
+        let role = self.role.emit();
+        let source = self.source.emit();
+        let ranges = self.ranges.emit();
+        let compile_args = self.compile_args.emit();
+        let fidelity = self.fidelity.emit();
+        let fp32_dest_acc = self.fp32_dest_acc.emit();
+        let noc = self.noc.emit();
+        let runtime_arg_names = self.runtime_arg_names.emit();
+        let runtime_args = emit_core_args(&self.runtime_args);
+        quote!(kernel_gen::KernelDesc {
+            name: #name,
+            role: #role,
+            source: #source,
+            ranges: #ranges,
+            compile_args: #compile_args,
+            fidelity: #fidelity,
+            fp32_dest_acc: #fp32_dest_acc,
+            noc: #noc,
+            runtime_arg_names: #runtime_arg_names,
+            runtime_args: #runtime_args,
+        })
+    }
+}
+
+impl Emit for DeviceTensor {
+    fn emit(&self) -> TokenStream {
+        match *self {
+            DeviceTensor::Plane { height, width } => {
+                quote!(kernel_gen::DeviceTensor::Plane { height: #height, width: #width })
+            }
+            DeviceTensor::Activation {
+                channels,
+                height,
+                width,
+            } => quote!(kernel_gen::DeviceTensor::Activation {
+                channels: #channels, height: #height, width: #width
+            }),
+            DeviceTensor::Map { height, width } => {
+                quote!(kernel_gen::DeviceTensor::Map { height: #height, width: #width })
+            }
+            DeviceTensor::Candidates {
+                height,
+                width,
+                regions,
+                capacity,
+            } => quote!(kernel_gen::DeviceTensor::Candidates {
+                height: #height, width: #width, regions: #regions, capacity: #capacity
+            }),
+            DeviceTensor::Descriptors {
+                regions,
+                capacity,
+                dim,
+            } => quote!(kernel_gen::DeviceTensor::Descriptors {
+                regions: #regions, capacity: #capacity, dim: #dim
+            }),
+        }
+    }
+}
+
+impl Emit for Content {
+    fn emit(&self) -> TokenStream {
+        match self {
+            Content::Frame {
+                channels,
+                height,
+                width,
+            } => quote!(kernel_gen::Content::Frame {
+                channels: #channels, height: #height, width: #width
+            }),
+            Content::Output { tensor, part } => {
+                let (tensor, part) = (tensor.emit(), part.emit());
+                quote!(kernel_gen::Content::Output { tensor: #tensor, part: #part })
+            }
+            Content::External { node, tensor, part } => {
+                let (node, tensor, part) = (node.emit(), tensor.emit(), part.emit());
+                quote!(kernel_gen::Content::External { node: #node, tensor: #tensor, part: #part })
+            }
+            Content::ConvWeights { entry } => {
+                let entry = entry.emit();
+                quote!(kernel_gen::Content::ConvWeights { entry: #entry })
+            }
+            Content::ConvBias { entry } => {
+                let entry = entry.emit();
+                quote!(kernel_gen::Content::ConvBias { entry: #entry })
+            }
+        }
+    }
+}
+
+/// The Rust module embedding `compiled`; its `SOURCES` name the kernel files relative to the
+/// module's own file, so the module must be written next to them.
+pub fn rust_module(compiled: &Compiled) -> Result<String, ProgramError> {
+    let program = compiled.program.emit();
+    let sources = compiled
+        .sources
+        .keys()
+        .map(|path| quote!((#path, include_str!(#path))));
+    let tokens = quote! {
+        use kernel_gen::emit::StaticArg::{Buffer, Const};
+
+        /// The dispatch program.
+        pub fn program() -> kernel_gen::DeviceProgram {
+            #program
+        }
+
+        /// Every kernel source by its path in the program, embedded from the files next to this module.
+        pub const SOURCES: &[(&str, &str)] = &[#(#sources),*];
+    };
+    let file = syn::parse2::<syn::File>(tokens).map_err(|e| ProgramError::Rust(e.to_string()))?;
+    Ok(format!(
+        "// Generated by `cargo run -p kernel-gen`; do not edit.\n{}",
+        prettyplease::unparse(&file)
+    ))
+}
