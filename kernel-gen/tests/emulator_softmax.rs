@@ -22,6 +22,9 @@ use superpoint_graph::reference::softmax::softmax_channels;
 use superpoint_graph::{superpoint, Graph, Op, Tensor};
 
 const PCC_MIN: f64 = 0.9999;
+/// Largest |error| of a probability: the reduce and multiply operands pass the 19-bit source
+/// registers (TF32, 2^-10 relative each) and the rest is f32, so about 3·2^-10 of p ≤ 1.
+const MAX_PROB_ERR: f32 = 3e-3;
 
 fn shape_of(t: &Tensor<f32>) -> ActivationShape {
     ActivationShape {
@@ -34,7 +37,10 @@ fn shape_of(t: &Tensor<f32>) -> ActivationShape {
 fn params(grid: Grid, external: &[&str]) -> PlanParams {
     PlanParams {
         grid,
-        external: external.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>(),
+        external: external
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<BTreeSet<_>>(),
         ..PlanParams::default()
     }
 }
@@ -118,7 +124,11 @@ fn detector_head(width: usize, height: usize, hidden: usize, grid: Grid) {
         grid.x, grid.y
     );
     assert!(own >= PCC_MIN, "PCC {own} on the device's own logits");
-    assert!(chain_pcc >= PCC_MIN, "PCC {chain_pcc} against the f64 chain");
+    assert!(max_err <= MAX_PROB_ERR, "max |error| {max_err}");
+    assert!(
+        chain_pcc >= PCC_MIN,
+        "PCC {chain_pcc} against the f64 chain"
+    );
 }
 
 #[test]
@@ -175,7 +185,11 @@ fn softmax_fold_from_the_fixture_score_map_640x480() {
         "softmax+fold astronaut 640x480: PCC {own:.8} (uploaded logits, max |err| {max_err:e}), {vs_fixture:.8} (fixture), step {times:?}"
     );
     assert!(own >= PCC_MIN, "PCC {own} on the uploaded logits");
-    assert!(vs_fixture >= PCC_MIN, "PCC {vs_fixture} against the fixture");
+    assert!(max_err <= MAX_PROB_ERR, "max |error| {max_err}");
+    assert!(
+        vs_fixture >= PCC_MIN,
+        "PCC {vs_fixture} against the fixture"
+    );
 }
 
 /// One bf16 ulp at `v`: 2^(exponent − 7).

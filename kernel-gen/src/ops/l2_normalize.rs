@@ -18,7 +18,9 @@ use crate::kir::{
     SfpuOp, Trips,
 };
 use crate::layout::ActivationShape;
-use crate::plan::{cb, cb_fp32, largest_divisor_within, CbKind, NodePlan, OpPlan, PlanParams, Split};
+use crate::plan::{
+    cb, cb_fp32, largest_divisor_within, CbKind, NodePlan, OpPlan, PlanParams, Split,
+};
 
 /// The floor of the squared norm: the reference divides by `max(‖x‖, 1e-12)`.
 pub const SQUARED_NORM_FLOOR: f32 = 1e-24;
@@ -142,14 +144,20 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
                 pages: 1,
             },
             block_loop(vec![
-                Call::CbReserve { cb: cb_in, pages: t },
+                Call::CbReserve {
+                    cb: cb_in,
+                    pages: t,
+                },
                 Call::DramRead {
                     buffer: source.clone(),
                     pages: t,
                     page_bytes: 2048,
                     cb: cb_in,
                 },
-                Call::CbPush { cb: cb_in, pages: t },
+                Call::CbPush {
+                    cb: cb_in,
+                    pages: t,
+                },
             ]),
         ],
     };
@@ -175,7 +183,10 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
                 pages: 1,
             },
             block_loop(vec![
-                Call::CbWait { cb: cb_in, pages: t },
+                Call::CbWait {
+                    cb: cb_in,
+                    pages: t,
+                },
                 grouped(vec![
                     Call::CbReserve {
                         cb: squares,
@@ -259,7 +270,10 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
                     cb: factor,
                     pages: 1,
                 },
-                Call::CbPop { cb: cb_in, pages: t },
+                Call::CbPop {
+                    cb: cb_in,
+                    pages: t,
+                },
             ]),
             Call::CbPop {
                 cb: floor,
@@ -297,4 +311,46 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
         ])])],
     };
     Ok(vec![reader, compute, writer])
+}
+
+#[cfg(test)]
+mod tests {
+    use superpoint_graph::superpoint;
+
+    use super::*;
+    use crate::plan::plan;
+
+    #[test]
+    fn the_640x480_descriptors_in_groups_of_four_fp32_tiles() {
+        let graph = superpoint(640, 480).pruned(&["descriptors_dense"]);
+        let mut params = PlanParams {
+            external: ["convDb".to_string()].into(),
+            ..PlanParams::default()
+        };
+        let planned = plan(&graph, &params).expect("plans");
+        let node = &planned.nodes[0];
+        // 60×80 pixels = 150 blocks of 32; 256 channels = 8 tiles in two fp32 DST groups.
+        assert_eq!(
+            (node.name.as_str(), node.split.blocks),
+            ("descriptors_dense", 150)
+        );
+        assert_eq!(node.precision.fidelity, Fidelity::HiFi4);
+        match &node.op {
+            OpPlan::L2Normalize(p) => {
+                assert_eq!((p.channels, p.in_tiles, p.group), (256, 8, 4));
+                assert_eq!(f32::from_bits(p.floor_bits), 1e-24);
+            }
+            other => panic!("expected an L2 normalisation, got {other:?}"),
+        }
+        let bf16_dst = Precision {
+            fp32_dest: false,
+            ..Precision::PORT
+        };
+        params
+            .overrides
+            .insert("descriptors_dense".into(), bf16_dst);
+        let planned = plan(&graph, &params).expect("plans");
+        assert_eq!(planned.nodes[0].precision, bf16_dst);
+        assert!(matches!(&planned.nodes[0].op, OpPlan::L2Normalize(p) if p.group == 8));
+    }
 }

@@ -80,7 +80,11 @@ pub fn defer(graph: &Graph, node: &Node) -> Result<(), PlanError> {
 }
 
 /// The logits a `DustbinFold` node folds: the input of the softmax feeding it.
-pub fn logits<'g>(graph: &'g Graph, node: &Node, params: &PlanParams) -> Result<&'g str, PlanError> {
+pub fn logits<'g>(
+    graph: &'g Graph,
+    node: &Node,
+    params: &PlanParams,
+) -> Result<&'g str, PlanError> {
     let source = node.inputs.first().and_then(|i| graph.node(i));
     match source {
         Some(s) if matches!(s.op, Op::Softmax) && !params.external.contains(&s.name) => s
@@ -221,9 +225,15 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                     page_bytes: 2048,
                     cb: rows,
                 },
-                Call::CbReserve { cb: cb_in, pages: t },
+                Call::CbReserve {
+                    cb: cb_in,
+                    pages: t,
+                },
                 Call::L1Gather { bytes: t * 2048 },
-                Call::CbPush { cb: cb_in, pages: t },
+                Call::CbPush {
+                    cb: cb_in,
+                    pages: t,
+                },
             ]),
         ],
     };
@@ -241,7 +251,10 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                 pages: 1,
             },
             unit_loop(vec![
-                Call::CbWait { cb: cb_in, pages: t },
+                Call::CbWait {
+                    cb: cb_in,
+                    pages: t,
+                },
                 Call::CbReserve { cb: max, pages: 1 },
                 Call::Dst {
                     tiles: 1,
@@ -272,7 +285,10 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                 },
                 Call::CbPush { cb: exp, pages: t },
                 Call::CbPop { cb: max, pages: 1 },
-                Call::CbPop { cb: cb_in, pages: t },
+                Call::CbPop {
+                    cb: cb_in,
+                    pages: t,
+                },
                 Call::CbWait { cb: exp, pages: t },
                 Call::CbReserve {
                     cb: recip,
@@ -363,4 +379,138 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
         ],
     };
     Ok(vec![reader, compute, writer])
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use superpoint_graph::{superpoint, Graph, Node, Op};
+
+    use super::*;
+    use crate::plan::{plan, Content};
+
+    fn cut_at(external: &[&str]) -> PlanParams {
+        PlanParams {
+            external: external
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<BTreeSet<_>>(),
+            ..PlanParams::default()
+        }
+    }
+
+    #[test]
+    fn the_640x480_pair_is_one_node_writing_the_map() {
+        let graph = superpoint(640, 480).pruned(&["scores"]);
+        let planned = plan(&graph, &cut_at(&["convPb"])).expect("plans");
+        assert_eq!(planned.nodes.len(), 1);
+        let node = &planned.nodes[0];
+        assert_eq!(
+            (node.name.as_str(), node.inputs.as_slice()),
+            ("scores", &["convPb".to_string()][..])
+        );
+        // 20×15 map tiles = 150 units of two over 120 cores: the first 30 take two.
+        assert_eq!(node.split.blocks, 150);
+        assert_eq!(node.split.work[29].count, 2);
+        assert_eq!(node.split.work[30].count, 1);
+        assert_eq!(node.precision.fidelity, Fidelity::HiFi4);
+        match &node.op {
+            OpPlan::SoftmaxFold(p) => {
+                assert_eq!(
+                    (p.channels, p.cell_width, p.in_tiles, p.out_tiles),
+                    (65, 80, 3, 2)
+                );
+                assert_eq!((p.map_tiles_x, p.map_tiles), (20, 300));
+            }
+            other => panic!("expected the fused pair, got {other:?}"),
+        }
+        let map = planned
+            .buffers
+            .iter()
+            .find(|b| b.name == "scores")
+            .expect("map buffer");
+        assert_eq!((map.pages, map.page_bytes), (300, 4096));
+        assert!(matches!(map.content, Content::Output { .. }));
+    }
+
+    #[test]
+    fn an_override_sets_the_precision() {
+        let graph = superpoint(64, 32).pruned(&["scores"]);
+        let mut params = cut_at(&["convPb"]);
+        params.overrides.insert("scores".into(), Precision::PORT);
+        let planned = plan(&graph, &params).expect("plans");
+        assert_eq!(planned.nodes[0].precision, Precision::PORT);
+    }
+
+    #[test]
+    fn a_softmax_without_its_fold_is_rejected() {
+        let graph = superpoint(64, 32).pruned(&["softmax"]);
+        assert_eq!(
+            plan(&graph, &cut_at(&["convPb"])).err(),
+            Some(PlanError::SoftmaxWithoutFold {
+                node: "softmax".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_fold_of_an_external_softmax_is_rejected() {
+        let graph = superpoint(64, 32).pruned(&["scores"]);
+        assert_eq!(
+            plan(&graph, &cut_at(&["softmax"])).err(),
+            Some(PlanError::FoldWithoutSoftmax {
+                node: "scores".into(),
+                input: "softmax".into()
+            })
+        );
+    }
+
+    #[test]
+    fn only_cell_8_folds_on_the_device() {
+        let node = |name: &str, input: &str, op| Node {
+            name: name.into(),
+            inputs: vec![input.into()],
+            op,
+        };
+        let graph = Graph {
+            outputs: vec!["scores".into()],
+            nodes: vec![
+                Node {
+                    name: "logits".into(),
+                    inputs: vec![],
+                    op: Op::InputPlane,
+                },
+                node(
+                    "frame",
+                    "logits",
+                    Op::Resize {
+                        width: 64,
+                        height: 32,
+                    },
+                ),
+                node(
+                    "conv",
+                    "frame",
+                    Op::Conv2d {
+                        weights: "conv".into(),
+                        in_channels: 1,
+                        out_channels: 17,
+                        kernel: 1,
+                        pad: 0,
+                        relu: false,
+                    },
+                ),
+                node("softmax", "conv", Op::Softmax),
+                node("scores", "softmax", Op::DustbinFold { cell: 4 }),
+            ],
+        };
+        assert_eq!(
+            plan(&graph, &cut_at(&["conv"])).err(),
+            Some(PlanError::UnsupportedCell {
+                node: "scores".into(),
+                cell: 4
+            })
+        );
+    }
 }

@@ -293,7 +293,12 @@ pub fn fixture_dense(case: &str, array: &str) -> Tensor<f32> {
         .join(case)
         .join(format!("{array}.npy"));
     let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(&bytes[..6], b"\x93NUMPY", "{}: not an .npy file", path.display());
+    assert_eq!(
+        &bytes[..6],
+        b"\x93NUMPY",
+        "{}: not an .npy file",
+        path.display()
+    );
     let (header_len, start) = if bytes[6] == 1 {
         (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
     } else {
