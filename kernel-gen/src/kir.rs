@@ -290,7 +290,7 @@ pub(crate) fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec
         .collect()
 }
 
-fn blocks(trips: Trips, body: Vec<Call>) -> Call {
+pub(crate) fn blocks(trips: Trips, body: Vec<Call>) -> Call {
     Call::Loop { trips, body }
 }
 

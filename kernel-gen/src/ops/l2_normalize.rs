@@ -12,10 +12,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::device::{Fidelity, Format, Grid, Precision};
+use crate::device::{Format, Grid};
 use crate::kir::{
-    args, cb_id, input, names, per_core, Arg, BinaryOp, Call, Kernel, KirError, ReduceOp, Role,
-    SfpuOp, Trips,
+    args, blocks, cb_id, input, names, per_core, Arg, BinaryOp, Call, Kernel, KirError, ReduceOp,
+    Role, SfpuOp, Trips,
 };
 use crate::layout::ActivationShape;
 use crate::plan::{
@@ -39,14 +39,6 @@ pub struct L2NormalizePlan {
     pub floor_bits: u32,
 }
 
-/// The node's precision: its override, else the default with HiFi4 (see the module docs).
-pub fn precision(params: &PlanParams, node: &str) -> Precision {
-    params.overrides.get(node).copied().unwrap_or(Precision {
-        fidelity: Fidelity::HiFi4,
-        ..params.precision
-    })
-}
-
 /// Plans the normalisation of `input` by node `name` reading buffer `source`.
 pub fn node_plan(
     name: &str,
@@ -55,7 +47,7 @@ pub fn node_plan(
     params: &PlanParams,
     grid: Grid,
 ) -> NodePlan {
-    let precision = precision(params, name);
+    let precision = super::hifi4_unless_overridden(params, name);
     let in_tiles = input.channel_tiles() as u32;
     let group = largest_divisor_within(in_tiles, precision.dst_tiles());
     NodePlan {
@@ -80,13 +72,6 @@ pub fn node_plan(
             group,
             floor_bits: SQUARED_NORM_FLOOR.to_bits(),
         }),
-    }
-}
-
-fn block_loop(body: Vec<Call>) -> Call {
-    Call::Loop {
-        trips: Trips::Blocks,
-        body,
     }
 }
 
@@ -143,22 +128,25 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
                 cb: floor,
                 pages: 1,
             },
-            block_loop(vec![
-                Call::CbReserve {
-                    cb: cb_in,
-                    pages: t,
-                },
-                Call::DramRead {
-                    buffer: source.clone(),
-                    pages: t,
-                    page_bytes: 2048,
-                    cb: cb_in,
-                },
-                Call::CbPush {
-                    cb: cb_in,
-                    pages: t,
-                },
-            ]),
+            blocks(
+                Trips::Blocks,
+                vec![
+                    Call::CbReserve {
+                        cb: cb_in,
+                        pages: t,
+                    },
+                    Call::DramRead {
+                        buffer: source.clone(),
+                        pages: t,
+                        page_bytes: 2048,
+                        cb: cb_in,
+                    },
+                    Call::CbPush {
+                        cb: cb_in,
+                        pages: t,
+                    },
+                ],
+            ),
         ],
     };
     let grouped = |body: Vec<Call>| Call::Loop {
@@ -182,99 +170,102 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
                 cb: floor,
                 pages: 1,
             },
-            block_loop(vec![
-                Call::CbWait {
-                    cb: cb_in,
-                    pages: t,
-                },
-                grouped(vec![
-                    Call::CbReserve {
+            blocks(
+                Trips::Blocks,
+                vec![
+                    Call::CbWait {
+                        cb: cb_in,
+                        pages: t,
+                    },
+                    grouped(vec![
+                        Call::CbReserve {
+                            cb: squares,
+                            pages: g,
+                        },
+                        Call::Dst {
+                            tiles: g,
+                            body: vec![
+                                Call::Binary {
+                                    op: BinaryOp::Mul,
+                                    tiles: g,
+                                },
+                                Call::Pack {
+                                    cb: squares,
+                                    tiles: g,
+                                },
+                            ],
+                        },
+                        Call::CbPush {
+                            cb: squares,
+                            pages: g,
+                        },
+                    ]),
+                    Call::CbWait {
                         cb: squares,
-                        pages: g,
+                        pages: t,
+                    },
+                    Call::CbReserve {
+                        cb: factor,
+                        pages: 1,
                     },
                     Call::Dst {
-                        tiles: g,
+                        tiles: 2,
                         body: vec![
-                            Call::Binary {
-                                op: BinaryOp::Mul,
-                                tiles: g,
+                            Call::Reduce {
+                                op: ReduceOp::SumRow,
+                                tiles: t,
+                            },
+                            Call::Copy { tiles: 1 },
+                            Call::Sfpu {
+                                op: SfpuOp::Max,
+                                tiles: 1,
+                            },
+                            Call::Sfpu {
+                                op: SfpuOp::Rsqrt,
+                                tiles: 1,
                             },
                             Call::Pack {
-                                cb: squares,
-                                tiles: g,
+                                cb: factor,
+                                tiles: 1,
                             },
                         ],
                     },
                     Call::CbPush {
+                        cb: factor,
+                        pages: 1,
+                    },
+                    Call::CbPop {
                         cb: squares,
-                        pages: g,
+                        pages: t,
                     },
-                ]),
-                Call::CbWait {
-                    cb: squares,
-                    pages: t,
-                },
-                Call::CbReserve {
-                    cb: factor,
-                    pages: 1,
-                },
-                Call::Dst {
-                    tiles: 2,
-                    body: vec![
-                        Call::Reduce {
-                            op: ReduceOp::SumRow,
-                            tiles: t,
-                        },
-                        Call::Copy { tiles: 1 },
-                        Call::Sfpu {
-                            op: SfpuOp::Max,
-                            tiles: 1,
-                        },
-                        Call::Sfpu {
-                            op: SfpuOp::Rsqrt,
-                            tiles: 1,
-                        },
-                        Call::Pack {
-                            cb: factor,
-                            tiles: 1,
-                        },
-                    ],
-                },
-                Call::CbPush {
-                    cb: factor,
-                    pages: 1,
-                },
-                Call::CbPop {
-                    cb: squares,
-                    pages: t,
-                },
-                Call::CbWait {
-                    cb: factor,
-                    pages: 1,
-                },
-                grouped(vec![
-                    Call::CbReserve { cb: out, pages: g },
-                    Call::Dst {
-                        tiles: g,
-                        body: vec![
-                            Call::Binary {
-                                op: BinaryOp::MulBcastCols,
-                                tiles: g,
-                            },
-                            Call::Pack { cb: out, tiles: g },
-                        ],
+                    Call::CbWait {
+                        cb: factor,
+                        pages: 1,
                     },
-                    Call::CbPush { cb: out, pages: g },
-                ]),
-                Call::CbPop {
-                    cb: factor,
-                    pages: 1,
-                },
-                Call::CbPop {
-                    cb: cb_in,
-                    pages: t,
-                },
-            ]),
+                    grouped(vec![
+                        Call::CbReserve { cb: out, pages: g },
+                        Call::Dst {
+                            tiles: g,
+                            body: vec![
+                                Call::Binary {
+                                    op: BinaryOp::MulBcastCols,
+                                    tiles: g,
+                                },
+                                Call::Pack { cb: out, tiles: g },
+                            ],
+                        },
+                        Call::CbPush { cb: out, pages: g },
+                    ]),
+                    Call::CbPop {
+                        cb: factor,
+                        pages: 1,
+                    },
+                    Call::CbPop {
+                        cb: cb_in,
+                        pages: t,
+                    },
+                ],
+            ),
             Call::CbPop {
                 cb: floor,
                 pages: 1,
@@ -299,22 +290,26 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
             ]
         }),
         precision: None,
-        body: vec![block_loop(vec![grouped(vec![
-            Call::CbWait { cb: out, pages: g },
-            Call::DramWrite {
-                buffer: node.output.clone(),
-                pages: g,
-                page_bytes: 2048,
-                cb: out,
-            },
-            Call::CbPop { cb: out, pages: g },
-        ])])],
+        body: vec![blocks(
+            Trips::Blocks,
+            vec![grouped(vec![
+                Call::CbWait { cb: out, pages: g },
+                Call::DramWrite {
+                    buffer: node.output.clone(),
+                    pages: g,
+                    page_bytes: 2048,
+                    cb: out,
+                },
+                Call::CbPop { cb: out, pages: g },
+            ])],
+        )],
     };
     Ok(vec![reader, compute, writer])
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::device::{Fidelity, Precision};
     use superpoint_graph::superpoint;
 
     use super::*;

@@ -22,10 +22,10 @@
 use serde::{Deserialize, Serialize};
 use superpoint_graph::{Graph, Node, Op};
 
-use crate::device::{Fidelity, Grid, Precision};
+use crate::device::Grid;
 use crate::kir::{
-    args, cb_id, input, names, per_core, Arg, BinaryOp, Call, Kernel, KirError, ReduceOp, Role,
-    SfpuOp, Trips,
+    args, blocks, cb_id, input, names, per_core, Arg, BinaryOp, Call, Kernel, KirError, ReduceOp,
+    Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::layout::{tiles, ActivationShape};
@@ -52,14 +52,6 @@ pub struct SoftmaxFoldPlan {
     /// Map tiles per map row (W / 32) and in all.
     pub map_tiles_x: u32,
     pub map_tiles: u32,
-}
-
-/// The node's precision: its override, else the default with HiFi4 (see the module docs).
-pub fn precision(params: &PlanParams, node: &str) -> Precision {
-    params.overrides.get(node).copied().unwrap_or(Precision {
-        fidelity: Fidelity::HiFi4,
-        ..params.precision
-    })
 }
 
 /// Accepts a `Softmax` node only when a `DustbinFold` is its single consumer and it is not a
@@ -133,7 +125,7 @@ pub fn node_plan(
         name: node.name.clone(),
         inputs: vec![logits.to_string()],
         output: node.name.clone(),
-        precision: precision(params, &node.name),
+        precision: super::hifi4_unless_overridden(params, &node.name),
         split: Split::new(grid, map_tiles.div_ceil(TILES_PER_UNIT)),
         cbs: vec![
             cb(0, "cb_in", 2 * in_tiles, CbKind::Stream),
@@ -159,13 +151,6 @@ pub fn node_plan(
             map_tiles,
         }),
     })
-}
-
-fn unit_loop(body: Vec<Call>) -> Call {
-    Call::Loop {
-        trips: Trips::Blocks,
-        body,
-    }
 }
 
 /// The reader, compute and writer kernels of a planned pair.
@@ -217,24 +202,27 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                 cb: rows,
                 pages: cached,
             },
-            unit_loop(vec![
-                // Worst case: every cell row of both map tiles misses the cache.
-                Call::DramRead {
-                    buffer: logits.clone(),
-                    pages: TILES_PER_UNIT * cached,
-                    page_bytes: 2048,
-                    cb: rows,
-                },
-                Call::CbReserve {
-                    cb: cb_in,
-                    pages: t,
-                },
-                Call::L1Gather { bytes: t * 2048 },
-                Call::CbPush {
-                    cb: cb_in,
-                    pages: t,
-                },
-            ]),
+            blocks(
+                Trips::Blocks,
+                vec![
+                    // Worst case: every cell row of both map tiles misses the cache.
+                    Call::DramRead {
+                        buffer: logits.clone(),
+                        pages: TILES_PER_UNIT * cached,
+                        page_bytes: 2048,
+                        cb: rows,
+                    },
+                    Call::CbReserve {
+                        cb: cb_in,
+                        pages: t,
+                    },
+                    Call::L1Gather { bytes: t * 2048 },
+                    Call::CbPush {
+                        cb: cb_in,
+                        pages: t,
+                    },
+                ],
+            ),
         ],
     };
     let compute = Kernel {
@@ -250,93 +238,96 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                 cb: scaler,
                 pages: 1,
             },
-            unit_loop(vec![
-                Call::CbWait {
-                    cb: cb_in,
-                    pages: t,
-                },
-                Call::CbReserve { cb: max, pages: 1 },
-                Call::Dst {
-                    tiles: 1,
-                    body: vec![
-                        Call::Reduce {
-                            op: ReduceOp::MaxRow,
-                            tiles: t,
-                        },
-                        Call::Pack { cb: max, tiles: 1 },
-                    ],
-                },
-                Call::CbPush { cb: max, pages: 1 },
-                Call::CbWait { cb: max, pages: 1 },
-                Call::CbReserve { cb: exp, pages: t },
-                Call::Dst {
-                    tiles: t,
-                    body: vec![
-                        Call::Binary {
-                            op: BinaryOp::SubBcastCols,
-                            tiles: t,
-                        },
-                        Call::Sfpu {
-                            op: SfpuOp::Exp,
-                            tiles: t,
-                        },
-                        Call::Pack { cb: exp, tiles: t },
-                    ],
-                },
-                Call::CbPush { cb: exp, pages: t },
-                Call::CbPop { cb: max, pages: 1 },
-                Call::CbPop {
-                    cb: cb_in,
-                    pages: t,
-                },
-                Call::CbWait { cb: exp, pages: t },
-                Call::CbReserve {
-                    cb: recip,
-                    pages: 1,
-                },
-                Call::Dst {
-                    tiles: 1,
-                    body: vec![
-                        Call::Reduce {
-                            op: ReduceOp::SumRow,
-                            tiles: t,
-                        },
-                        Call::Sfpu {
-                            op: SfpuOp::Recip,
-                            tiles: 1,
-                        },
-                        Call::Pack {
-                            cb: recip,
-                            tiles: 1,
-                        },
-                    ],
-                },
-                Call::CbPush {
-                    cb: recip,
-                    pages: 1,
-                },
-                Call::CbWait {
-                    cb: recip,
-                    pages: 1,
-                },
-                Call::CbReserve { cb: out, pages: o },
-                Call::Dst {
-                    tiles: o,
-                    body: vec![
-                        Call::Binary {
-                            op: BinaryOp::MulBcastCols,
-                            tiles: o,
-                        },
-                        Call::Pack { cb: out, tiles: o },
-                    ],
-                },
-                Call::CbPush { cb: out, pages: o },
-                Call::CbPop {
-                    cb: recip,
-                    pages: 1,
-                },
-                Call::CbPop { cb: exp, pages: t },
-            ]),
+            blocks(
+                Trips::Blocks,
+                vec![
+                    Call::CbWait {
+                        cb: cb_in,
+                        pages: t,
+                    },
+                    Call::CbReserve { cb: max, pages: 1 },
+                    Call::Dst {
+                        tiles: 1,
+                        body: vec![
+                            Call::Reduce {
+                                op: ReduceOp::MaxRow,
+                                tiles: t,
+                            },
+                            Call::Pack { cb: max, tiles: 1 },
+                        ],
+                    },
+                    Call::CbPush { cb: max, pages: 1 },
+                    Call::CbWait { cb: max, pages: 1 },
+                    Call::CbReserve { cb: exp, pages: t },
+                    Call::Dst {
+                        tiles: t,
+                        body: vec![
+                            Call::Binary {
+                                op: BinaryOp::SubBcastCols,
+                                tiles: t,
+                            },
+                            Call::Sfpu {
+                                op: SfpuOp::Exp,
+                                tiles: t,
+                            },
+                            Call::Pack { cb: exp, tiles: t },
+                        ],
+                    },
+                    Call::CbPush { cb: exp, pages: t },
+                    Call::CbPop { cb: max, pages: 1 },
+                    Call::CbPop {
+                        cb: cb_in,
+                        pages: t,
+                    },
+                    Call::CbWait { cb: exp, pages: t },
+                    Call::CbReserve {
+                        cb: recip,
+                        pages: 1,
+                    },
+                    Call::Dst {
+                        tiles: 1,
+                        body: vec![
+                            Call::Reduce {
+                                op: ReduceOp::SumRow,
+                                tiles: t,
+                            },
+                            Call::Sfpu {
+                                op: SfpuOp::Recip,
+                                tiles: 1,
+                            },
+                            Call::Pack {
+                                cb: recip,
+                                tiles: 1,
+                            },
+                        ],
+                    },
+                    Call::CbPush {
+                        cb: recip,
+                        pages: 1,
+                    },
+                    Call::CbWait {
+                        cb: recip,
+                        pages: 1,
+                    },
+                    Call::CbReserve { cb: out, pages: o },
+                    Call::Dst {
+                        tiles: o,
+                        body: vec![
+                            Call::Binary {
+                                op: BinaryOp::MulBcastCols,
+                                tiles: o,
+                            },
+                            Call::Pack { cb: out, tiles: o },
+                        ],
+                    },
+                    Call::CbPush { cb: out, pages: o },
+                    Call::CbPop {
+                        cb: recip,
+                        pages: 1,
+                    },
+                    Call::CbPop { cb: exp, pages: t },
+                ],
+            ),
             Call::CbPop {
                 cb: scaler,
                 pages: 1,
@@ -362,20 +353,23 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                 cb: map,
                 pages: TILES_PER_UNIT,
             },
-            unit_loop(vec![
-                Call::CbWait { cb: out, pages: o },
-                Call::L1Gather {
-                    bytes: TILES_PER_UNIT * MAP_PAGE_BYTES,
-                },
-                // The last unit of an odd number of map tiles writes one page; this is the worst case.
-                Call::DramWrite {
-                    buffer: node.output.clone(),
-                    pages: TILES_PER_UNIT,
-                    page_bytes: MAP_PAGE_BYTES,
-                    cb: map,
-                },
-                Call::CbPop { cb: out, pages: o },
-            ]),
+            blocks(
+                Trips::Blocks,
+                vec![
+                    Call::CbWait { cb: out, pages: o },
+                    Call::L1Gather {
+                        bytes: TILES_PER_UNIT * MAP_PAGE_BYTES,
+                    },
+                    // The last unit of an odd number of map tiles writes one page; this is the worst case.
+                    Call::DramWrite {
+                        buffer: node.output.clone(),
+                        pages: TILES_PER_UNIT,
+                        page_bytes: MAP_PAGE_BYTES,
+                        cb: map,
+                    },
+                    Call::CbPop { cb: out, pages: o },
+                ],
+            ),
         ],
     };
     Ok(vec![reader, compute, writer])
@@ -383,6 +377,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
 
 #[cfg(test)]
 mod tests {
+    use crate::device::{Fidelity, Precision};
     use std::collections::BTreeSet;
 
     use superpoint_graph::{superpoint, Graph, Node, Op};
