@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::device::{Core, CoreRange, Precision};
+use crate::ops;
 use crate::plan::{CbPlan, ConvPlan, NodePlan, OpPlan, Plan, PoolPlan};
 
 /// What cannot be lowered to kernel IR.
@@ -84,6 +85,27 @@ pub enum Trips {
 pub enum SfpuOp {
     Relu,
     Max,
+    Exp,
+    Recip,
+    Rsqrt,
+}
+
+/// A reduction of each tile row into column 0 of one DST tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReduceOp {
+    MaxRow,
+    SumRow,
+}
+
+/// An element-wise operation of two CB tiles into DST (the `*BcastCols` forms take column 0 of
+/// the second operand for every column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BinaryOp {
+    Mul,
+    SubBcastCols,
+    MulBcastCols,
 }
 
 /// One typed step of a kernel.
@@ -143,6 +165,16 @@ pub enum Call {
     },
     Sfpu {
         op: SfpuOp,
+        tiles: u32,
+    },
+    /// `reduce_tile` of `tiles` CB tiles accumulated into one DST tile.
+    Reduce {
+        op: ReduceOp,
+        tiles: u32,
+    },
+    /// `tiles` element-wise operations of CB tiles into DST tiles.
+    Binary {
+        op: BinaryOp,
         tiles: u32,
     },
     Pack {
@@ -222,7 +254,7 @@ pub fn input(node: &NodePlan, index: usize) -> Result<String, KirError> {
         })
 }
 
-fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
+pub(crate) fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
     node.cbs
         .iter()
         .find(|c| c.name == name)
@@ -233,7 +265,7 @@ fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
         })
 }
 
-fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
+pub(crate) fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
     pairs
         .iter()
         .map(|(name, value)| CompileArg {
@@ -243,11 +275,11 @@ fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
         .collect()
 }
 
-fn names(list: &[&str]) -> Vec<String> {
+pub(crate) fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec<CoreArgs> {
+pub(crate) fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec<CoreArgs> {
     node.split
         .work
         .iter()
@@ -258,7 +290,7 @@ fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec<CoreArgs> 
         .collect()
 }
 
-fn blocks(trips: Trips, body: Vec<Call>) -> Call {
+pub(crate) fn blocks(trips: Trips, body: Vec<Call>) -> Call {
     Call::Loop { trips, body }
 }
 
@@ -612,6 +644,8 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
         let (op, kernels) = match &node.op {
             OpPlan::Conv2d(c) => ("conv2d", conv_kernels(node, c)?),
             OpPlan::MaxPool2(p) => ("max_pool2", pool_kernels(node, p)?),
+            OpPlan::SoftmaxFold(p) => ("softmax_fold", ops::softmax_fold::kernels(node, p)?),
+            OpPlan::L2Normalize(p) => ("l2_normalize", ops::l2_normalize::kernels(node, p)?),
         };
         nodes.push(NodeKir {
             node: node.name.clone(),

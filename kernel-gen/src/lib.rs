@@ -36,6 +36,30 @@
 //!   small tile cache, the compute kernel takes their maximum with `binary_max_tile`.
 //! * CBs: conv `cb_im2col` (0, 2·K tiles), `cb_weights` (1), `cb_bias` (2), `cb_window` (3,
 //!   scratch), `cb_out` (16, 2 groups); pool `cb_taps` (0, 2×4), `cb_cache` (1), `cb_out` (16).
+//! * **softmax + dustbin fold** ([`ops::softmax_fold`]): a `Softmax` whose only consumer is a
+//!   `DustbinFold{cell: 8}` is planned with it as one program named after the fold, reading
+//!   convPb's activation and writing the Float32 score map (Map layout); the 65-channel
+//!   probabilities never reach DRAM. A lone softmax (or a fold without its softmax) is a typed
+//!   plan error. The work unit is two map tiles (32 cells): the reader gathers their cells into
+//!   one channels-last tile row through a 4-slot cache of input blocks (one per cell row of a
+//!   map tile) and writes the lowest bf16 into the padding channels, so they leave the max and
+//!   the sum. Compute (fp32 DST): reduce-MAX over the 3 channel tiles, `sub_tiles_bcast<COL>`,
+//!   `exp_tile`, reduce-SUM, `recip_tile`, `mul_tiles_bcast<COL>` on the 2 kept tiles, packed
+//!   Float32. The writer does the fold as a data move: channel k of a cell is row k/8, columns
+//!   k%8 of its 8×8 patch, 8 consecutive values of one face row on both sides, so each cell is 8
+//!   copies of 32 B into map tiles assembled in L1, each written as one 4 KiB page. CBs `cb_in`
+//!   (0), `cb_scaler` (1), `cb_rows` (2, scratch), `cb_max` / `cb_exp` / `cb_recip` (3–5,
+//!   Float32), `cb_out` (16, Float32), `cb_map` (17, Float32 scratch).
+//! * **l2_normalize** ([`ops::l2_normalize`]): per block of 32 pixels, squares of the 8 channel
+//!   tiles (Float32), reduce-SUM over all of them, `binary_max_tile` with a constant 1e-24 tile
+//!   (the reference's `max(‖x‖, 1e-12)`: a zero vector stays zero), `rsqrt_tile`, and
+//!   `mul_tiles_bcast<COL>` back to bf16 in the Activation layout.
+//! * Both normalising ops default to **HiFi4** (a per-node override still wins): their
+//!   multiplies put the broadcast factor (and for L2 the squared operand) in SrcB, which HiFi2
+//!   truncates to 7 bits. Measured on the emulator: L2 at HiFi2 is up to 3.2 bf16 ulp off, at
+//!   HiFi4 0.64; the score map's largest error is 7.7e-3 at HiFi2 and 4.4e-4 at HiFi4. Both
+//!   need the fp32 DST of the default precision: with a bf16 DST (HiFi4) L2 is 2.2 ulp off and
+//!   the map 5.5e-3.
 //!
 //! The dispatch program is also emitted as a Rust module ([`emit`], `program.rs` next to each
 //! artifact set) so a crate embeds it with `include!` instead of parsing JSON.

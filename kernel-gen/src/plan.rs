@@ -15,6 +15,7 @@ use thiserror::Error;
 
 use crate::device::{Core, CoreRange, Format, Grid, Limits, Precision};
 use crate::layout::{conv_k_tiles, tiles, ActivationShape, DeviceTensor, LayoutError, Part};
+use crate::ops;
 
 /// What the planner cannot handle.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -37,6 +38,12 @@ pub enum PlanError {
     UnknownExternal { node: String },
     #[error("node `{node}`: precision {format:?} is not supported yet (activations and weights are bf16)")]
     UnsupportedFormat { node: String, format: Format },
+    #[error("node `{node}`: a softmax lowers only fused with a dustbin_fold that is its only consumer (the device writes the folded score map, never the probabilities); make a dustbin_fold its only consumer and not a graph output")]
+    SoftmaxWithoutFold { node: String },
+    #[error("node `{node}`: a dustbin_fold lowers only fused with the softmax producing its input, but `{input}` is not a softmax planned on the device")]
+    FoldWithoutSoftmax { node: String, input: String },
+    #[error("node `{node}`: cell {cell} cannot be folded on the device (a 32x32 map tile holds 4x4 cells of 8 pixels); use cell 8")]
+    UnsupportedCell { node: String, cell: usize },
     #[error("grid {x}x{y} is empty")]
     EmptyGrid { x: u32, y: u32 },
 }
@@ -145,7 +152,7 @@ pub struct Split {
 
 impl Split {
     /// `blocks` blocks over at most all cores of `grid`, the first `blocks % cores` cores taking one more.
-    fn new(grid: Grid, blocks: u32) -> Split {
+    pub(crate) fn new(grid: Grid, blocks: u32) -> Split {
         let cores = grid.cores().min(blocks).max(1);
         let mut start = 0;
         let work = (0..cores)
@@ -205,6 +212,8 @@ pub struct PoolPlan {
 pub enum OpPlan {
     Conv2d(ConvPlan),
     MaxPool2(PoolPlan),
+    SoftmaxFold(crate::ops::softmax_fold::SoftmaxFoldPlan),
+    L2Normalize(crate::ops::l2_normalize::L2NormalizePlan),
 }
 
 /// One device node: a program of three kernels on `split.ranges`.
@@ -232,7 +241,7 @@ const TILE_BYTES: u32 = 2048;
 /// Input tiles the max-pool reader caches.
 const POOL_CACHE_SLOTS: u32 = 8;
 
-fn cb(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
+pub(crate) fn cb(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
     CbPlan {
         id,
         name: name.to_string(),
@@ -240,6 +249,15 @@ fn cb(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
         page_bytes: TILE_BYTES,
         format: Format::Bf16,
         kind,
+    }
+}
+
+/// A CB of Float32 tiles.
+pub(crate) fn cb_fp32(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
+    CbPlan {
+        page_bytes: Format::Fp32.tile_bytes(),
+        format: Format::Fp32,
+        ..cb(id, name, pages, kind)
     }
 }
 
@@ -307,7 +325,7 @@ fn layouts<'g>(
 }
 
 /// The largest divisor of `n` that is at most `cap`.
-fn largest_divisor_within(n: u32, cap: u32) -> u32 {
+pub(crate) fn largest_divisor_within(n: u32, cap: u32) -> u32 {
     (1..=cap.min(n)).rev().find(|d| n % d == 0).unwrap_or(1)
 }
 
@@ -524,6 +542,40 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         cache_slots: POOL_CACHE_SLOTS,
                     }),
                 });
+                on_device.insert(&node.name);
+            }
+            Op::Softmax => ops::softmax_fold::defer(graph, node)?,
+            Op::DustbinFold { cell } => {
+                let logits = ops::softmax_fold::logits(graph, node, params)?;
+                let input = on_device
+                    .contains(logits)
+                    .then(|| layout_of(logits).ok().and_then(|t| t.activation()))
+                    .flatten()
+                    .ok_or_else(|| PlanError::NotOnDevice {
+                        node: node.name.clone(),
+                        input: logits.to_string(),
+                    })?;
+                buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
+                nodes.push(ops::softmax_fold::node_plan(
+                    node,
+                    *cell,
+                    logits,
+                    input,
+                    params,
+                    params.grid,
+                )?);
+                on_device.insert(&node.name);
+            }
+            Op::L2Normalize => {
+                let input = input_shape(0)?;
+                buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
+                nodes.push(ops::l2_normalize::node_plan(
+                    &node.name,
+                    &node.inputs[0],
+                    input,
+                    params,
+                    params.grid,
+                ));
                 on_device.insert(&node.name);
             }
             other => {

@@ -40,6 +40,13 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "max_pool2/reader.cpp.tera",
     "max_pool2/compute.cpp.tera",
     "max_pool2/writer.cpp.tera",
+    "common/reduce_scaler.cpp.tera",
+    "softmax_fold/reader.cpp.tera",
+    "softmax_fold/compute.cpp.tera",
+    "softmax_fold/writer.cpp.tera",
+    "l2_normalize/reader.cpp.tera",
+    "l2_normalize/compute.cpp.tera",
+    "l2_normalize/writer.cpp.tera",
 ];
 
 /// Error text with its causes, which Tera keeps in the source chain.

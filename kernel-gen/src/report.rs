@@ -20,6 +20,8 @@ pub struct NodeReport {
     pub matmul_tiles: u64,
     pub copy_tiles: u64,
     pub sfpu_tiles: u64,
+    pub reduce_tiles: u64,
+    pub binary_tiles: u64,
     pub pack_tiles: u64,
     pub dram_read_bytes: u64,
     pub dram_write_bytes: u64,
@@ -44,6 +46,8 @@ fn node_report(node: &NodeKir) -> NodeReport {
         matmul_tiles: 0,
         copy_tiles: 0,
         sfpu_tiles: 0,
+        reduce_tiles: 0,
+        binary_tiles: 0,
         pack_tiles: 0,
         dram_read_bytes: 0,
         dram_write_bytes: 0,
@@ -55,6 +59,8 @@ fn node_report(node: &NodeKir) -> NodeReport {
                 Call::Matmul { ct, rt, .. } => r.matmul_tiles += times * u64::from(ct * rt),
                 Call::Copy { tiles } => r.copy_tiles += times * u64::from(*tiles),
                 Call::Sfpu { tiles, .. } => r.sfpu_tiles += times * u64::from(*tiles),
+                Call::Reduce { tiles, .. } => r.reduce_tiles += times * u64::from(*tiles),
+                Call::Binary { tiles, .. } => r.binary_tiles += times * u64::from(*tiles),
                 Call::Pack { tiles, .. } => r.pack_tiles += times * u64::from(*tiles),
                 Call::DramRead {
                     pages, page_bytes, ..
@@ -78,12 +84,12 @@ pub fn report(kir: &Kir) -> Vec<NodeReport> {
 /// A fixed-width table of the figures.
 pub fn table(rows: &[NodeReport]) -> String {
     let mut out = String::from(
-        "node        op         cores  CB/L1 peak B  fidelity  matmul tiles  copy  sfpu  pack  DRAM read B  DRAM write B  L1 gather B\n",
+        "node        op         cores  CB/L1 peak B  fidelity  matmul tiles  copy  sfpu  reduce  binary  pack  DRAM read B  DRAM write B  L1 gather B\n",
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "{:<11} {:<10} {:>5}  {:>12}  {:<8}  {:>12}  {:>4}  {:>4}  {:>4}  {:>11}  {:>12}  {:>11}",
+            "{:<11} {:<10} {:>5}  {:>12}  {:<8}  {:>12}  {:>4}  {:>4}  {:>6}  {:>6}  {:>4}  {:>11}  {:>12}  {:>11}",
             r.node,
             r.op,
             r.cores,
@@ -92,6 +98,8 @@ pub fn table(rows: &[NodeReport]) -> String {
             r.matmul_tiles,
             r.copy_tiles,
             r.sfpu_tiles,
+            r.reduce_tiles,
+            r.binary_tiles,
             r.pack_tiles,
             r.dram_read_bytes,
             r.dram_write_bytes,

@@ -297,10 +297,7 @@ fn planner_rejects_what_it_cannot_lower() {
     g.outputs = vec!["sm".into()];
     assert_eq!(
         plan(&g, &PlanParams::default()),
-        Err(PlanError::Unsupported {
-            node: "sm".into(),
-            op: "softmax"
-        })
+        Err(PlanError::SoftmaxWithoutFold { node: "sm".into() })
     );
     assert_eq!(
         plan(&chain(48, 32, LAYERS), &PlanParams::default()),

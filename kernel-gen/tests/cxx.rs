@@ -96,3 +96,15 @@ fn the_checked_in_640x480_convolutions_compile_with_wall_werror() {
     let dir = tempfile::tempdir().expect("temp dir");
     compile_all(&compiled, dir.path());
 }
+
+#[test]
+fn the_640x480_softmax_fold_and_l2_normalize_compile_with_wall_werror() {
+    let graph = superpoint_graph::superpoint(640, 480).pruned(&["scores", "descriptors_dense"]);
+    let params = PlanParams {
+        external: ["convPb", "convDb"].iter().map(|s| s.to_string()).collect(),
+        ..PlanParams::default()
+    };
+    let compiled = compile(&graph, &params).expect("compiles");
+    let dir = tempfile::tempdir().expect("temp dir");
+    compile_all(&compiled, dir.path());
+}
