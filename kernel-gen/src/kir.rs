@@ -222,7 +222,7 @@ pub fn input(node: &NodePlan, index: usize) -> Result<String, KirError> {
         })
 }
 
-fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
+pub(crate) fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
     node.cbs
         .iter()
         .find(|c| c.name == name)
@@ -233,7 +233,7 @@ fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
         })
 }
 
-fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
+pub(crate) fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
     pairs
         .iter()
         .map(|(name, value)| CompileArg {
@@ -243,11 +243,11 @@ fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
         .collect()
 }
 
-fn names(list: &[&str]) -> Vec<String> {
+pub(crate) fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec<CoreArgs> {
+pub(crate) fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec<CoreArgs> {
     node.split
         .work
         .iter()
@@ -258,7 +258,7 @@ fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec<CoreArgs> 
         .collect()
 }
 
-fn blocks(trips: Trips, body: Vec<Call>) -> Call {
+pub(crate) fn blocks(trips: Trips, body: Vec<Call>) -> Call {
     Call::Loop { trips, body }
 }
 
@@ -612,6 +612,7 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
         let (op, kernels) = match &node.op {
             OpPlan::Conv2d(c) => ("conv2d", conv_kernels(node, c)?),
             OpPlan::MaxPool2(p) => ("max_pool2", pool_kernels(node, p)?),
+            OpPlan::Resize(r) => ("resize", crate::ops::resize::kernels(node, r)?),
         };
         nodes.push(NodeKir {
             node: node.name.clone(),

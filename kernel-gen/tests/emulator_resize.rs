@@ -1,0 +1,270 @@
+//! The device resize executed on the emulator: the uploaded u8 plane resized to the frame (1
+//! channel, bf16 activation layout), checked against two independent references:
+//! * the exact linear resize E (Pillow's coefficients, f64, no intermediate rounding), which the
+//!   device computes up to its arithmetic: |d − E| ≤ E·(2⁻¹⁰ + 2⁻¹²) + ½ bf16 ulp, from the tf32
+//!   intermediate (SrcA truncates Float32 to 11 significant bits, < 2⁻¹⁰), the 14-bit hi + lo
+//!   weights (2⁻¹⁴ per pass) and the bf16 output;
+//! * the host resize (`superpoint_graph::reference::resize`, Pillow-exact, /255), from which E
+//!   is at most 1/255 away (Pillow rounds the intermediate pass and the result to u8, half a
+//!   level each), so |d − host| ≤ 1/255 + the bound above. The measured maximum is printed.
+//!
+//! Sizes: downscales by non-integer factors in both axes (one with Pillow's vertical-first
+//! order), an upscale, a mixed one, the identity, and the fixtures' images to 640×480, on both
+//! grids.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{chain, run, weight_inputs, Rng};
+use kernel_gen::layout::{unpack_activation, ActivationShape};
+use kernel_gen::ops::resize::pack_plane;
+use kernel_gen::{compile, Fidelity, Grid, PlanParams, Precision};
+use superpoint_graph::reference::resize::{pillow_bilinear, taps, to_unit_range, PRECISION_BITS};
+use superpoint_graph::{Tensor, WeightSet};
+
+fn random_plane(width: usize, height: usize, seed: u64) -> Tensor<u8> {
+    let mut rng = Rng::new(seed);
+    let data = (0..width * height)
+        .map(|_| (rng.next_u64() >> 56) as u8)
+        .collect();
+    Tensor::from_vec(1, height, width, data).expect("plane shape")
+}
+
+/// The exact linear resize /255 in f64: Pillow's coefficients without its u8 roundings.
+fn exact(plane: &Tensor<u8>, width: usize, height: usize) -> Vec<f64> {
+    let one = f64::from(1u32 << PRECISION_BITS);
+    let (in_w, in_h) = (plane.width, plane.height);
+    let vt = taps(in_h, height);
+    let ht = taps(in_w, width);
+    let mut z = vec![0.0f64; height * in_w];
+    for (yo, t) in vt.iter().enumerate() {
+        for (k, w) in t.weights.iter().enumerate() {
+            let row = &plane.data[(t.first + k) * in_w..(t.first + k + 1) * in_w];
+            for x in 0..in_w {
+                z[yo * in_w + x] += f64::from(*w) / one * f64::from(row[x]);
+            }
+        }
+    }
+    let mut out = vec![0.0f64; height * width];
+    for yo in 0..height {
+        for (xo, t) in ht.iter().enumerate() {
+            out[yo * width + xo] = t
+                .weights
+                .iter()
+                .enumerate()
+                .map(|(k, w)| f64::from(*w) / one * z[yo * in_w + t.first + k])
+                .sum::<f64>()
+                / 255.0;
+        }
+    }
+    out
+}
+
+/// Half a bf16 ulp at `x` (> 0), or at the smallest normal for 0.
+fn half_ulp(x: f64) -> f64 {
+    let e = x.max(f64::from(f32::MIN_POSITIVE)).log2().floor();
+    2f64.powf(e - 8.0)
+}
+
+/// The device's arithmetic bound against the exact resize (module docs).
+fn device_bound(e: f64) -> f64 {
+    e * (2f64.powi(-10) + 2f64.powi(-12)) + half_ulp(e * (1.0 + 2f64.powi(-12)))
+}
+
+/// Runs the resize of `plane` to `width`×`height` on the emulator.
+fn device_resize(
+    plane: &Tensor<u8>,
+    width: usize,
+    height: usize,
+    grid: Grid,
+    precision: Precision,
+    default_size: bool,
+) -> Tensor<f32> {
+    let params = PlanParams {
+        grid,
+        precision,
+        input_size: (!default_size).then_some((plane.width as u32, plane.height as u32)),
+        ..PlanParams::default()
+    };
+    let compiled = compile(&chain(width, height, &[]), &params).expect("compiles");
+    let mut inputs = weight_inputs(&compiled, &WeightSet::new());
+    inputs.insert("input".to_string(), pack_plane(plane));
+    let dev = common::open(&compiled);
+    let (buffers, times) = run(&dev, &compiled, &inputs, &["frame"]);
+    let shape = ActivationShape {
+        channels: 1,
+        height,
+        width,
+    };
+    println!(
+        "{}x{} -> {width}x{height} grid {}x{} {:?}: emulator {:?}",
+        plane.width, plane.height, grid.x, grid.y, precision.fidelity, times[0].1
+    );
+    unpack_activation(&buffers["frame"], shape).expect("frame size")
+}
+
+/// Max |device − exact| in levels (×255), whether every pixel is within the device bound, and
+/// max |device − host| in levels.
+struct Errors {
+    exact: f64,
+    within_bound: bool,
+    host: f64,
+}
+
+fn errors(plane: &Tensor<u8>, got: &Tensor<f32>) -> Errors {
+    let (width, height) = (got.width, got.height);
+    let e = exact(plane, width, height);
+    let host = to_unit_range(&pillow_bilinear(plane, width, height));
+    let mut out = Errors {
+        exact: 0.0,
+        within_bound: true,
+        host: 0.0,
+    };
+    for ((d, e), h) in got.data.iter().zip(&e).zip(&host.data) {
+        let d = f64::from(*d);
+        out.exact = out.exact.max((d - e).abs() * 255.0);
+        out.within_bound &= (d - e).abs() <= device_bound(*e);
+        out.host = out.host.max((d - f64::from(*h)).abs() * 255.0);
+    }
+    out
+}
+
+fn check(plane: &Tensor<u8>, width: usize, height: usize, grid: Grid, default_size: bool) {
+    let got = device_resize(plane, width, height, grid, Precision::PORT, default_size);
+    let err = errors(plane, &got);
+    println!(
+        "  max |device - exact| {:.4}/255, max |device - host| {:.4}/255",
+        err.exact, err.host
+    );
+    assert!(err.within_bound, "device outside its arithmetic bound");
+    // 1/255 (Pillow's roundings) + the device bound at 1.0, with 1e-4 levels for Pillow's
+    // 22-bit coefficient normalisation.
+    assert!(err.host <= 1.0 + device_bound(1.0) * 255.0 + 1e-4);
+}
+
+#[test]
+fn downscale_by_non_integer_factors_both_grids() {
+    let plane = random_plane(200, 150, 1);
+    check(&plane, 96, 64, Grid::ETH_DISPATCH, false);
+    check(&plane, 96, 64, Grid::TENSIX_DISPATCH, false);
+}
+
+#[test]
+fn tall_downscale_runs_vertical_first_in_pillow() {
+    // The height shrinks by 236, the width by 6: Pillow resizes the columns first.
+    check(&random_plane(70, 300, 2), 64, 64, Grid::ETH_DISPATCH, false);
+}
+
+#[test]
+fn upscale_and_mixed() {
+    check(&random_plane(50, 40, 3), 96, 64, Grid::ETH_DISPATCH, false);
+    check(&random_plane(100, 70, 4), 64, 96, Grid::TENSIX_DISPATCH, false);
+}
+
+#[test]
+fn identity_by_default_only_converts() {
+    let plane = random_plane(64, 96, 5);
+    let got = device_resize(&plane, 64, 96, Grid::ETH_DISPATCH, Precision::PORT, true);
+    let err = errors(&plane, &got);
+    println!("identity: max |device - exact| {:.4}/255", err.exact);
+    assert!(err.within_bound);
+    // Same size: Pillow copies, so both references are v/255; the device is within its bound.
+    assert!(err.host <= device_bound(1.0) * 255.0);
+}
+
+/// LoFi keeps 5 significant bits of SrcA, where the plane data sits: levels above 31 lose bits.
+/// HiFi2 and HiFi4 keep all of them and give the same frame (the weights are 7-bit parts).
+#[test]
+fn fidelity_hifi2_equals_hifi4_and_lofi_fails() {
+    let plane = random_plane(150, 100, 6);
+    let with = |fidelity| {
+        let precision = Precision {
+            fidelity,
+            ..Precision::PORT
+        };
+        device_resize(&plane, 64, 64, Grid::ETH_DISPATCH, precision, false)
+    };
+    let (lofi, hifi2, hifi4) = (with(Fidelity::LoFi), with(Fidelity::HiFi2), with(Fidelity::HiFi4));
+    for (name, got) in [("LoFi", &lofi), ("HiFi2", &hifi2), ("HiFi4", &hifi4)] {
+        let err = errors(&plane, got);
+        println!(
+            "{name}: max |device - exact| {:.4}/255, max |device - host| {:.4}/255",
+            err.exact, err.host
+        );
+    }
+    assert_eq!(hifi2, hifi4);
+    assert!(errors(&plane, &hifi2).within_bound);
+    assert!(errors(&plane, &lofi).exact > 1.0);
+}
+
+fn fixture(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(path)
+}
+
+/// The R plane of an image file.
+fn red_plane(path: &str) -> Tensor<u8> {
+    let rgb = image::open(fixture(path)).expect("decode").to_rgb8();
+    let (w, h) = rgb.dimensions();
+    let data = rgb.pixels().map(|p| p.0[0]).collect();
+    Tensor::from_vec(1, h as usize, w as usize, data).expect("plane shape")
+}
+
+/// A u8 H×W `.npy` array.
+fn npy_plane(path: &str) -> Tensor<u8> {
+    let bytes = std::fs::read(fixture(path)).expect("read npy");
+    let npy = npyz::NpyFile::new(&bytes[..]).expect("parse npy");
+    let shape = npy.shape().to_vec();
+    let data = npy.into_vec::<u8>().expect("u8 data");
+    Tensor::from_vec(1, shape[0] as usize, shape[1] as usize, data).expect("plane shape")
+}
+
+/// astronaut.png (512×512, lossless) R plane resized on the device to 640×480, against the
+/// fixture's `input_plane.npy` (Pillow 13's resize, produced outside this project).
+#[test]
+fn astronaut_fixture_to_640x480() {
+    let plane = red_plane("images/astronaut.png");
+    let expected = npy_plane("cases/astronaut_default/input_plane.npy");
+    assert_eq!(pillow_bilinear(&plane, 640, 480), expected);
+    let got = device_resize(&plane, 640, 480, Grid::ETH_DISPATCH, Precision::PORT, false);
+    let err = errors(&plane, &got);
+    let max = got
+        .data
+        .iter()
+        .zip(&expected.data)
+        .map(|(d, v)| (f64::from(*d) - f64::from(*v) / 255.0).abs() * 255.0)
+        .fold(0.0, f64::max);
+    println!(
+        "astronaut: max |device - exact| {:.4}/255, max |device - input_plane| {max:.4}/255",
+        err.exact
+    );
+    assert!(err.within_bound);
+    assert!(max <= 1.0 + device_bound(1.0) * 255.0 + 1e-4);
+}
+
+/// hubble_1600x900.jpg's R plane (decoded by the `image` crate, whose JPEG decoder may differ
+/// from libjpeg-turbo by a few levels) resized on the device to 640×480, against the host
+/// resize of the same decode, on the 11×10 grid.
+#[test]
+fn hubble_1600x900_to_640x480() {
+    let plane = red_plane("images/hubble_1600x900.jpg");
+    assert_eq!((plane.width, plane.height), (1600, 900));
+    let got = device_resize(&plane, 640, 480, Grid::TENSIX_DISPATCH, Precision::PORT, false);
+    let err = errors(&plane, &got);
+    let fixture = npy_plane("cases/hubble_1600x900_r8/input_plane.npy");
+    let host = pillow_bilinear(&plane, 640, 480);
+    let decode_diff = host
+        .data
+        .iter()
+        .zip(&fixture.data)
+        .filter(|(a, b)| a != b)
+        .count();
+    println!(
+        "hubble: max |device - exact| {:.4}/255, max |device - host| {:.4}/255; the host resize of this decode differs from the fixture at {decode_diff} of {} pixels",
+        err.exact,
+        err.host,
+        fixture.data.len()
+    );
+    assert!(err.within_bound);
+    assert!(err.host <= 1.0 + device_bound(1.0) * 255.0 + 1e-4);
+}
