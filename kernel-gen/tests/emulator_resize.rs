@@ -159,7 +159,13 @@ fn tall_downscale_runs_vertical_first_in_pillow() {
 #[test]
 fn upscale_and_mixed() {
     check(&random_plane(50, 40, 3), 96, 64, Grid::ETH_DISPATCH, false);
-    check(&random_plane(100, 70, 4), 64, 96, Grid::TENSIX_DISPATCH, false);
+    check(
+        &random_plane(100, 70, 4),
+        64,
+        96,
+        Grid::TENSIX_DISPATCH,
+        false,
+    );
 }
 
 #[test]
@@ -185,7 +191,11 @@ fn fidelity_hifi2_equals_hifi4_and_lofi_fails() {
         };
         device_resize(&plane, 64, 64, Grid::ETH_DISPATCH, precision, false)
     };
-    let (lofi, hifi2, hifi4) = (with(Fidelity::LoFi), with(Fidelity::HiFi2), with(Fidelity::HiFi4));
+    let (lofi, hifi2, hifi4) = (
+        with(Fidelity::LoFi),
+        with(Fidelity::HiFi2),
+        with(Fidelity::HiFi4),
+    );
     for (name, got) in [("LoFi", &lofi), ("HiFi2", &hifi2), ("HiFi4", &hifi4)] {
         let err = errors(&plane, got);
         println!(
@@ -199,7 +209,9 @@ fn fidelity_hifi2_equals_hifi4_and_lofi_fails() {
 }
 
 fn fixture(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(path)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(path)
 }
 
 /// The R plane of an image file.
@@ -249,7 +261,14 @@ fn astronaut_fixture_to_640x480() {
 fn hubble_1600x900_to_640x480() {
     let plane = red_plane("images/hubble_1600x900.jpg");
     assert_eq!((plane.width, plane.height), (1600, 900));
-    let got = device_resize(&plane, 640, 480, Grid::TENSIX_DISPATCH, Precision::PORT, false);
+    let got = device_resize(
+        &plane,
+        640,
+        480,
+        Grid::TENSIX_DISPATCH,
+        Precision::PORT,
+        false,
+    );
     let err = errors(&plane, &got);
     let fixture = npy_plane("cases/hubble_1600x900_r8/input_plane.npy");
     let host = pillow_bilinear(&plane, 640, 480);

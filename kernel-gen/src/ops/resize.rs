@@ -111,7 +111,14 @@ pub fn pack_plane(plane: &superpoint_graph::Tensor<u8>) -> Vec<u8> {
     out
 }
 
-fn stream(id: u32, name: &str, pages: u32, page_bytes: u32, format: Format, kind: CbKind) -> CbPlan {
+fn stream(
+    id: u32,
+    name: &str,
+    pages: u32,
+    page_bytes: u32,
+    format: Format,
+    kind: CbKind,
+) -> CbPlan {
     CbPlan {
         id,
         name: name.to_string(),
@@ -147,8 +154,7 @@ pub fn plan_node(
             input: input.to_string(),
         });
     };
-    if in_width == 0 || in_height == 0 || in_width > MAX_PLANE_SIDE || in_height > MAX_PLANE_SIDE
-    {
+    if in_width == 0 || in_height == 0 || in_width > MAX_PLANE_SIDE || in_height > MAX_PLANE_SIDE {
         return Err(PlanError::PlaneSize {
             node: name.to_string(),
             width: in_width,

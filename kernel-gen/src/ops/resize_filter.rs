@@ -50,7 +50,11 @@ pub fn axis_filter(in_size: usize, out_size: usize, scale: f64) -> AxisFilter {
         .iter()
         .map(|o| {
             let lo = o.weights.iter().position(|w| *w != 0).unwrap_or(0);
-            let hi = o.weights.iter().rposition(|w| *w != 0).map_or(lo, |i| i + 1);
+            let hi = o
+                .weights
+                .iter()
+                .rposition(|w| *w != 0)
+                .map_or(lo, |i| i + 1);
             (o.first + lo, o.first + hi)
         })
         .collect();
