@@ -494,3 +494,34 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
     };
     Ok(vec![reader, compute, writer])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use superpoint_graph::Tensor;
+
+    #[test]
+    fn plane_rows_are_padded_pages() {
+        let plane = Tensor::from_vec(1, 2, 3, vec![1u8, 2, 3, 4, 5, 6]).expect("shape");
+        let bytes = pack_plane(&plane);
+        assert_eq!(bytes.len(), 128);
+        assert_eq!(&bytes[..4], &[1, 2, 3, 0]);
+        assert_eq!(&bytes[64..68], &[4, 5, 6, 0]);
+    }
+
+    #[test]
+    fn filter_bytes_fill_the_planned_buffers() {
+        let grid = Grid::ETH_DISPATCH;
+        let plane = DeviceTensor::Plane {
+            width: 100,
+            height: 70,
+        };
+        let (_, buffers) =
+            plan_node("frame", "input", plane, (64, 32), grid, Precision::PORT).expect("plans");
+        for b in &buffers[1..] {
+            let bytes = filter_bytes(&b.content).expect("a filter buffer");
+            assert_eq!(bytes.len() as u32, b.pages * b.page_bytes, "{}", b.name);
+        }
+        assert_eq!(filter_bytes(&buffers[0].content), None);
+    }
+}
