@@ -315,3 +315,25 @@ fn hubble_1600x900_to_640x480() {
     assert!(err.within_exact_bound);
     assert!(err.within_host_bound);
 }
+
+/// Why the device is held to 1/255 + its bound against the host resize and not to 1/255: even
+/// the exact linear resize, rounded once to bf16 (the frame's format), is more than one level
+/// from Pillow's, which rounds the intermediate pass and the result to u8. Host only.
+#[test]
+fn exact_resize_in_bf16_is_more_than_a_level_from_pillow() {
+    let plane = random_plane(100, 70, 4);
+    let e = exact(&plane, 64, 96);
+    let host = pillow_bilinear(&plane, 64, 96);
+    let max = e
+        .iter()
+        .zip(&host.data)
+        .map(|(e, h)| {
+            let bf16 = f64::from(kernel_gen::layout::bf16_to_f32(
+                kernel_gen::layout::f32_to_bf16(*e as f32),
+            ));
+            (bf16 - f64::from(*h) / 255.0).abs() * 255.0
+        })
+        .fold(0.0, f64::max);
+    println!("bf16(exact) vs Pillow: max {max:.4}/255");
+    assert!(max > 1.0);
+}
