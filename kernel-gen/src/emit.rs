@@ -13,6 +13,7 @@ use quote::{quote, ToTokens};
 use crate::device::{Core, CoreRange, Fidelity, Format, Grid};
 use crate::kir::{Arg, CompileArg, CoreArgs, Role};
 use crate::layout::{DeviceTensor, Part};
+use crate::ops::resize::Axis;
 use crate::plan::{BufferPlan, CbKind, CbPlan, Content};
 use crate::program::{Compiled, DeviceProgram, KernelDesc, ProgramError, Step};
 
@@ -205,36 +206,59 @@ impl Emit for KernelDesc {
     }
 }
 
+/// The expression constructing a struct-like enum variant from its bound fields:
+/// `variant!(Content::Output { tensor, part })`.
+macro_rules! variant {
+    ($($path:ident)::+ { $($field:ident),* $(,)? }) => {{
+        $(let $field = $field.emit();)*
+        quote!(kernel_gen::$($path)::+ { $($field: #$field),* })
+    }};
+}
+
+impl Emit for Axis {
+    fn emit(&self) -> TokenStream {
+        match self {
+            Axis::Horizontal => quote!(kernel_gen::ops::resize::Axis::Horizontal),
+            Axis::Vertical => quote!(kernel_gen::ops::resize::Axis::Vertical),
+        }
+    }
+}
+
 impl Emit for DeviceTensor {
     fn emit(&self) -> TokenStream {
-        match *self {
+        match self {
             DeviceTensor::Plane { height, width } => {
-                quote!(kernel_gen::DeviceTensor::Plane { height: #height, width: #width })
+                variant!(DeviceTensor::Plane { height, width })
             }
             DeviceTensor::Activation {
                 channels,
                 height,
                 width,
-            } => quote!(kernel_gen::DeviceTensor::Activation {
-                channels: #channels, height: #height, width: #width
+            } => variant!(DeviceTensor::Activation {
+                channels,
+                height,
+                width
             }),
-            DeviceTensor::Map { height, width } => {
-                quote!(kernel_gen::DeviceTensor::Map { height: #height, width: #width })
-            }
+            DeviceTensor::Map { height, width } => variant!(DeviceTensor::Map { height, width }),
             DeviceTensor::Candidates {
                 height,
                 width,
                 regions,
                 capacity,
-            } => quote!(kernel_gen::DeviceTensor::Candidates {
-                height: #height, width: #width, regions: #regions, capacity: #capacity
+            } => variant!(DeviceTensor::Candidates {
+                height,
+                width,
+                regions,
+                capacity
             }),
             DeviceTensor::Descriptors {
                 regions,
                 capacity,
                 dim,
-            } => quote!(kernel_gen::DeviceTensor::Descriptors {
-                regions: #regions, capacity: #capacity, dim: #dim
+            } => variant!(DeviceTensor::Descriptors {
+                regions,
+                capacity,
+                dim
             }),
         }
     }
@@ -243,29 +267,35 @@ impl Emit for DeviceTensor {
 impl Emit for Content {
     fn emit(&self) -> TokenStream {
         match self {
-            Content::Frame {
-                channels,
-                height,
-                width,
-            } => quote!(kernel_gen::Content::Frame {
-                channels: #channels, height: #height, width: #width
-            }),
-            Content::Output { tensor, part } => {
-                let (tensor, part) = (tensor.emit(), part.emit());
-                quote!(kernel_gen::Content::Output { tensor: #tensor, part: #part })
-            }
+            Content::Input { tensor } => variant!(Content::Input { tensor }),
+            Content::Output { tensor, part } => variant!(Content::Output { tensor, part }),
             Content::External { node, tensor, part } => {
-                let (node, tensor, part) = (node.emit(), tensor.emit(), part.emit());
-                quote!(kernel_gen::Content::External { node: #node, tensor: #tensor, part: #part })
+                variant!(Content::External { node, tensor, part })
             }
-            Content::ConvWeights { entry } => {
-                let entry = entry.emit();
-                quote!(kernel_gen::Content::ConvWeights { entry: #entry })
-            }
-            Content::ConvBias { entry } => {
-                let entry = entry.emit();
-                quote!(kernel_gen::Content::ConvBias { entry: #entry })
-            }
+            Content::ConvWeights { entry } => variant!(Content::ConvWeights { entry }),
+            Content::ConvBias { entry } => variant!(Content::ConvBias { entry }),
+            Content::ResizeWeights {
+                axis,
+                input,
+                output,
+            } => variant!(Content::ResizeWeights {
+                axis,
+                input,
+                output
+            }),
+            Content::ResizeBands {
+                in_width,
+                in_height,
+                width,
+                height,
+                bytes,
+            } => variant!(Content::ResizeBands {
+                in_width,
+                in_height,
+                width,
+                height,
+                bytes
+            }),
         }
     }
 }

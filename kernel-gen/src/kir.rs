@@ -646,6 +646,7 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
             OpPlan::MaxPool2(p) => ("max_pool2", pool_kernels(node, p)?),
             OpPlan::SoftmaxFold(p) => ("softmax_fold", ops::softmax_fold::kernels(node, p)?),
             OpPlan::L2Normalize(p) => ("l2_normalize", ops::l2_normalize::kernels(node, p)?),
+            OpPlan::Resize(r) => ("resize", crate::ops::resize::kernels(node, r)?),
         };
         nodes.push(NodeKir {
             node: node.name.clone(),

@@ -9,9 +9,8 @@
 //! # Current state of the device design
 //!
 //! Supported ops: `conv2d` (any odd kernel with "same" padding, bias, fused ReLU) and
-//! `max_pool2`. The input plane and the resize still run on the host: the resize node's output
-//! is the frame the host uploads. Every other op is rejected by the planner, so no program here
-//! claims to be the full network.
+//! `max_pool2`, and the input plane upload with the resize (below). Every other op is rejected
+//! by the planner, so no program here claims to be the full network.
 //!
 //! * **Layout**: every activation lives in DRAM, interleaved, channels-last as a (pixels ×
 //!   channels) matrix of bf16 tiles (32 pixels × 32 channels, 4-face), see [`layout`].
@@ -34,6 +33,18 @@
 //!   the plan (default bf16, HiFi2, fp32 DST).
 //! * **max_pool2**: the reader gathers the four tap tiles of each (block, channel tile) through a
 //!   small tile cache, the compute kernel takes their maximum with `binary_max_tile`.
+//! * **input plane + resize** ([`ops::resize`]): the host uploads the full-size u8 plane (one
+//!   DRAM page per row, padded to 64 B); the program is specialised per input size
+//!   ([`PlanParams::input_size`], default the frame size, where the resize is the identity).
+//!   Pillow's BILINEAR coefficients are computed on the host and passed as data: per output
+//!   tile, only its non-zero band of input tiles, each weight split into hi + lo parts of 7
+//!   significant bits (what SrcB holds at every fidelity). Each 32×32 output block: the reader
+//!   converts the band from u8 to bf16 through a 256-entry table in L1, the compute kernel runs
+//!   the vertical pass (Float32 intermediate) then the horizontal one with the data in SrcA
+//!   (exact from HiFi2 up; LoFi truncates it to 5 bits), and the writer scatters the block's
+//!   rows into the frame's activation pages. The frame is within
+//!   E·(2⁻¹⁰ + 2⁻¹²) + ½ bf16 ulp of the exact linear resize E; Pillow's own u8 roundings put
+//!   the host resize up to 1/255 from E.
 //! * CBs: conv `cb_im2col` (0, 2·K tiles), `cb_weights` (1), `cb_bias` (2), `cb_window` (3,
 //!   scratch), `cb_out` (16, 2 groups); pool `cb_taps` (0, 2×4), `cb_cache` (1), `cb_out` (16).
 //! * **softmax + dustbin fold** ([`ops::softmax_fold`]): a `Softmax` whose only consumer is a
@@ -67,7 +78,7 @@
 //! Next steps (DESIGN §3 hints): keep activations in L1 sharded by rows with halo exchange
 //! instead of the DRAM round trip; multicast each layer's weights instead of every core reading
 //! them; fuse conv+ReLU+pool; im2col by 32-byte row copies when in_channels is a multiple of 32;
-//! then the remaining ops (resize, softmax+fold, NMS, L2 norm, candidates, sampling).
+//! then the remaining ops (softmax+fold, NMS, L2 norm, candidates, sampling).
 
 pub mod check;
 pub mod device;

@@ -44,6 +44,13 @@ pub enum PlanError {
     FoldWithoutSoftmax { node: String, input: String },
     #[error("node `{node}`: cell {cell} cannot be folded on the device (a 32x32 map tile holds 4x4 cells of 8 pixels); use cell 8")]
     UnsupportedCell { node: String, cell: usize },
+    #[error("node `{node}`: the input plane is {width}x{height}; the device resize takes 1 to {max} pixels per side (set PlanParams::input_size within that, or resize on the host)")]
+    PlaneSize {
+        node: String,
+        width: u32,
+        height: u32,
+        max: u32,
+    },
     #[error("grid {x}x{y} is empty")]
     EmptyGrid { x: u32, y: u32 },
 }
@@ -81,12 +88,9 @@ impl Default for PlanParams {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Content {
-    /// The network frame (1 channel), written by the host before each run.
-    Frame {
-        channels: usize,
-        height: usize,
-        width: usize,
-    },
+    /// The image plane ([`DeviceTensor::Plane`]), written by the host before each run
+    /// ([`crate::ops::resize::pack_plane`]).
+    Input { tensor: DeviceTensor },
     /// Part `part` of a node's output, written by the node's program, laid out as `tensor`.
     Output { tensor: DeviceTensor, part: Part },
     /// Part `part` of node `node`'s output, already in DRAM when the program starts.
@@ -99,6 +103,23 @@ pub enum Content {
     ConvWeights { entry: String },
     /// Convolution bias of a weight entry, [`crate::layout::pack_conv_bias`].
     ConvBias { entry: String },
+    /// The banded resize filter of one axis from `input` to `output` samples, bf16 tiles
+    /// ([`crate::ops::resize::filter_bytes`]); it depends on the sizes only.
+    ResizeWeights {
+        axis: crate::ops::resize::Axis,
+        input: u32,
+        output: u32,
+    },
+    /// The resize's band table (first input column of each output column tile, then first
+    /// input row of each output row tile, u32), one `bytes`-byte page
+    /// ([`crate::ops::resize::filter_bytes`]).
+    ResizeBands {
+        in_width: u32,
+        in_height: u32,
+        width: u32,
+        height: u32,
+        bytes: u32,
+    },
 }
 
 /// One DRAM-interleaved buffer of bf16 tiles.
@@ -214,6 +235,7 @@ pub enum OpPlan {
     MaxPool2(PoolPlan),
     SoftmaxFold(crate::ops::softmax_fold::SoftmaxFoldPlan),
     L2Normalize(crate::ops::l2_normalize::L2NormalizePlan),
+    Resize(crate::ops::resize::ResizePlan),
 }
 
 /// One device node: a program of three kernels on `split.ranges`.
@@ -335,8 +357,8 @@ fn tiles_touched(span: u32) -> u32 {
 }
 
 /// Plans the nodes the graph's outputs need, from its external inputs (or the input plane) on.
-/// The input plane and the resize run on the host for now: the resize node's output is the
-/// frame the host uploads.
+/// The input plane is uploaded by the host; the resize runs on the device
+/// ([`crate::ops::resize`]), specialised for [`PlanParams::input_size`].
 pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
     let typed = graph.validate()?;
     if params.grid.cores() == 0 {
@@ -417,27 +439,24 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
             });
         }
         match &node.op {
-            Op::InputPlane => {}
-            Op::Resize { width, height } => {
-                if width % 32 != 0 || height % 32 != 0 {
-                    return Err(PlanError::FrameNotMultiple32 {
-                        node: node.name.clone(),
-                        width: *width,
-                        height: *height,
-                    });
-                }
-                let shape = ActivationShape {
-                    channels: 1,
-                    height: *height,
-                    width: *width,
-                };
-                buffers.extend(tensor_buffers(&node.name, layout_of(&node.name)?, |_| {
-                    Content::Frame {
-                        channels: shape.channels,
-                        height: shape.height,
-                        width: shape.width,
-                    }
+            Op::InputPlane => {
+                let tensor = layout_of(&node.name)?;
+                buffers.extend(tensor_buffers(&node.name, tensor, |_| Content::Input {
+                    tensor,
                 }));
+                on_device.insert(&node.name);
+            }
+            Op::Resize { width, height } => {
+                let (resize, owned) = crate::ops::resize::plan_node(
+                    &node.name,
+                    &node.inputs[0],
+                    input_tensor(0)?,
+                    (*width, *height),
+                    params.grid,
+                    precision,
+                )?;
+                buffers.extend(owned);
+                nodes.push(resize);
                 on_device.insert(&node.name);
             }
             Op::Conv2d {

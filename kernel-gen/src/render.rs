@@ -47,6 +47,9 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "l2_normalize/reader.cpp.tera",
     "l2_normalize/compute.cpp.tera",
     "l2_normalize/writer.cpp.tera",
+    "resize/reader.cpp.tera",
+    "resize/compute.cpp.tera",
+    "resize/writer.cpp.tera",
 ];
 
 /// Error text with its causes, which Tera keeps in the source chain.

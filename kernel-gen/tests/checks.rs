@@ -308,3 +308,57 @@ fn planner_rejects_what_it_cannot_lower() {
         })
     );
 }
+
+fn resize_params(width: u32, height: u32) -> PlanParams {
+    PlanParams {
+        input_size: Some((width, height)),
+        ..PlanParams::default()
+    }
+}
+
+#[test]
+fn resize_rejects_empty_and_oversized_planes() {
+    for (w, h) in [(0, 100), (100, 0), (4097, 100), (100, 5000)] {
+        assert_eq!(
+            plan(&chain(64, 32, &[]), &resize_params(w, h)).err(),
+            Some(PlanError::PlaneSize {
+                node: "frame".to_string(),
+                width: w,
+                height: h,
+                max: 4096
+            }),
+            "{w}x{h}"
+        );
+    }
+    assert!(plan(&chain(64, 32, &[]), &resize_params(4096, 4096)).is_ok());
+}
+
+#[test]
+fn resize_rejects_empty_and_partial_tile_frames() {
+    // The graph already rejects an empty frame; the device needs whole tiles on top.
+    assert!(matches!(
+        plan(&chain(0, 32, &[]), &resize_params(100, 100)),
+        Err(PlanError::Graph(_))
+    ));
+    assert_eq!(
+        plan(&chain(40, 32, &[]), &resize_params(100, 100)).err(),
+        Some(PlanError::FrameNotMultiple32 {
+            node: "frame".to_string(),
+            width: 40,
+            height: 32
+        })
+    );
+}
+
+#[test]
+fn resize_band_beyond_l1_names_the_node() {
+    // 4096 → 32 in both axes: every output tile's band is the whole plane, 128 × 128 tiles.
+    let err = compile(&chain(32, 32, &[]), &resize_params(4096, 4096)).expect_err("too big");
+    match err {
+        CompileError::Check(CheckError::L1Overflow { node, used, .. }) => {
+            assert_eq!(node, "frame");
+            assert!(used > 2 * 128 * 128 * 2048);
+        }
+        other => panic!("expected L1Overflow, got {other:?}"),
+    }
+}

@@ -3,6 +3,8 @@
 //! writer calls, against the layouts of [`crate::layout::DeviceTensor`].
 
 pub mod l2_normalize;
+pub mod resize;
+pub mod resize_filter;
 pub mod softmax_fold;
 
 use crate::device::{Fidelity, Precision};

@@ -246,7 +246,7 @@ pub fn run(
     (out, times)
 }
 
-/// Host bytes of every weight buffer of the program, from `weights`.
+/// Host bytes of every weight buffer of the program, from `weights`, and of the resize filters.
 pub fn weight_inputs(compiled: &Compiled, weights: &WeightSet) -> BTreeMap<String, Vec<u8>> {
     use kernel_gen::plan::Content;
     let mut out = BTreeMap::new();
@@ -264,7 +264,11 @@ pub fn weight_inputs(compiled: &Compiled, weights: &WeightSet) -> BTreeMap<Strin
                     kernel_gen::layout::pack_conv_bias(&weights[entry]),
                 );
             }
-            _ => {}
+            other => {
+                if let Some(bytes) = kernel_gen::ops::resize::filter_bytes(other) {
+                    out.insert(b.name.clone(), bytes);
+                }
+            }
         }
     }
     out

@@ -11,13 +11,14 @@
 use crate::tensor::Tensor;
 
 /// Fractional bits of Pillow's fixed-point filter weights for 8-bit images.
-const PRECISION_BITS: u32 = 22;
+pub const PRECISION_BITS: u32 = 22;
 
 /// The filter taps of one output pixel along one axis: the first input index and one
-/// fixed-point weight per input sample from there on.
-struct Taps {
-    first: usize,
-    weights: Vec<i32>,
+/// fixed-point weight per input sample from there on (the weight is `weights[k] / 2^PRECISION_BITS`).
+/// Public so the device resize uses the same coefficients (kernel-gen passes them as data).
+pub struct Taps {
+    pub first: usize,
+    pub weights: Vec<i32>,
 }
 
 /// Pillow's triangle filter, support 1.
@@ -31,7 +32,7 @@ fn bilinear(x: f64) -> f64 {
 }
 
 /// Pillow's `precompute_coeffs` followed by `normalize_coeffs_8bpc`, for the whole input range.
-fn taps(in_size: usize, out_size: usize) -> Vec<Taps> {
+pub fn taps(in_size: usize, out_size: usize) -> Vec<Taps> {
     let scale = in_size as f64 / out_size as f64;
     let filterscale = scale.max(1.0);
     let support = filterscale;

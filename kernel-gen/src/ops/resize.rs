@@ -1,0 +1,527 @@
+//! The device resize: the u8 image plane the host uploads (one DRAM page per row) resized to the
+//! network frame with Pillow's BILINEAR filter, written in the frame's activation layout (1
+//! channel, bf16) so conv1a reads it unchanged. The program is specialised per input size (the
+//! filter is data the host computes per size, [`crate::ops::resize_filter`]).
+//!
+//! The frame is F = V · P · Hᵀ / 255 (P the plane, V and H the banded filter matrices). Each
+//! 32×32 output block (row tile i, column tile j) is one unit of work, split over the cores like
+//! every other node:
+//! * the reader converts the block's input band (`kv` × `kh` tiles, starting at the band table's
+//!   row and column) from u8 to bf16 through a 256-entry table in L1 (every u8 is exact in bf16;
+//!   the unpacker has no u8 format in the emulator and the conversion costs the data-movement core
+//!   one load per byte), and reads the block's weights;
+//! * the compute kernel runs the vertical pass first, Z_t = Σ_a V_a · P_at for the `kh` input
+//!   column tiles (packed as Float32 so the intermediate keeps 11 significant bits in SrcA), then
+//!   the horizontal pass Fᵀ = Σ_t H_t · Z_tᵀ (the matmul's in1 transpose), both with the
+//!   weights in in0 (SrcB) split into hi + lo parts of 7 significant bits and the data in in1
+//!   (SrcA): SrcB holds 7 bits at every fidelity and SrcA is exact from HiFi2 up, so HiFi2 gives
+//!   the same result as HiFi4 and LoFi truncates the data to 5 bits;
+//! * the writer turns Fᵀ into the 32 activation pages of the block's rows (channel column 0).
+//!
+//! Only the non-zero bands are multiplied: 2·kv·kh + 2·kh tile products per block.
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::{Format, Grid, Precision};
+use crate::kir::{
+    args, blocks, cb_id, input, names, per_core, Arg, Call, Kernel, KirError, Role, Trips,
+};
+use crate::layout::DeviceTensor;
+use crate::ops::resize_filter::{axis_filter, pack_bands, AxisFilter};
+use crate::plan::{
+    output_buffers, BufferPlan, CbKind, CbPlan, Content, NodePlan, OpPlan, PlanError, Split,
+};
+
+/// The largest input plane side the device resize takes (one 4 KiB DRAM page per row).
+pub const MAX_PLANE_SIDE: u32 = 4096;
+
+/// The axis a resize filter acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Axis {
+    /// Along rows (input width → frame width), weights as they are.
+    Horizontal,
+    /// Along columns (input height → frame height), weights divided by 255.
+    Vertical,
+}
+
+impl Axis {
+    /// The factor the axis's weights carry: the vertical one also maps u8 levels to [0, 1].
+    pub fn scale(self) -> f64 {
+        match self {
+            Axis::Horizontal => 1.0,
+            Axis::Vertical => 1.0 / 255.0,
+        }
+    }
+}
+
+/// A resize node's shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResizePlan {
+    pub in_width: u32,
+    pub in_height: u32,
+    /// Bytes of one plane row page (width padded to 64).
+    pub row_bytes: u32,
+    pub width: u32,
+    pub height: u32,
+    pub width_tiles: u32,
+    /// Input column tiles of one output column tile's band.
+    pub kh: u32,
+    /// Input row tiles of one output row tile's band.
+    pub kv: u32,
+    /// Bytes of one staged input row: the band's columns plus 64-byte alignment on both sides.
+    pub window: u32,
+    /// Bytes of the band table page.
+    pub bands_bytes: u32,
+    pub hweights: String,
+    pub vweights: String,
+    pub bands: String,
+}
+
+/// The host bytes of a resize filter buffer (weights or band table); `None` for other contents.
+pub fn filter_bytes(content: &Content) -> Option<Vec<u8>> {
+    match content {
+        Content::ResizeWeights {
+            axis,
+            input,
+            output,
+        } => Some(axis_filter(*input as usize, *output as usize, axis.scale()).pages),
+        Content::ResizeBands {
+            in_width,
+            in_height,
+            width,
+            height,
+            bytes,
+        } => {
+            let cols = axis_filter(*in_width as usize, *width as usize, 1.0);
+            let rows = axis_filter(*in_height as usize, *height as usize, 1.0);
+            Some(pack_bands(&cols, &rows, *bytes as usize))
+        }
+        _ => None,
+    }
+}
+
+/// A u8 plane (channel 0 of `plane`) in the Plane layout: one row per page, padded to 64 bytes.
+pub fn pack_plane(plane: &superpoint_graph::Tensor<u8>) -> Vec<u8> {
+    let row_bytes = plane.width.div_ceil(64) * 64;
+    let mut out = vec![0u8; row_bytes * plane.height];
+    for (y, row) in plane.plane(0).chunks(plane.width.max(1)).enumerate() {
+        out[y * row_bytes..y * row_bytes + row.len()].copy_from_slice(row);
+    }
+    out
+}
+
+fn stream(
+    id: u32,
+    name: &str,
+    pages: u32,
+    page_bytes: u32,
+    format: Format,
+    kind: CbKind,
+) -> CbPlan {
+    CbPlan {
+        id,
+        name: name.to_string(),
+        pages,
+        page_bytes,
+        format,
+        kind,
+    }
+}
+
+/// Band tiles of a filter, as a u32.
+fn band(f: &AxisFilter) -> u32 {
+    f.band_tiles as u32
+}
+
+/// Plans resize node `name` from the plane `input` (laid out as `plane`) to a `width`×`height`
+/// frame: its node and the buffers it writes or reads besides its input.
+pub fn plan_node(
+    name: &str,
+    input: &str,
+    plane: DeviceTensor,
+    (width, height): (usize, usize),
+    grid: Grid,
+    precision: Precision,
+) -> Result<(NodePlan, Vec<BufferPlan>), PlanError> {
+    let DeviceTensor::Plane {
+        width: in_width,
+        height: in_height,
+    } = plane
+    else {
+        return Err(PlanError::NotOnDevice {
+            node: name.to_string(),
+            input: input.to_string(),
+        });
+    };
+    if in_width == 0 || in_height == 0 || in_width > MAX_PLANE_SIDE || in_height > MAX_PLANE_SIDE {
+        return Err(PlanError::PlaneSize {
+            node: name.to_string(),
+            width: in_width,
+            height: in_height,
+            max: MAX_PLANE_SIDE,
+        });
+    }
+    if width % 32 != 0 || height % 32 != 0 {
+        return Err(PlanError::FrameNotMultiple32 {
+            node: name.to_string(),
+            width,
+            height,
+        });
+    }
+    let cols = axis_filter(in_width as usize, width, 1.0);
+    let rows = axis_filter(in_height as usize, height, 1.0);
+    let (kh, kv) = (band(&cols), band(&rows));
+    let width_tiles = (width / 32) as u32;
+    let height_tiles = (height / 32) as u32;
+    let window = (kh * 32 + 128).div_ceil(64) * 64;
+    let bands_bytes = ((width_tiles + height_tiles) * 4).div_ceil(64) * 64;
+    let frame = DeviceTensor::Activation {
+        channels: 1,
+        height: height as u32,
+        width: width as u32,
+    };
+    let hweights = format!("{name}.hweights");
+    let vweights = format!("{name}.vweights");
+    let bands = format!("{name}.bands");
+    let mut buffers = output_buffers(name, frame);
+    buffers.push(BufferPlan {
+        name: hweights.clone(),
+        pages: width_tiles * 2 * kh,
+        page_bytes: 2048,
+        content: Content::ResizeWeights {
+            axis: Axis::Horizontal,
+            input: in_width,
+            output: width as u32,
+        },
+    });
+    buffers.push(BufferPlan {
+        name: vweights.clone(),
+        pages: height_tiles * 2 * kv,
+        page_bytes: 2048,
+        content: Content::ResizeWeights {
+            axis: Axis::Vertical,
+            input: in_height,
+            output: height as u32,
+        },
+    });
+    buffers.push(BufferPlan {
+        name: bands.clone(),
+        pages: 1,
+        page_bytes: bands_bytes,
+        content: Content::ResizeBands {
+            in_width,
+            in_height,
+            width: width as u32,
+            height: height as u32,
+            bytes: bands_bytes,
+        },
+    });
+    let bf16 = Format::Bf16;
+    let node = NodePlan {
+        name: name.to_string(),
+        inputs: vec![input.to_string()],
+        output: name.to_string(),
+        precision,
+        split: Split::new(grid, width_tiles * height_tiles),
+        cbs: vec![
+            stream(0, "cb_plane", 2 * kv * kh, 2048, bf16, CbKind::Stream),
+            stream(1, "cb_vweights", 4 * kv, 2048, bf16, CbKind::Stream),
+            stream(2, "cb_hweights", 4 * kh, 2048, bf16, CbKind::Stream),
+            stream(3, "cb_mid", kh, 4096, Format::Fp32, CbKind::Stream),
+            stream(4, "cb_lut", 1, 512, bf16, CbKind::Scratch),
+            stream(5, "cb_bands", 1, bands_bytes, bf16, CbKind::Scratch),
+            stream(6, "cb_rows", 1, 32 * kv * window, bf16, CbKind::Scratch),
+            stream(7, "cb_rowpages", 32, 2048, bf16, CbKind::Scratch),
+            stream(16, "cb_out", 2, 2048, bf16, CbKind::Stream),
+        ],
+        op: OpPlan::Resize(ResizePlan {
+            in_width,
+            in_height,
+            row_bytes: in_width.div_ceil(64) * 64,
+            width: width as u32,
+            height: height as u32,
+            width_tiles,
+            kh,
+            kv,
+            window,
+            bands_bytes,
+            hweights,
+            vweights,
+            bands,
+        }),
+    };
+    Ok((node, buffers))
+}
+
+/// The reader, compute and writer kernels of a resize node.
+pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError> {
+    let plane = input(node, 0)?;
+    let cb_plane = cb_id(node, "cb_plane")?;
+    let cb_v = cb_id(node, "cb_vweights")?;
+    let cb_h = cb_id(node, "cb_hweights")?;
+    let cb_mid = cb_id(node, "cb_mid")?;
+    let cb_lut = cb_id(node, "cb_lut")?;
+    let cb_bands = cb_id(node, "cb_bands")?;
+    let cb_rows = cb_id(node, "cb_rows")?;
+    let cb_rowpages = cb_id(node, "cb_rowpages")?;
+    let cb_out = cb_id(node, "cb_out")?;
+    let (kh, kv) = (r.kh, r.kv);
+    let shape = args(&[
+        ("in_width", r.in_width),
+        ("in_height", r.in_height),
+        ("row_bytes", r.row_bytes),
+        ("width_tiles", r.width_tiles),
+        ("kh", kh),
+        ("kv", kv),
+        ("window", r.window),
+        ("bands_bytes", r.bands_bytes),
+    ]);
+    let read_weights = |cb: u32, buffer: &str, pages: u32| {
+        vec![
+            Call::CbReserve { cb, pages },
+            Call::DramRead {
+                buffer: buffer.to_string(),
+                pages,
+                page_bytes: 2048,
+                cb,
+            },
+            Call::CbPush { cb, pages },
+        ]
+    };
+    let mut per_block = vec![Call::DramRead {
+        buffer: plane.clone(),
+        pages: 32 * kv,
+        page_bytes: r.window,
+        cb: cb_rows,
+    }];
+    per_block.extend(read_weights(cb_v, &r.vweights, 2 * kv));
+    per_block.extend(read_weights(cb_h, &r.hweights, 2 * kh));
+    per_block.extend([
+        Call::CbReserve {
+            cb: cb_plane,
+            pages: kv * kh,
+        },
+        Call::L1Gather {
+            bytes: kv * kh * 2048,
+        },
+        Call::CbPush {
+            cb: cb_plane,
+            pages: kv * kh,
+        },
+    ]);
+    let reader = Kernel {
+        role: Role::Reader,
+        template: "resize/reader.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&[
+            "plane_addr",
+            "vweights_addr",
+            "hweights_addr",
+            "bands_addr",
+            "block_start",
+            "block_count",
+        ]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(plane.clone()),
+                Arg::BufferAddress(r.vweights.clone()),
+                Arg::BufferAddress(r.hweights.clone()),
+                Arg::BufferAddress(r.bands.clone()),
+                Arg::Const(start),
+                Arg::Const(count),
+            ]
+        }),
+        precision: None,
+        body: vec![
+            Call::CbReserve {
+                cb: cb_lut,
+                pages: 1,
+            },
+            Call::L1Gather { bytes: 512 },
+            Call::CbReserve {
+                cb: cb_bands,
+                pages: 1,
+            },
+            Call::DramRead {
+                buffer: r.bands.clone(),
+                pages: 1,
+                page_bytes: r.bands_bytes,
+                cb: cb_bands,
+            },
+            Call::CbReserve {
+                cb: cb_rows,
+                pages: 1,
+            },
+            blocks(Trips::Blocks, per_block),
+        ],
+    };
+    let matmuls = |trips: u32| Call::Loop {
+        trips: Trips::Fixed(trips),
+        body: vec![Call::Matmul {
+            ct: 1,
+            rt: 1,
+            kt: 1,
+        }],
+    };
+    let compute = Kernel {
+        role: Role::Compute,
+        template: "resize/compute.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&["block_count"]),
+        runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
+        precision: Some(node.precision),
+        body: vec![blocks(
+            Trips::Blocks,
+            vec![
+                Call::CbWait {
+                    cb: cb_plane,
+                    pages: kv * kh,
+                },
+                Call::CbWait {
+                    cb: cb_v,
+                    pages: 2 * kv,
+                },
+                Call::CbReserve {
+                    cb: cb_mid,
+                    pages: kh,
+                },
+                Call::Loop {
+                    trips: Trips::Fixed(kh),
+                    body: vec![Call::Dst {
+                        tiles: 1,
+                        body: vec![
+                            matmuls(2 * kv),
+                            Call::Pack {
+                                cb: cb_mid,
+                                tiles: 1,
+                            },
+                        ],
+                    }],
+                },
+                Call::CbPush {
+                    cb: cb_mid,
+                    pages: kh,
+                },
+                Call::CbPop {
+                    cb: cb_v,
+                    pages: 2 * kv,
+                },
+                Call::CbPop {
+                    cb: cb_plane,
+                    pages: kv * kh,
+                },
+                Call::CbWait {
+                    cb: cb_mid,
+                    pages: kh,
+                },
+                Call::CbWait {
+                    cb: cb_h,
+                    pages: 2 * kh,
+                },
+                Call::CbReserve {
+                    cb: cb_out,
+                    pages: 1,
+                },
+                Call::Dst {
+                    tiles: 1,
+                    body: vec![
+                        matmuls(2 * kh),
+                        Call::Pack {
+                            cb: cb_out,
+                            tiles: 1,
+                        },
+                    ],
+                },
+                Call::CbPush {
+                    cb: cb_out,
+                    pages: 1,
+                },
+                Call::CbPop {
+                    cb: cb_h,
+                    pages: 2 * kh,
+                },
+                Call::CbPop {
+                    cb: cb_mid,
+                    pages: kh,
+                },
+            ],
+        )],
+    };
+    let writer = Kernel {
+        role: Role::Writer,
+        template: "resize/writer.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape,
+        runtime_arg_names: names(&["output_addr", "block_start", "block_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(node.output.clone()),
+                Arg::Const(start),
+                Arg::Const(count),
+            ]
+        }),
+        precision: None,
+        body: vec![
+            Call::CbReserve {
+                cb: cb_rowpages,
+                pages: 32,
+            },
+            Call::L1Gather { bytes: 32 * 2048 },
+            blocks(
+                Trips::Blocks,
+                vec![
+                    Call::CbWait {
+                        cb: cb_out,
+                        pages: 1,
+                    },
+                    Call::L1Gather { bytes: 32 * 64 },
+                    Call::DramWrite {
+                        buffer: node.output.clone(),
+                        pages: 32,
+                        page_bytes: 2048,
+                        cb: cb_rowpages,
+                    },
+                    Call::CbPop {
+                        cb: cb_out,
+                        pages: 1,
+                    },
+                ],
+            ),
+        ],
+    };
+    Ok(vec![reader, compute, writer])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use superpoint_graph::Tensor;
+
+    #[test]
+    fn plane_rows_are_padded_pages() {
+        let plane = Tensor::from_vec(1, 2, 3, vec![1u8, 2, 3, 4, 5, 6]).expect("shape");
+        let bytes = pack_plane(&plane);
+        assert_eq!(bytes.len(), 128);
+        assert_eq!(&bytes[..4], &[1, 2, 3, 0]);
+        assert_eq!(&bytes[64..68], &[4, 5, 6, 0]);
+    }
+
+    #[test]
+    fn filter_bytes_fill_the_planned_buffers() {
+        let grid = Grid::ETH_DISPATCH;
+        let plane = DeviceTensor::Plane {
+            width: 100,
+            height: 70,
+        };
+        let (_, buffers) =
+            plan_node("frame", "input", plane, (64, 32), grid, Precision::PORT).expect("plans");
+        for b in &buffers[1..] {
+            let bytes = filter_bytes(&b.content).expect("a filter buffer");
+            assert_eq!(bytes.len() as u32, b.pages * b.page_bytes, "{}", b.name);
+        }
+        assert_eq!(filter_bytes(&buffers[0].content), None);
+    }
+}
