@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::device::{Core, CoreRange, Precision};
+use crate::ops;
 use crate::plan::{CbPlan, ConvPlan, NodePlan, OpPlan, Plan, PoolPlan};
 
 /// What cannot be lowered to kernel IR.
@@ -149,6 +150,10 @@ pub enum Call {
         cb: u32,
         tiles: u32,
     },
+    /// `transpose_tile` of `tiles` CB tiles into DST (the unpacker's transposed datacopy).
+    Transpose {
+        tiles: u32,
+    },
 }
 
 /// One kernel of a node.
@@ -222,7 +227,7 @@ pub fn input(node: &NodePlan, index: usize) -> Result<String, KirError> {
         })
 }
 
-fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
+pub(crate) fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
     node.cbs
         .iter()
         .find(|c| c.name == name)
@@ -233,7 +238,7 @@ fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
         })
 }
 
-fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
+pub(crate) fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
     pairs
         .iter()
         .map(|(name, value)| CompileArg {
@@ -243,11 +248,11 @@ fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
         .collect()
 }
 
-fn names(list: &[&str]) -> Vec<String> {
+pub(crate) fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
-fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec<CoreArgs> {
+pub(crate) fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec<CoreArgs> {
     node.split
         .work
         .iter()
@@ -258,7 +263,7 @@ fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec<CoreArgs> 
         .collect()
 }
 
-fn blocks(trips: Trips, body: Vec<Call>) -> Call {
+pub(crate) fn blocks(trips: Trips, body: Vec<Call>) -> Call {
     Call::Loop { trips, body }
 }
 
@@ -612,6 +617,10 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
         let (op, kernels) = match &node.op {
             OpPlan::Conv2d(c) => ("conv2d", conv_kernels(node, c)?),
             OpPlan::MaxPool2(p) => ("max_pool2", pool_kernels(node, p)?),
+            OpPlan::Nms(p) => ("nms", ops::nms::kernels(node, p)?),
+            OpPlan::SelectKeypoints(p) => {
+                ("select_keypoints", ops::select_keypoints::kernels(node, p)?)
+            }
         };
         nodes.push(NodeKir {
             node: node.name.clone(),

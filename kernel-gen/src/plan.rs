@@ -15,6 +15,7 @@ use thiserror::Error;
 
 use crate::device::{Core, CoreRange, Format, Grid, Limits, Precision};
 use crate::layout::{conv_k_tiles, tiles, ActivationShape, DeviceTensor, LayoutError, Part};
+use crate::ops;
 
 /// What the planner cannot handle.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -37,6 +38,14 @@ pub enum PlanError {
     UnknownExternal { node: String },
     #[error("node `{node}`: precision {format:?} is not supported yet (activations and weights are bf16)")]
     UnsupportedFormat { node: String, format: Format },
+    #[error("node `{node}`: NMS radius {radius} is not lowered on the device (1..={max}); radius 0 and larger radii run on the host")]
+    NmsRadius {
+        node: String,
+        radius: usize,
+        max: usize,
+    },
+    #[error("node `{node}`: NMS needs fp32 DST accumulation (a bf16 DST would round the scores); set fp32_dest in its precision")]
+    NmsNeedsFp32Dst { node: String },
     #[error("grid {x}x{y} is empty")]
     EmptyGrid { x: u32, y: u32 },
 }
@@ -88,6 +97,8 @@ pub enum Content {
         tensor: DeviceTensor,
         part: Part,
     },
+    /// An intermediate of node `node`'s programs, laid out like `tensor`; never read by the host.
+    Scratch { node: String, tensor: DeviceTensor },
     /// Convolution weights of a weight entry, [`crate::layout::pack_conv_weights`].
     ConvWeights { entry: String },
     /// Convolution bias of a weight entry, [`crate::layout::pack_conv_bias`].
@@ -145,7 +156,7 @@ pub struct Split {
 
 impl Split {
     /// `blocks` blocks over at most all cores of `grid`, the first `blocks % cores` cores taking one more.
-    fn new(grid: Grid, blocks: u32) -> Split {
+    pub(crate) fn new(grid: Grid, blocks: u32) -> Split {
         let cores = grid.cores().min(blocks).max(1);
         let mut start = 0;
         let work = (0..cores)
@@ -205,6 +216,8 @@ pub struct PoolPlan {
 pub enum OpPlan {
     Conv2d(ConvPlan),
     MaxPool2(PoolPlan),
+    Nms(crate::ops::nms::NmsPlan),
+    SelectKeypoints(crate::ops::select_keypoints::SelectPlan),
 }
 
 /// One device node: a program of three kernels on `split.ranges`.
@@ -232,7 +245,7 @@ const TILE_BYTES: u32 = 2048;
 /// Input tiles the max-pool reader caches.
 const POOL_CACHE_SLOTS: u32 = 8;
 
-fn cb(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
+pub(crate) fn cb(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
     CbPlan {
         id,
         name: name.to_string(),
@@ -240,6 +253,15 @@ fn cb(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
         page_bytes: TILE_BYTES,
         format: Format::Bf16,
         kind,
+    }
+}
+
+/// A CB of Float32 tiles.
+pub(crate) fn cb_fp32(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
+    CbPlan {
+        page_bytes: Format::Fp32.tile_bytes(),
+        format: Format::Fp32,
+        ..cb(id, name, pages, kind)
     }
 }
 
@@ -524,6 +546,43 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         cache_slots: POOL_CACHE_SLOTS,
                     }),
                 });
+                on_device.insert(&node.name);
+            }
+            Op::Nms { radius } => {
+                let DeviceTensor::Map { height, width } = input_tensor(0)? else {
+                    return Err(PlanError::NotOnDevice {
+                        node: node.name.clone(),
+                        input: node.inputs[0].clone(),
+                    });
+                };
+                let (scratch, steps) = ops::nms::plan(
+                    &node.name,
+                    &node.inputs[0],
+                    (height, width),
+                    *radius,
+                    precision,
+                    params.grid,
+                )?;
+                buffers.extend(scratch);
+                buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
+                nodes.extend(steps);
+                on_device.insert(&node.name);
+            }
+            Op::SelectKeypoints {
+                threshold, border, ..
+            } => {
+                input_tensor(0)?;
+                let candidates = layout_of(&node.name)?;
+                buffers.extend(output_buffers(&node.name, candidates));
+                nodes.push(ops::select_keypoints::plan(
+                    &node.name,
+                    &node.inputs[0],
+                    candidates,
+                    *threshold,
+                    *border,
+                    precision,
+                    params.grid,
+                )?);
                 on_device.insert(&node.name);
             }
             other => {

@@ -40,6 +40,11 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "max_pool2/reader.cpp.tera",
     "max_pool2/compute.cpp.tera",
     "max_pool2/writer.cpp.tera",
+    "nms/reader.cpp.tera",
+    "nms/compute.cpp.tera",
+    "nms/vertical_writer.cpp.tera",
+    "nms/writer.cpp.tera",
+    "select_keypoints/reader.cpp.tera",
 ];
 
 /// Error text with its causes, which Tera keeps in the source chain.

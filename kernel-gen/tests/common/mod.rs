@@ -269,3 +269,64 @@ pub fn weight_inputs(compiled: &Compiled, weights: &WeightSet) -> BTreeMap<Strin
     }
     out
 }
+
+/// `graph` with `(name, op)` nodes appended, each reading the previous output; the last is the
+/// graph's output.
+pub fn extend(mut graph: Graph, tail: &[(&str, Op)]) -> Graph {
+    for (name, op) in tail {
+        let prev = graph.outputs[0].clone();
+        graph.nodes.push(Node {
+            name: name.to_string(),
+            inputs: vec![prev],
+            op: op.clone(),
+        });
+        graph.outputs = vec![name.to_string()];
+    }
+    graph
+}
+
+/// A dense f32 array of a fixture case (`tests/fixtures/cases/<case>/<array>.npy`, little-endian
+/// `<f4`, C order) as a C×H×W tensor (H×W arrays get one channel).
+pub fn fixture_dense(case: &str, array: &str) -> Tensor<f32> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/cases")
+        .join(case)
+        .join(format!("{array}.npy"));
+    let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(
+        &bytes[..6],
+        b"\x93NUMPY",
+        "{}: not an .npy file",
+        path.display()
+    );
+    let (header_len, start) = if bytes[6] == 1 {
+        (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10)
+    } else {
+        (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        )
+    };
+    let header = std::str::from_utf8(&bytes[start..start + header_len]).expect("ASCII header");
+    assert!(
+        header.contains("'<f4'") && header.contains("'fortran_order': False"),
+        "{}: expected C-order <f4, got {header}",
+        path.display()
+    );
+    let shape_text = &header[header.find("'shape': (").expect("shape") + 10..];
+    let shape: Vec<usize> = shape_text[..shape_text.find(')').expect("shape end")]
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().expect("shape number"))
+        .collect();
+    let data: Vec<f32> = bytes[start + header_len..]
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    match shape.as_slice() {
+        [h, w] => Tensor::from_vec(1, *h, *w, data),
+        [c, h, w] => Tensor::from_vec(*c, *h, *w, data),
+        other => panic!("{}: unexpected shape {other:?}", path.display()),
+    }
+    .expect("data matches the shape")
+}

@@ -28,22 +28,24 @@ pub fn select_keypoints(
             }
         }
     }
-    order_and_cut(&mut keypoints, max_keypoints);
+    order_and_cut(&mut keypoints, |k| k, max_keypoints);
     keypoints
 }
 
-/// Step 5 of DESIGN §2 on candidates in any order: descending score, ties by ascending raster
-/// index (for pixels of one frame, `(y, x)` order is raster order), then the first
-/// `max_keypoints` (any negative value keeps all). No candidate is NaN (NaN > threshold is false).
-pub fn order_and_cut(keypoints: &mut Vec<Keypoint>, max_keypoints: i64) {
-    keypoints.sort_by(|a, b| {
+/// Step 5 of DESIGN §2 on candidates in any order (items carrying a keypoint, e.g. with the
+/// device slot it came from): descending score, ties by ascending raster index (for pixels of
+/// one frame, `(y, x)` order is raster order), then the first `max_keypoints` (any negative
+/// value keeps all). No candidate is NaN (NaN > threshold is false).
+pub fn order_and_cut<T>(items: &mut Vec<T>, keypoint: impl Fn(&T) -> &Keypoint, max_keypoints: i64) {
+    items.sort_by(|a, b| {
+        let (a, b) = (keypoint(a), keypoint(b));
         b.score
             .partial_cmp(&a.score)
             .unwrap_or(Ordering::Equal)
             .then((a.y, a.x).cmp(&(b.y, b.x)))
     });
     if let Ok(n) = usize::try_from(max_keypoints) {
-        keypoints.truncate(n);
+        items.truncate(n);
     }
 }
 
@@ -98,7 +100,7 @@ mod tests {
             k(2, 2, 0.5),
             k(4, 3, 0.1001),
         ];
-        order_and_cut(&mut shuffled, 4);
+        order_and_cut(&mut shuffled, |k| k, 4);
         assert_eq!(xys(&shuffled), vec![(3, 4), (2, 2), (2, 5), (5, 5)]);
     }
 

@@ -1,0 +1,307 @@
+//! `Nms{radius}` on a score map (Map layout: Float32 32×32 spatial tiles), bit-identical to the
+//! reference `nms`: S where S equals the maximum of its (2r+1)² window clipped at the edges (ties
+//! all kept), +0 elsewhere.
+//!
+//! The window maximum is separable (columns, then rows; clipping equals padding with −inf), and
+//! the hard part on Tensix is shifting a tile by a few columns. Rows are easy: in the 4-face
+//! layout a tile row is two 64-byte face rows, so a tile shifted by d rows is at most 8 DRAM reads
+//! of whole face rows, aligned for the NoC at both ends. Columns become rows by a transpose, which
+//! the compute kernel applies to every shifted tile on its way into DST (`transpose_tile`; max
+//! commutes with it). So the op is two programs of the same reader and compute kernels:
+//! 1. `<node>.vertical`: shift along y (neighbours one tile row away), max over the 2r+1 shifts,
+//!    transposed → the column maxima, stored transposed in an intermediate Map-sized buffer;
+//! 2. `<node>`: shift those along their rows (= x; neighbours one tile column away), max,
+//!    transposed back → the window maximum M. The writer then reads the score tile S and keeps S
+//!    where S == M, on the RISC-V on bit patterns (it has no FPU), and writes the output.
+//!
+//! Both programs split the map's tiles over the grid like every node (`Split`). A second program
+//! instead of one is the halo exchange: the row pass needs column maxima of the neighbouring
+//! tiles, which other cores compute. Max and transpose are exact in the fp32 DST, so the result
+//! is bit for bit the reference's (denormal scores excepted: the unpacker flushes them).
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::{Grid, Precision};
+use crate::kir::{args, blocks, cb_id, input, names, per_core, Arg, Call, Kernel, KirError, Role};
+use crate::kir::{SfpuOp, Trips};
+use crate::layout::tensor::MAP_PAGE_BYTES;
+use crate::layout::DeviceTensor;
+use crate::plan::{
+    cb_fp32, tensor_buffers, BufferPlan, CbKind, Content, NodePlan, OpPlan, PlanError, Split,
+};
+
+/// The largest radius the device lowers: the window must stay within the neighbouring tiles and
+/// a shift must cut a 16-row face into at most two runs. Larger radii run on the host.
+pub const MAX_DEVICE_RADIUS: usize = 8;
+
+/// Which of the two passes a program runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NmsPass {
+    /// Column maxima along y, stored transposed.
+    Vertical,
+    /// Row maxima of the column maxima along x, transposed back, then the equality mask.
+    Horizontal,
+}
+
+/// One pass of an NMS node, in tiles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NmsPlan {
+    pub pass: NmsPass,
+    pub radius: u32,
+    pub tiles_x: u32,
+    pub tiles_y: u32,
+}
+
+/// The buffers and the two programs of NMS node `name` on the `height`×`width` map `scores`.
+/// The caller adds the output buffer (the node's Map).
+pub fn plan(
+    name: &str,
+    scores: &str,
+    (height, width): (u32, u32),
+    radius: usize,
+    precision: Precision,
+    grid: Grid,
+) -> Result<(Vec<BufferPlan>, Vec<NodePlan>), PlanError> {
+    if radius == 0 || radius > MAX_DEVICE_RADIUS {
+        return Err(PlanError::NmsRadius {
+            node: name.to_string(),
+            radius,
+            max: MAX_DEVICE_RADIUS,
+        });
+    }
+    if !precision.fp32_dest {
+        return Err(PlanError::NmsNeedsFp32Dst {
+            node: name.to_string(),
+        });
+    }
+    if height % 32 != 0 || width % 32 != 0 {
+        return Err(PlanError::FrameNotMultiple32 {
+            node: name.to_string(),
+            width: width as usize,
+            height: height as usize,
+        });
+    }
+    let (tiles_x, tiles_y) = (width / 32, height / 32);
+    let vertical = format!("{name}.vertical");
+    let intermediate = DeviceTensor::Map { height, width };
+    let buffers = tensor_buffers(&vertical, intermediate, |_| Content::Scratch {
+        node: name.to_string(),
+        tensor: intermediate,
+    });
+    let node = |step: &str, inputs: Vec<String>, pass: NmsPass, with_scores: bool| {
+        let mut cbs = vec![
+            cb_fp32(0, "cb_shift", 2, CbKind::Stream),
+            cb_fp32(16, "cb_out", 2, CbKind::Stream),
+        ];
+        if with_scores {
+            cbs.insert(1, cb_fp32(1, "cb_scores", 1, CbKind::Scratch));
+        }
+        NodePlan {
+            name: step.to_string(),
+            inputs,
+            output: step.to_string(),
+            precision,
+            split: Split::new(grid, tiles_x * tiles_y),
+            cbs,
+            op: OpPlan::Nms(NmsPlan {
+                pass,
+                radius: radius as u32,
+                tiles_x,
+                tiles_y,
+            }),
+        }
+    };
+    let nodes = vec![
+        node(
+            &vertical,
+            vec![scores.to_string()],
+            NmsPass::Vertical,
+            false,
+        ),
+        node(
+            name,
+            vec![vertical.clone(), scores.to_string()],
+            NmsPass::Horizontal,
+            true,
+        ),
+    ];
+    Ok((buffers, nodes))
+}
+
+/// The reader, compute and writer of one pass.
+pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
+    let source = input(node, 0)?;
+    let shift = cb_id(node, "cb_shift")?;
+    let out = cb_id(node, "cb_out")?;
+    let taps = 2 * p.radius + 1;
+    let axis = match p.pass {
+        NmsPass::Vertical => 0,
+        NmsPass::Horizontal => 1,
+    };
+    let shape = args(&[
+        ("tiles_x", p.tiles_x),
+        ("tiles_y", p.tiles_y),
+        ("radius", p.radius),
+        ("axis", axis),
+    ]);
+    let reader = Kernel {
+        role: Role::Reader,
+        template: "nms/reader.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&["input_addr", "tile_start", "tile_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(source.clone()),
+                Arg::Const(start),
+                Arg::Const(count),
+            ]
+        }),
+        precision: None,
+        body: vec![blocks(
+            Trips::Blocks,
+            vec![Call::Loop {
+                trips: Trips::Fixed(taps),
+                // A shifted tile is one page's worth of face rows from up to three pages.
+                body: vec![
+                    Call::CbReserve {
+                        cb: shift,
+                        pages: 1,
+                    },
+                    Call::DramRead {
+                        buffer: source.clone(),
+                        pages: 1,
+                        page_bytes: MAP_PAGE_BYTES,
+                        cb: shift,
+                    },
+                    Call::CbPush {
+                        cb: shift,
+                        pages: 1,
+                    },
+                ],
+            }],
+        )],
+    };
+    let compute = Kernel {
+        role: Role::Compute,
+        template: "nms/compute.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&["tile_count"]),
+        runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
+        precision: Some(node.precision),
+        body: vec![blocks(
+            Trips::Blocks,
+            vec![
+                Call::Dst {
+                    tiles: 2,
+                    body: vec![
+                        Call::Loop {
+                            trips: Trips::Fixed(taps),
+                            body: vec![
+                                Call::CbWait {
+                                    cb: shift,
+                                    pages: 1,
+                                },
+                                Call::Transpose { tiles: 1 },
+                                Call::CbPop {
+                                    cb: shift,
+                                    pages: 1,
+                                },
+                            ],
+                        },
+                        Call::Sfpu {
+                            op: SfpuOp::Max,
+                            tiles: taps - 1,
+                        },
+                        Call::CbReserve { cb: out, pages: 1 },
+                        Call::Pack { cb: out, tiles: 1 },
+                    ],
+                },
+                Call::CbPush { cb: out, pages: 1 },
+            ],
+        )],
+    };
+    let write = Call::DramWrite {
+        buffer: node.output.clone(),
+        pages: 1,
+        page_bytes: MAP_PAGE_BYTES,
+        cb: out,
+    };
+    let writer = match p.pass {
+        NmsPass::Vertical => Kernel {
+            role: Role::Writer,
+            template: "nms/vertical_writer.cpp.tera".into(),
+            ranges: node.split.ranges.clone(),
+            compile_args: shape,
+            runtime_arg_names: names(&["output_addr", "tile_start", "tile_count"]),
+            runtime_args: per_core(node, |start, count| {
+                vec![
+                    Arg::BufferAddress(node.output.clone()),
+                    Arg::Const(start),
+                    Arg::Const(count),
+                ]
+            }),
+            precision: None,
+            body: vec![blocks(
+                Trips::Blocks,
+                vec![
+                    Call::CbWait { cb: out, pages: 1 },
+                    write,
+                    Call::CbPop { cb: out, pages: 1 },
+                ],
+            )],
+        },
+        NmsPass::Horizontal => {
+            let scores = input(node, 1)?;
+            let scores_cb = cb_id(node, "cb_scores")?;
+            Kernel {
+                role: Role::Writer,
+                template: "nms/writer.cpp.tera".into(),
+                ranges: node.split.ranges.clone(),
+                compile_args: shape,
+                runtime_arg_names: names(&[
+                    "output_addr",
+                    "scores_addr",
+                    "tile_start",
+                    "tile_count",
+                ]),
+                runtime_args: per_core(node, |start, count| {
+                    vec![
+                        Arg::BufferAddress(node.output.clone()),
+                        Arg::BufferAddress(scores.clone()),
+                        Arg::Const(start),
+                        Arg::Const(count),
+                    ]
+                }),
+                precision: None,
+                body: vec![
+                    Call::CbReserve {
+                        cb: scores_cb,
+                        pages: 1,
+                    },
+                    blocks(
+                        Trips::Blocks,
+                        vec![
+                            Call::DramRead {
+                                buffer: scores,
+                                pages: 1,
+                                page_bytes: MAP_PAGE_BYTES,
+                                cb: scores_cb,
+                            },
+                            Call::CbWait { cb: out, pages: 1 },
+                            // The mask reads S and M and rewrites M in place.
+                            Call::L1Gather {
+                                bytes: 3 * MAP_PAGE_BYTES,
+                            },
+                            write,
+                            Call::CbPop { cb: out, pages: 1 },
+                        ],
+                    ),
+                ],
+            }
+        }
+    };
+    Ok(vec![reader, compute, writer])
+}

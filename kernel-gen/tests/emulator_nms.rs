@@ -1,0 +1,260 @@
+//! NMS and keypoint candidates executed on the tt-runtime emulator from a score map the host
+//! uploads (the `scores` node is external): the device's NMS map must be bit-identical to the
+//! reference `nms` of the same map, and its candidates identical — as a set per region, and as a
+//! list after the host's ordering — to the reference selection on the device's NMS map.
+//! Random maps are quantised to a few levels so that windows hold many ties.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::{fixture_dense, run, Rng};
+use kernel_gen::layout::host::{decode_candidates, pack_map, unpack_map};
+use kernel_gen::layout::{DeviceTensor, Part};
+use kernel_gen::ops::select_keypoints::merge;
+use kernel_gen::plan::Content;
+use kernel_gen::{compile, Compiled, Grid, PlanError, PlanParams};
+use superpoint_graph::reference::{nms::nms, select::select_keypoints};
+use superpoint_graph::{names, superpoint_with, Graph, Keypoint, SuperPointParams, Tensor};
+
+/// The superpoint graph cut to `scores → nms → keypoints`, the scores uploaded by the host.
+fn nms_graph(width: usize, height: usize, radius: usize, threshold: f32, border: usize) -> Graph {
+    superpoint_with(&SuperPointParams {
+        frame_width: width,
+        frame_height: height,
+        nms_radius: radius,
+        keypoint_threshold: threshold,
+        border,
+        max_keypoints: -1,
+    })
+    .pruned(&[names::KEYPOINTS])
+}
+
+fn params(grid: Grid) -> PlanParams {
+    PlanParams {
+        grid,
+        external: BTreeSet::from([names::SCORES.to_string()]),
+        ..PlanParams::default()
+    }
+}
+
+/// A random H×W map whose values are one of `levels` steps in [0, 1) (0 included).
+fn quantised_map(width: usize, height: usize, levels: u64, seed: u64) -> Tensor<f32> {
+    let mut rng = Rng::new(seed);
+    let data = (0..width * height)
+        .map(|_| (rng.next_u64() % levels) as f32 / levels as f32)
+        .collect();
+    Tensor::from_vec(1, height, width, data).expect("shape")
+}
+
+fn bits(t: &Tensor<f32>) -> Vec<u32> {
+    t.data.iter().map(|v| v.to_bits()).collect()
+}
+
+fn candidates_layout(compiled: &Compiled) -> DeviceTensor {
+    compiled
+        .program
+        .buffers
+        .iter()
+        .find_map(|b| match &b.content {
+            Content::Output {
+                tensor: t @ DeviceTensor::Candidates { .. },
+                part: Part::Main,
+            } => Some(*t),
+            _ => None,
+        })
+        .expect("a candidates buffer")
+}
+
+/// What the device produced from `scores`.
+struct DeviceResult {
+    map: Tensor<f32>,
+    records: Vec<u8>,
+    counts: Vec<u8>,
+    candidates: DeviceTensor,
+    compiled: Compiled,
+}
+
+fn run_device(graph: &Graph, grid: Grid, scores: &Tensor<f32>) -> DeviceResult {
+    let compiled = compile(graph, &params(grid)).expect("compiles");
+    let mut inputs = BTreeMap::new();
+    inputs.insert(
+        names::SCORES.to_string(),
+        pack_map(scores).expect("a one-channel map of whole tiles"),
+    );
+    let dev = common::open(&compiled);
+    let steps = ["nms.vertical", names::NMS, names::KEYPOINTS];
+    let (buffers, times) = run(&dev, &compiled, &inputs, &steps);
+    println!(
+        "{}x{} grid {}x{}: {times:?}",
+        scores.width, scores.height, grid.x, grid.y
+    );
+    let map = unpack_map(&buffers[names::NMS], scores.height, scores.width).expect("map size");
+    DeviceResult {
+        map,
+        records: buffers[names::KEYPOINTS].clone(),
+        counts: buffers[&format!("{}.counts", names::KEYPOINTS)].clone(),
+        candidates: candidates_layout(&compiled),
+        compiled,
+    }
+}
+
+/// The per-core tile runs of the selection step, in region order.
+fn region_tiles(compiled: &Compiled) -> Vec<(u32, u32)> {
+    let step = compiled
+        .program
+        .step(names::KEYPOINTS)
+        .expect("select step");
+    step.kernels[0]
+        .runtime_args
+        .iter()
+        .map(|c| match (&c.args[3], &c.args[4]) {
+            (kernel_gen::kir::Arg::Const(s), kernel_gen::kir::Arg::Const(n)) => (*s, *n),
+            other => panic!("tile run args {other:?}"),
+        })
+        .collect()
+}
+
+/// Checks the NMS map bit for bit, then the candidates against the reference selection on the
+/// device's map: every record in its region's tiles, the set, and the ordered (and cut) list.
+fn check(
+    device: &DeviceResult,
+    scores: &Tensor<f32>,
+    radius: usize,
+    threshold: f32,
+    border: usize,
+) {
+    let expected_map = nms(scores, radius);
+    assert!(
+        bits(&device.map) == bits(&expected_map),
+        "NMS map differs from the reference at {} pixels",
+        bits(&device.map)
+            .iter()
+            .zip(bits(&expected_map))
+            .filter(|(a, b)| **a != *b)
+            .count()
+    );
+    let DeviceTensor::Candidates {
+        height,
+        width,
+        regions,
+        capacity,
+    } = device.candidates
+    else {
+        panic!("not candidates");
+    };
+    let decoded = decode_candidates(
+        &device.records,
+        &device.counts,
+        regions,
+        capacity,
+        width,
+        height,
+    )
+    .expect("valid candidate buffers");
+    let runs = region_tiles(&device.compiled);
+    assert_eq!(runs.len(), regions as usize);
+    for (slot, k) in &decoded {
+        let (start, count) = runs[(slot / capacity) as usize];
+        let tile = (k.y / 32) * (width / 32) + k.x / 32;
+        assert!(
+            (start..start + count).contains(&tile),
+            "record {slot} at ({}, {}) is outside its region's tiles",
+            k.x,
+            k.y
+        );
+    }
+    let reference = select_keypoints(&device.map, threshold, border, -1);
+    let key = |k: &Keypoint| (k.y, k.x, k.score.to_bits());
+    let got: BTreeSet<_> = decoded.iter().map(|(_, k)| key(k)).collect();
+    let want: BTreeSet<_> = reference.iter().map(key).collect();
+    assert_eq!(got.len(), decoded.len(), "duplicate candidates");
+    assert_eq!(got, want, "candidate sets differ");
+    for max in [-1, 0, 7, reference.len() as i64 / 2] {
+        let merged = merge(&device.records, &device.counts, &device.candidates, max)
+            .expect("valid candidate buffers");
+        let list: Vec<Keypoint> = merged.into_iter().map(|(_, k)| k).collect();
+        assert_eq!(
+            list,
+            select_keypoints(&device.map, threshold, border, max),
+            "ordered list, max_keypoints {max}"
+        );
+    }
+    println!(
+        "{} candidates in {regions} regions, {} kept pixels",
+        decoded.len(),
+        device.map.data.iter().filter(|v| **v != 0.0).count()
+    );
+}
+
+fn random_case(width: usize, height: usize, radius: usize, grid: Grid, seed: u64) {
+    // Threshold on a level: the strict comparison drops every pixel of that level.
+    let (threshold, border) = (0.5, 4);
+    let scores = quantised_map(width, height, 4, seed);
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let device = run_device(&graph, grid, &scores);
+    check(&device, &scores, radius, threshold, border);
+}
+
+#[test]
+fn radius_1_on_64x64_and_96x32() {
+    random_case(64, 64, 1, Grid::ETH_DISPATCH, 1);
+    random_case(96, 32, 1, Grid::TENSIX_DISPATCH, 2);
+}
+
+#[test]
+fn radius_2_on_64x64_and_96x32() {
+    random_case(64, 64, 2, Grid::TENSIX_DISPATCH, 3);
+    random_case(96, 32, 2, Grid::ETH_DISPATCH, 4);
+}
+
+#[test]
+fn radius_4_on_64x64_and_96x32() {
+    random_case(64, 64, 4, Grid::ETH_DISPATCH, 5);
+    random_case(96, 32, 4, Grid::TENSIX_DISPATCH, 6);
+}
+
+#[test]
+fn radius_8_on_64x64_and_96x32() {
+    random_case(64, 64, 8, Grid::TENSIX_DISPATCH, 7);
+    random_case(96, 32, 8, Grid::ETH_DISPATCH, 8);
+}
+
+/// More tiles than cores (5×4 = 20 tiles on a 4×2 grid): cores own runs of several tiles that
+/// wrap across tile rows, and regions hold several pages' worth of capacity. Two levels only, a
+/// threshold below every positive score and no border.
+#[test]
+fn several_tiles_per_core_with_two_levels_and_no_border() {
+    let (width, height, radius, threshold, border) = (160, 128, 3, 0.25, 0);
+    let scores = quantised_map(width, height, 2, 9);
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let device = run_device(&graph, Grid { x: 4, y: 2 }, &scores);
+    check(&device, &scores, radius, threshold, border);
+}
+
+/// The fixture's 640×480 dense score map (softmax and fold computed by the HF implementation)
+/// with the case's radius, threshold and border.
+#[test]
+fn fixture_scores_640x480() {
+    let scores = fixture_dense("astronaut_default", "scores_dense");
+    let (radius, threshold, border) = (4, 0.005, 4);
+    let graph = nms_graph(scores.width, scores.height, radius, threshold, border);
+    let device = run_device(&graph, Grid::ETH_DISPATCH, &scores);
+    check(&device, &scores, radius, threshold, border);
+}
+
+#[test]
+fn radius_0_and_above_8_are_plan_errors() {
+    for radius in [0, 9] {
+        let graph = nms_graph(64, 64, radius, 0.5, 4);
+        let err = kernel_gen::plan::plan(&graph, &params(Grid::ETH_DISPATCH)).err();
+        assert_eq!(
+            err,
+            Some(PlanError::NmsRadius {
+                node: names::NMS.to_string(),
+                radius,
+                max: 8
+            })
+        );
+    }
+}
