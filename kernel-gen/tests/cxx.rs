@@ -96,3 +96,25 @@ fn the_checked_in_640x480_convolutions_compile_with_wall_werror() {
     let dir = tempfile::tempdir().expect("temp dir");
     compile_all(&compiled, dir.path());
 }
+
+#[test]
+fn the_nms_chain_kernels_compile_with_wall_werror_for_every_device_radius() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for radius in 1..=8 {
+        let graph = superpoint_graph::superpoint_with(&superpoint_graph::SuperPointParams {
+            frame_width: 640,
+            frame_height: 480,
+            nms_radius: radius,
+            ..superpoint_graph::SuperPointParams::default()
+        })
+        .pruned(&[superpoint_graph::names::KEYPOINTS]);
+        let params = PlanParams {
+            external: std::collections::BTreeSet::from([
+                superpoint_graph::names::SCORES.to_string()
+            ]),
+            ..PlanParams::default()
+        };
+        let compiled = compile(&graph, &params).expect("compiles");
+        compile_all(&compiled, dir.path());
+    }
+}

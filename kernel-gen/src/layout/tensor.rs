@@ -267,4 +267,19 @@ mod tests {
         .parts();
         assert_eq!(parts, vec![(Part::Main, 3, 128)]);
     }
+
+    #[test]
+    fn candidate_records_come_in_pages_of_1024() {
+        let parts = DeviceTensor::Candidates {
+            height: 480,
+            width: 640,
+            regions: 120,
+            capacity: 3072,
+        }
+        .parts();
+        assert_eq!(
+            parts,
+            vec![(Part::Main, 360, 8192), (Part::Counts, 120, COUNT_STRIDE)]
+        );
+    }
 }

@@ -305,3 +305,56 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
     };
     Ok(vec![reader, compute, writer])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Fidelity;
+
+    #[test]
+    fn two_passes_over_the_map_tiles_with_an_intermediate_buffer() {
+        let (buffers, nodes) = plan(
+            "nms",
+            "scores",
+            (64, 96),
+            4,
+            Precision::PORT,
+            Grid::ETH_DISPATCH,
+        )
+        .expect("plans");
+        assert_eq!(buffers.len(), 1);
+        assert_eq!(
+            (buffers[0].name.as_str(), buffers[0].pages),
+            ("nms.vertical", 6)
+        );
+        let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, vec!["nms.vertical", "nms"]);
+        assert_eq!(nodes[1].inputs, vec!["nms.vertical", "scores"]);
+        assert_eq!(nodes[1].split.work.len(), 6);
+    }
+
+    #[test]
+    fn radius_and_dst_mode_are_checked() {
+        let bf16_dst = Precision {
+            fp32_dest: false,
+            fidelity: Fidelity::HiFi4,
+            ..Precision::PORT
+        };
+        let err = plan("n", "s", (32, 32), 2, bf16_dst, Grid::ETH_DISPATCH).err();
+        assert_eq!(
+            err,
+            Some(PlanError::NmsNeedsFp32Dst {
+                node: "n".to_string()
+            })
+        );
+        let err = plan("n", "s", (32, 32), 9, Precision::PORT, Grid::ETH_DISPATCH).err();
+        assert_eq!(
+            err,
+            Some(PlanError::NmsRadius {
+                node: "n".to_string(),
+                radius: 9,
+                max: MAX_DEVICE_RADIUS
+            })
+        );
+    }
+}

@@ -219,6 +219,32 @@ mod tests {
     use crate::layout::host::encode_candidates;
 
     #[test]
+    fn a_border_wider_than_the_map_is_clamped_to_half_a_side() {
+        let (regions, capacity) =
+            crate::layout::tensor::candidate_regions(Grid::ETH_DISPATCH, 64, 96);
+        let tensor = DeviceTensor::Candidates {
+            height: 64,
+            width: 96,
+            regions,
+            capacity,
+        };
+        let node = plan(
+            "k",
+            "m",
+            tensor,
+            0.5,
+            1000,
+            Precision::PORT,
+            Grid::ETH_DISPATCH,
+        )
+        .expect("plans");
+        let OpPlan::SelectKeypoints(p) = node.op else {
+            panic!("not a selection");
+        };
+        assert_eq!((p.border, p.capacity, node.split.work.len()), (32, 1024, 6));
+    }
+
+    #[test]
     fn merge_orders_across_regions_and_cuts() {
         let k = |x, y, score| Keypoint { x, y, score };
         // Region 0 found (5,1) then (1,0); region 1 found a tie with (5,1) at a later raster index.

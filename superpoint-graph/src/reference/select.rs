@@ -36,7 +36,11 @@ pub fn select_keypoints(
 /// device slot it came from): descending score, ties by ascending raster index (for pixels of
 /// one frame, `(y, x)` order is raster order), then the first `max_keypoints` (any negative
 /// value keeps all). No candidate is NaN (NaN > threshold is false).
-pub fn order_and_cut<T>(items: &mut Vec<T>, keypoint: impl Fn(&T) -> &Keypoint, max_keypoints: i64) {
+pub fn order_and_cut<T>(
+    items: &mut Vec<T>,
+    keypoint: impl Fn(&T) -> &Keypoint,
+    max_keypoints: i64,
+) {
     items.sort_by(|a, b| {
         let (a, b) = (keypoint(a), keypoint(b));
         b.score
