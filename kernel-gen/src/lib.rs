@@ -37,14 +37,16 @@
 //! * CBs: conv `cb_im2col` (0, 2·K tiles), `cb_weights` (1), `cb_bias` (2), `cb_window` (3,
 //!   scratch), `cb_out` (16, 2 groups); pool `cb_taps` (0, 2×4), `cb_cache` (1), `cb_out` (16).
 //! * **nms** (radius 1..=8; 0 and larger radii stay on the host): the separable window maximum
-//!   in two programs over the map's tiles ([`ops::nms`]). A tile shifted by d rows is at most 8
-//!   DRAM reads of whole 64-byte face rows (−inf beyond the image); the compute kernel
+//!   in two programs over the map's tiles ([`ops::nms`]). The reader reads a tile and its two
+//!   neighbours along the pass's axis once; a tile shifted by d rows is then at most 8 local NoC
+//!   copies of whole 64-byte face rows (−inf beyond the image); the compute kernel
 //!   transposes each of the 2r+1 shifted tiles into the fp32 DST and takes their maximum with
 //!   `binary_max_tile`. Pass 1 (`<node>.vertical`) shifts along y and stores the column maxima
 //!   transposed in an intermediate buffer; pass 2 shifts those along x (their rows) and
 //!   transposes back, which also serves as the halo exchange between cores. Its writer keeps S
 //!   where S == max on the RISC-V (bit patterns, no FPU) and writes the Map. Bit-identical to
-//!   the reference. CBs `cb_shift` (0, 2), `cb_scores` (1, scratch), `cb_out` (16, 2), fp32.
+//!   the reference. CBs `cb_shift` (0, 2), `cb_scores` (1, scratch), `cb_window` (2, 3, scratch),
+//!   `cb_out` (16, 2), fp32.
 //! * **select_keypoints**: one data-movement kernel per core of the map's tile split scans its
 //!   tiles (strict `>` threshold on f32 bit patterns, border) and appends candidate records into
 //!   its region in the Candidates layout, whole 1024-record pages at a time, then its count; the

@@ -13,7 +13,7 @@ use kernel_gen::layout::host::{decode_candidates, pack_map, unpack_map};
 use kernel_gen::layout::{DeviceTensor, Part};
 use kernel_gen::ops::select_keypoints::merge;
 use kernel_gen::plan::Content;
-use kernel_gen::{compile, Compiled, Grid, PlanError, PlanParams};
+use kernel_gen::{compile, report, Compiled, Grid, PlanError, PlanParams};
 use superpoint_graph::reference::{nms::nms, select::select_keypoints};
 use superpoint_graph::{names, superpoint_with, Graph, Keypoint, SuperPointParams, Tensor};
 
@@ -241,6 +241,9 @@ fn fixture_scores_640x480() {
     let graph = nms_graph(scores.width, scores.height, radius, threshold, border);
     let device = run_device(&graph, Grid::ETH_DISPATCH, &scores);
     check(&device, &scores, radius, threshold, border);
+    let plan = kernel_gen::plan::plan(&graph, &params(Grid::ETH_DISPATCH)).expect("plans");
+    let kir = kernel_gen::kir::lower(&plan).expect("lowers");
+    print!("{}", report::table(&report::report(&kir)));
 }
 
 #[test]

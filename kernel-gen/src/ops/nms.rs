@@ -4,8 +4,9 @@
 //!
 //! The window maximum is separable (columns, then rows; clipping equals padding with −inf), and
 //! the hard part on Tensix is shifting a tile by a few columns. Rows are easy: in the 4-face
-//! layout a tile row is two 64-byte face rows, so a tile shifted by d rows is at most 8 DRAM reads
-//! of whole face rows, aligned for the NoC at both ends. Columns become rows by a transpose, which
+//! layout a tile row is two 64-byte face rows, so a tile shifted by d rows is at most 8 local NoC
+//! copies of whole face rows (aligned at both ends) from a window holding the tile and its two
+//! neighbours, read from DRAM once per tile. Columns become rows by a transpose, which
 //! the compute kernel applies to every shifted tile on its way into DST (`transpose_tile`; max
 //! commutes with it). So the op is two programs of the same reader and compute kernels:
 //! 1. `<node>.vertical`: shift along y (neighbours one tile row away), max over the 2r+1 shifts,
@@ -92,6 +93,7 @@ pub fn plan(
     let node = |step: &str, inputs: Vec<String>, pass: NmsPass, with_scores: bool| {
         let mut cbs = vec![
             cb_fp32(0, "cb_shift", 2, CbKind::Stream),
+            cb_fp32(2, "cb_window", 3, CbKind::Scratch),
             cb_fp32(16, "cb_out", 2, CbKind::Stream),
         ];
         if with_scores {
@@ -133,6 +135,7 @@ pub fn plan(
 pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
     let source = input(node, 0)?;
     let shift = cb_id(node, "cb_shift")?;
+    let window = cb_id(node, "cb_window")?;
     let out = cb_id(node, "cb_out")?;
     let taps = 2 * p.radius + 1;
     let axis = match p.pass {
@@ -159,29 +162,41 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             ]
         }),
         precision: None,
-        body: vec![blocks(
-            Trips::Blocks,
-            vec![Call::Loop {
-                trips: Trips::Fixed(taps),
-                // A shifted tile is one page's worth of face rows from up to three pages.
-                body: vec![
-                    Call::CbReserve {
-                        cb: shift,
-                        pages: 1,
-                    },
+        body: vec![
+            Call::CbReserve {
+                cb: window,
+                pages: 3,
+            },
+            blocks(
+                Trips::Blocks,
+                vec![
+                    // The tile and its neighbours along the axis (fewer at the edges).
                     Call::DramRead {
                         buffer: source.clone(),
-                        pages: 1,
+                        pages: 3,
                         page_bytes: MAP_PAGE_BYTES,
-                        cb: shift,
+                        cb: window,
                     },
-                    Call::CbPush {
-                        cb: shift,
-                        pages: 1,
+                    Call::Loop {
+                        trips: Trips::Fixed(taps),
+                        // A shifted tile: one page's worth of face rows copied from the window.
+                        body: vec![
+                            Call::CbReserve {
+                                cb: shift,
+                                pages: 1,
+                            },
+                            Call::L1Gather {
+                                bytes: MAP_PAGE_BYTES,
+                            },
+                            Call::CbPush {
+                                cb: shift,
+                                pages: 1,
+                            },
+                        ],
                     },
                 ],
-            }],
-        )],
+            ),
+        ],
     };
     let compute = Kernel {
         role: Role::Compute,
