@@ -38,13 +38,28 @@ fn params(grid: Grid) -> PlanParams {
     }
 }
 
-/// A random H×W map whose values are one of `levels` steps in [0, 1) (0 included).
-fn quantised_map(width: usize, height: usize, levels: u64, seed: u64) -> Tensor<f32> {
+/// A random H×W map: each pixel is nonzero with probability `density`, then one of `levels`
+/// equal steps in (0, 1]. A few levels make ties; a density of a few pixels per window keeps the
+/// windows from all holding the top level, so the result depends on each window's exact extent.
+fn quantised_map(width: usize, height: usize, levels: u64, density: f64, seed: u64) -> Tensor<f32> {
     let mut rng = Rng::new(seed);
     let data = (0..width * height)
-        .map(|_| (rng.next_u64() % levels) as f32 / levels as f32)
+        .map(|_| {
+            let nonzero = ((rng.next_u64() % 1_000_000) as f64) < density * 1e6;
+            let level = 1 + rng.next_u64() % levels;
+            if nonzero {
+                level as f32 / levels as f32
+            } else {
+                0.0
+            }
+        })
         .collect();
     Tensor::from_vec(1, height, width, data).expect("shape")
+}
+
+/// About three nonzero pixels per (2r+1)² window.
+fn density(radius: usize) -> f64 {
+    (3.0 / ((2 * radius + 1) * (2 * radius + 1)) as f64).min(1.0)
 }
 
 fn bits(t: &Tensor<f32>) -> Vec<u32> {
@@ -190,7 +205,7 @@ fn check(
 fn random_case(width: usize, height: usize, radius: usize, grid: Grid, seed: u64) {
     // Threshold on a level: the strict comparison drops every pixel of that level.
     let (threshold, border) = (0.5, 4);
-    let scores = quantised_map(width, height, 4, seed);
+    let scores = quantised_map(width, height, 4, density(radius), seed);
     let graph = nms_graph(width, height, radius, threshold, border);
     let device = run_device(&graph, grid, &scores);
     check(&device, &scores, radius, threshold, border);
@@ -226,10 +241,33 @@ fn radius_8_on_64x64_and_96x32() {
 #[test]
 fn several_tiles_per_core_with_two_levels_and_no_border() {
     let (width, height, radius, threshold, border) = (160, 128, 3, 0.25, 0);
-    let scores = quantised_map(width, height, 2, 9);
+    let scores = quantised_map(width, height, 2, 1.0, 9);
     let graph = nms_graph(width, height, radius, threshold, border);
     let device = run_device(&graph, Grid { x: 4, y: 2 }, &scores);
     check(&device, &scores, radius, threshold, border);
+}
+
+/// A negative threshold and no border make every pixel a candidate (suppressed ones as +0):
+/// each region fills its whole capacity with exactly one full page per tile.
+#[test]
+fn every_pixel_a_candidate_fills_the_regions_exactly() {
+    let (width, height, radius, threshold, border) = (160, 128, 2, -0.25, 0);
+    let scores = quantised_map(width, height, 3, density(radius), 10);
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let device = run_device(&graph, Grid { x: 4, y: 2 }, &scores);
+    check(&device, &scores, radius, threshold, border);
+}
+
+/// One tile column (the row pass has no neighbours) with the largest radius, and a border wider
+/// than half the map, which selects nothing.
+#[test]
+fn one_tile_wide_map_and_a_border_wider_than_the_map() {
+    for (radius, border) in [(8, 4), (3, 40)] {
+        let scores = quantised_map(32, 96, 3, density(radius), 11);
+        let graph = nms_graph(32, 96, radius, 0.1, border);
+        let device = run_device(&graph, Grid::TENSIX_DISPATCH, &scores);
+        check(&device, &scores, radius, 0.1, border);
+    }
 }
 
 /// The fixture's 640×480 dense score map (softmax and fold computed by the HF implementation)
