@@ -47,9 +47,11 @@
 //!   where S == max on the RISC-V (bit patterns, no FPU) and writes the Map. Bit-identical to
 //!   the reference. CBs `cb_shift` (0, 2), `cb_scores` (1, scratch), `cb_window` (2, 3, scratch),
 //!   `cb_out` (16, 2), fp32.
-//! * **select_keypoints**: one data-movement kernel per core of the map's tile split scans its
-//!   tiles (strict `>` threshold on f32 bit patterns, border) and appends candidate records into
-//!   its region in the Candidates layout, whole 1024-record pages at a time, then its count; the
+//! * **select_keypoints**: each core of the map's tile split scans its tiles (strict `>`
+//!   threshold on f32 bit patterns, border) and appends candidate records into its region of the
+//!   Candidates layout, whole 1024-record pages at a time, then its count. Fused into the NMS
+//!   mask writer when the NMS runs in the same program (it holds every output value); a program
+//!   of its own (one data-movement kernel reading the map) when the map is already in DRAM. The
 //!   host merges, orders and cuts ([`ops::select_keypoints::merge`], DESIGN §2 step 5).
 //!
 //! Next steps (DESIGN §3 hints): keep activations in L1 sharded by rows with halo exchange

@@ -574,7 +574,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 input_tensor(0)?;
                 let candidates = layout_of(&node.name)?;
                 buffers.extend(output_buffers(&node.name, candidates));
-                nodes.push(ops::select_keypoints::plan(
+                let select = ops::select_keypoints::plan(
                     &node.name,
                     &node.inputs[0],
                     candidates,
@@ -582,7 +582,10 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     *border,
                     precision,
                     params.grid,
-                )?);
+                )?;
+                if let Some(own) = ops::select_keypoints::place(select, &mut nodes) {
+                    nodes.push(own);
+                }
                 on_device.insert(&node.name);
             }
             other => {

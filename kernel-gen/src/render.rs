@@ -44,7 +44,9 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "nms/compute.cpp.tera",
     "nms/vertical_writer.cpp.tera",
     "nms/writer.cpp.tera",
+    "select_keypoints/candidates.cpp.tera",
     "select_keypoints/reader.cpp.tera",
+    "nms/select_writer.cpp.tera",
 ];
 
 /// Error text with its causes, which Tera keeps in the source chain.

@@ -108,13 +108,17 @@ fn the_nms_chain_kernels_compile_with_wall_werror_for_every_device_radius() {
             ..superpoint_graph::SuperPointParams::default()
         })
         .pruned(&[superpoint_graph::names::KEYPOINTS]);
-        let params = PlanParams {
-            external: std::collections::BTreeSet::from([
-                superpoint_graph::names::SCORES.to_string()
-            ]),
-            ..PlanParams::default()
-        };
-        let compiled = compile(&graph, &params).expect("compiles");
-        compile_all(&compiled, dir.path());
+        // From the score map (NMS with the selection fused), and from an NMS map (selection alone).
+        for external in [
+            superpoint_graph::names::SCORES,
+            superpoint_graph::names::NMS,
+        ] {
+            let params = PlanParams {
+                external: std::collections::BTreeSet::from([external.to_string()]),
+                ..PlanParams::default()
+            };
+            let compiled = compile(&graph, &params).expect("compiles");
+            compile_all(&compiled, dir.path());
+        }
     }
 }

@@ -9,6 +9,7 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use common::{fixture_dense, run, Rng};
+use kernel_gen::kir::Arg;
 use kernel_gen::layout::host::{decode_candidates, pack_map, unpack_map};
 use kernel_gen::layout::{DeviceTensor, Part};
 use kernel_gen::ops::select_keypoints::merge;
@@ -31,9 +32,13 @@ fn nms_graph(width: usize, height: usize, radius: usize, threshold: f32, border:
 }
 
 fn params(grid: Grid) -> PlanParams {
+    external_params(grid, names::SCORES)
+}
+
+fn external_params(grid: Grid, external: &str) -> PlanParams {
     PlanParams {
         grid,
-        external: BTreeSet::from([names::SCORES.to_string()]),
+        external: BTreeSet::from([external.to_string()]),
         ..PlanParams::default()
     }
 }
@@ -91,22 +96,26 @@ struct DeviceResult {
 }
 
 fn run_device(graph: &Graph, grid: Grid, scores: &Tensor<f32>) -> DeviceResult {
-    let compiled = compile(graph, &params(grid)).expect("compiles");
+    run_from(graph, grid, names::SCORES, scores)
+}
+
+/// Runs the program that starts from node `external`'s output, uploaded as `map`.
+fn run_from(graph: &Graph, grid: Grid, external: &str, map: &Tensor<f32>) -> DeviceResult {
+    let compiled = compile(graph, &external_params(grid, external)).expect("compiles");
     let mut inputs = BTreeMap::new();
     inputs.insert(
-        names::SCORES.to_string(),
-        pack_map(scores).expect("a one-channel map of whole tiles"),
+        external.to_string(),
+        pack_map(map).expect("a one-channel map of whole tiles"),
     );
     let dev = common::open(&compiled);
     let steps = ["nms.vertical", names::NMS, names::KEYPOINTS];
     let (buffers, times) = run(&dev, &compiled, &inputs, &steps);
     println!(
         "{}x{} grid {}x{}: {times:?}",
-        scores.width, scores.height, grid.x, grid.y
+        map.width, map.height, grid.x, grid.y
     );
-    let map = unpack_map(&buffers[names::NMS], scores.height, scores.width).expect("map size");
     DeviceResult {
-        map,
+        map: unpack_map(&buffers[names::NMS], map.height, map.width).expect("map size"),
         records: buffers[names::KEYPOINTS].clone(),
         counts: buffers[&format!("{}.counts", names::KEYPOINTS)].clone(),
         candidates: candidates_layout(&compiled),
@@ -114,17 +123,28 @@ fn run_device(graph: &Graph, grid: Grid, scores: &Tensor<f32>) -> DeviceResult {
     }
 }
 
-/// The per-core tile runs of the selection step, in region order.
+/// The per-core tile runs of the kernel writing the candidates, in region order.
 fn region_tiles(compiled: &Compiled) -> Vec<(u32, u32)> {
-    let step = compiled
+    let kernel = compiled
         .program
-        .step(names::KEYPOINTS)
-        .expect("select step");
-    step.kernels[0]
+        .steps
+        .iter()
+        .flat_map(|s| &s.kernels)
+        .find(|k| k.runtime_arg_names.iter().any(|n| n == "region"))
+        .expect("a kernel writing candidates");
+    let at = |name: &str| {
+        kernel
+            .runtime_arg_names
+            .iter()
+            .position(|n| n == name)
+            .expect("named arg")
+    };
+    let (start, count) = (at("tile_start"), at("tile_count"));
+    kernel
         .runtime_args
         .iter()
-        .map(|c| match (&c.args[3], &c.args[4]) {
-            (kernel_gen::kir::Arg::Const(s), kernel_gen::kir::Arg::Const(n)) => (*s, *n),
+        .map(|c| match (&c.args[start], &c.args[count]) {
+            (Arg::Const(s), Arg::Const(n)) => (*s, *n),
             other => panic!("tile run args {other:?}"),
         })
         .collect()
@@ -282,6 +302,38 @@ fn fixture_scores_640x480() {
     let plan = kernel_gen::plan::plan(&graph, &params(Grid::ETH_DISPATCH)).expect("plans");
     let kir = kernel_gen::kir::lower(&plan).expect("lowers");
     print!("{}", report::table(&report::report(&kir)));
+}
+
+/// The selection fuses into the NMS writer when both are planned: two steps. From an uploaded
+/// NMS map (as an NMS-variant program or a host NMS leaves it) it is a program of its own.
+#[test]
+fn selection_fused_with_nms_or_alone_from_an_uploaded_map() {
+    let (width, height, radius, threshold, border) = (96, 64, 2, 0.5, 4);
+    let scores = quantised_map(width, height, 4, density(radius), 12);
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let fused = compile(&graph, &params(Grid::ETH_DISPATCH)).expect("compiles");
+    let steps: Vec<&str> = fused
+        .program
+        .steps
+        .iter()
+        .map(|s| s.node.as_str())
+        .collect();
+    assert_eq!(steps, vec!["nms.vertical", names::NMS]);
+    let device = run_from(
+        &graph,
+        Grid::TENSIX_DISPATCH,
+        names::NMS,
+        &nms(&scores, radius),
+    );
+    let steps: Vec<&str> = device
+        .compiled
+        .program
+        .steps
+        .iter()
+        .map(|s| s.node.as_str())
+        .collect();
+    assert_eq!(steps, vec![names::KEYPOINTS]);
+    check(&device, &scores, radius, threshold, border);
 }
 
 #[test]

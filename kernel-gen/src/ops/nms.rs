@@ -23,10 +23,14 @@
 use serde::{Deserialize, Serialize};
 
 use crate::device::{Grid, Precision};
-use crate::kir::{args, blocks, cb_id, input, names, per_core, Arg, Call, Kernel, KirError, Role};
+use crate::kir::{
+    args, blocks, cb_id, input, names, per_core, Arg, Call, CompileArg, CoreArgs, Kernel, KirError,
+    Role,
+};
 use crate::kir::{SfpuOp, Trips};
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::layout::DeviceTensor;
+use crate::ops::select_keypoints::{self, SelectPlan};
 use crate::plan::{
     cb_fp32, tensor_buffers, BufferPlan, CbKind, Content, NodePlan, OpPlan, PlanError, Split,
 };
@@ -52,6 +56,8 @@ pub struct NmsPlan {
     pub radius: u32,
     pub tiles_x: u32,
     pub tiles_y: u32,
+    /// The keypoint selection fused into the row pass's writer, if any.
+    pub select: Option<SelectPlan>,
 }
 
 /// The buffers and the two programs of NMS node `name` on the `height`×`width` map `scores`.
@@ -111,6 +117,7 @@ pub fn plan(
                 radius: radius as u32,
                 tiles_x,
                 tiles_y,
+                select: None,
             }),
         }
     };
@@ -268,57 +275,84 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
                 ],
             )],
         },
-        NmsPass::Horizontal => {
-            let scores = input(node, 1)?;
-            let scores_cb = cb_id(node, "cb_scores")?;
-            Kernel {
-                role: Role::Writer,
-                template: "nms/writer.cpp.tera".into(),
-                ranges: node.split.ranges.clone(),
-                compile_args: shape,
-                runtime_arg_names: names(&[
-                    "output_addr",
-                    "scores_addr",
-                    "tile_start",
-                    "tile_count",
-                ]),
-                runtime_args: per_core(node, |start, count| {
-                    vec![
-                        Arg::BufferAddress(node.output.clone()),
-                        Arg::BufferAddress(scores.clone()),
-                        Arg::Const(start),
-                        Arg::Const(count),
-                    ]
-                }),
-                precision: None,
-                body: vec![
-                    Call::CbReserve {
-                        cb: scores_cb,
-                        pages: 1,
-                    },
-                    blocks(
-                        Trips::Blocks,
-                        vec![
-                            Call::DramRead {
-                                buffer: scores,
-                                pages: 1,
-                                page_bytes: MAP_PAGE_BYTES,
-                                cb: scores_cb,
-                            },
-                            Call::CbWait { cb: out, pages: 1 },
-                            // The mask reads S and M and rewrites M in place.
-                            Call::L1Gather {
-                                bytes: 3 * MAP_PAGE_BYTES,
-                            },
-                            write,
-                            Call::CbPop { cb: out, pages: 1 },
-                        ],
-                    ),
-                ],
-            }
-        }
+        NmsPass::Horizontal => mask_writer(node, p, shape, write)?,
     };
     Ok(vec![reader, compute, writer])
+}
+
+/// The writer of the row pass: the equality mask, fused with the keypoint selection when the
+/// plan put one here ([`crate::ops::select_keypoints::place`]).
+fn mask_writer(
+    node: &NodePlan,
+    p: &NmsPlan,
+    mut compile_args: Vec<CompileArg>,
+    write: Call,
+) -> Result<Kernel, KirError> {
+    let scores = input(node, 1)?;
+    let scores_cb = cb_id(node, "cb_scores")?;
+    let out = cb_id(node, "cb_out")?;
+    let mut arg_names = names(&["output_addr", "scores_addr", "tile_start", "tile_count"]);
+    let mut per_tile = vec![
+        Call::DramRead {
+            buffer: scores.clone(),
+            pages: 1,
+            page_bytes: MAP_PAGE_BYTES,
+            cb: scores_cb,
+        },
+        Call::CbWait { cb: out, pages: 1 },
+        // The mask reads S and M and rewrites M in place.
+        Call::L1Gather {
+            bytes: 3 * MAP_PAGE_BYTES,
+        },
+        write,
+        Call::CbPop { cb: out, pages: 1 },
+    ];
+    let mut body = vec![Call::CbReserve {
+        cb: scores_cb,
+        pages: 1,
+    }];
+    let mut end = Vec::new();
+    let template = match &p.select {
+        None => "nms/writer.cpp.tera",
+        Some(sel) => {
+            compile_args.extend(select_keypoints::compile_args(sel));
+            arg_names.extend(names(&select_keypoints::RUNTIME_ARG_NAMES));
+            let calls = select_keypoints::record_calls(node, sel)?;
+            body.push(calls.start);
+            per_tile.push(calls.per_tile);
+            end = calls.end;
+            "nms/select_writer.cpp.tera"
+        }
+    };
+    body.push(blocks(Trips::Blocks, per_tile));
+    body.extend(end);
+    Ok(Kernel {
+        role: Role::Writer,
+        template: template.into(),
+        ranges: node.split.ranges.clone(),
+        compile_args,
+        runtime_arg_names: arg_names,
+        runtime_args: node
+            .split
+            .work
+            .iter()
+            .zip(0u32..)
+            .map(|(w, region)| {
+                let mut args = vec![
+                    Arg::BufferAddress(node.output.clone()),
+                    Arg::BufferAddress(scores.clone()),
+                    Arg::Const(w.start),
+                    Arg::Const(w.count),
+                ];
+                if let Some(sel) = &p.select {
+                    args.extend(select_keypoints::runtime_args(sel, region));
+                }
+                CoreArgs { core: w.core, args }
+            })
+            .collect(),
+        precision: None,
+        body,
+    })
 }
 
 #[cfg(test)]

@@ -1,26 +1,31 @@
 //! `SelectKeypoints{threshold, border, ..}` on the device → the Candidates layout, and the host's
 //! merge of the two candidate buffers (DESIGN §2 step 5).
 //!
-//! The device part is scalar data-movement work: one kernel per core of the map's tile split
-//! (`Split`; core `i` owns region `i`) reads each of its map tiles into L1 and appends
-//! `(raster index, score bits)` for every score > threshold (strict, compared on the f32 bit
-//! patterns the device holds, the RISC-V having no FPU) inside the border, staging records in L1
-//! and writing whole 1024-record pages; then it writes its count. A separate program rather than
-//! a fusion into the NMS writer keeps both readable; it costs one more read of the map (4 KiB a
-//! tile). `max_keypoints` and the order are the host's: [`merge`].
+//! The device part is scalar data-movement work over the map's tile split (`Split`; core `i`
+//! owns region `i`): for every pixel inside the border it appends `(raster index, score bits)`
+//! when the score is > threshold (strict, compared on the f32 bit patterns the device holds, the
+//! RISC-V having no FPU), staging records in L1 and writing whole 1024-record pages, then its
+//! count (`templates/select_keypoints/candidates.cpp.tera`). When the map is the output of an NMS
+//! planned in the same program, the selection is fused into the NMS writer, which holds every
+//! output value anyway ([`place`]); otherwise (a map left by an earlier program or uploaded) it
+//! is a program of its own that reads the map tiles. `max_keypoints` and the order are the
+//! host's: [`merge`].
 
 use serde::{Deserialize, Serialize};
 use superpoint_graph::reference::select::order_and_cut;
 use superpoint_graph::Keypoint;
 
 use crate::device::{Grid, Precision};
-use crate::kir::{args, cb_id, input, names, Arg, Call, CoreArgs, Kernel, KirError, Role, Trips};
+use crate::kir::{
+    args, cb_id, input, names, Arg, Call, CompileArg, CoreArgs, Kernel, KirError, Role, Trips,
+};
 use crate::layout::host::decode_candidates;
 use crate::layout::tensor::{CANDIDATES_PER_PAGE, CANDIDATE_BYTES, COUNT_STRIDE, MAP_PAGE_BYTES};
 use crate::layout::{DeviceTensor, Part};
+use crate::ops::nms::NmsPass;
 use crate::plan::{cb, cb_fp32, CbKind, CbPlan, NodePlan, OpPlan, PlanError, Split};
 
-/// The selection's parameters in the form the kernel takes them.
+/// The selection's parameters in the form the kernels take them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SelectPlan {
     pub height: u32,
@@ -31,8 +36,25 @@ pub struct SelectPlan {
     /// f32 bits of the threshold.
     pub threshold_bits: u32,
     pub capacity: u32,
+    /// The records buffer (the selection node's output).
+    pub records: String,
     /// The counts buffer.
     pub counts: String,
+}
+
+/// The staging CB of the records (two pages: a tile adds at most one page to a partial one) and
+/// the CB of the count slot, with ids `first` and `first + 1`.
+fn record_cbs(first: u32) -> [CbPlan; 2] {
+    [
+        CbPlan {
+            page_bytes: CANDIDATES_PER_PAGE * CANDIDATE_BYTES,
+            ..cb_fp32(first, "cb_records", 2, CbKind::Scratch)
+        },
+        CbPlan {
+            page_bytes: COUNT_STRIDE,
+            ..cb(first + 1, "cb_count", 1, CbKind::Scratch)
+        },
+    ]
 }
 
 /// The program of selection node `name` on the map `map`, writing `candidates` (the node's
@@ -70,14 +92,7 @@ pub fn plan(
         });
     }
     let half = height.min(width) / 2;
-    let staging = CbPlan {
-        page_bytes: CANDIDATES_PER_PAGE * CANDIDATE_BYTES,
-        ..cb_fp32(1, "cb_records", 2, CbKind::Scratch)
-    };
-    let count = CbPlan {
-        page_bytes: COUNT_STRIDE,
-        ..cb(2, "cb_count", 1, CbKind::Scratch)
-    };
+    let [staging, count] = record_cbs(1);
     Ok(NodePlan {
         name: name.to_string(),
         inputs: vec![map.to_string()],
@@ -92,87 +107,85 @@ pub fn plan(
             border: u32::try_from(border).unwrap_or(u32::MAX).min(half),
             threshold_bits: threshold.to_bits(),
             capacity,
+            records: name.to_string(),
             counts: Part::Counts.buffer_name(name),
         }),
     })
 }
 
-/// The one data-movement kernel of the selection.
-pub fn kernels(node: &NodePlan, p: &SelectPlan) -> Result<Vec<Kernel>, KirError> {
-    let map = input(node, 0)?;
-    let map_cb = cb_id(node, "cb_map")?;
+/// Fuses `select` into the row pass of the NMS planned in `nodes` that writes its map, when there
+/// is one (same tile split, so region `i` stays core `i`); otherwise returns it as a program of
+/// its own.
+pub fn place(select: NodePlan, nodes: &mut [NodePlan]) -> Option<NodePlan> {
+    let OpPlan::SelectKeypoints(plan) = &select.op else {
+        return Some(select);
+    };
+    let nms = nodes.iter_mut().find(|n| {
+        n.output == select.inputs[0]
+            && n.split == select.split
+            && matches!(&n.op, OpPlan::Nms(p) if p.pass == NmsPass::Horizontal && p.select.is_none())
+    });
+    let Some(nms) = nms else {
+        return Some(select);
+    };
+    let first = nms.cbs.iter().filter(|c| c.id < 16).map(|c| c.id + 1).max();
+    nms.cbs.extend(record_cbs(first.unwrap_or(0)));
+    nms.cbs.sort_by_key(|c| c.id);
+    if let OpPlan::Nms(p) = &mut nms.op {
+        p.select = Some(plan.clone());
+    }
+    None
+}
+
+/// The selection's compile-time args, after the `tiles_x` the kernel already has.
+pub fn compile_args(p: &SelectPlan) -> Vec<CompileArg> {
+    args(&[
+        ("height", p.height),
+        ("width", p.width),
+        ("border", p.border),
+        ("threshold_bits", p.threshold_bits),
+        ("capacity", p.capacity),
+        ("page_records", CANDIDATES_PER_PAGE),
+        ("count_slot_bytes", COUNT_STRIDE),
+    ])
+}
+
+/// The runtime args of region `region`, after the kernel's own.
+pub fn runtime_args(p: &SelectPlan, region: u32) -> Vec<Arg> {
+    vec![
+        Arg::BufferAddress(p.records.clone()),
+        Arg::BufferAddress(p.counts.clone()),
+        Arg::Const(region),
+    ]
+}
+
+/// Their names.
+pub const RUNTIME_ARG_NAMES: [&str; 3] = ["records_addr", "counts_addr", "region"];
+
+/// The calls a kernel makes for the candidates: `start` before the tiles, `per_tile` (the worst
+/// case, a full page of records per tile) and `end` after them.
+pub struct RecordCalls {
+    pub start: Call,
+    pub per_tile: Call,
+    pub end: Vec<Call>,
+}
+
+/// The record calls of `p` with the planned CBs of `node`.
+pub fn record_calls(node: &NodePlan, p: &SelectPlan) -> Result<RecordCalls, KirError> {
     let records = cb_id(node, "cb_records")?;
     let count = cb_id(node, "cb_count")?;
-    let reader = Kernel {
-        role: Role::Reader,
-        template: "select_keypoints/reader.cpp.tera".into(),
-        ranges: node.split.ranges.clone(),
-        compile_args: args(&[
-            ("height", p.height),
-            ("width", p.width),
-            ("tiles_x", p.tiles_x),
-            ("border", p.border),
-            ("threshold_bits", p.threshold_bits),
-            ("capacity", p.capacity),
-            ("page_records", CANDIDATES_PER_PAGE),
-            ("count_slot_bytes", COUNT_STRIDE),
-        ]),
-        runtime_arg_names: names(&[
-            "map_addr",
-            "records_addr",
-            "counts_addr",
-            "tile_start",
-            "tile_count",
-            "region",
-        ]),
-        runtime_args: node
-            .split
-            .work
-            .iter()
-            .zip(0u32..)
-            .map(|(w, region)| CoreArgs {
-                core: w.core,
-                args: vec![
-                    Arg::BufferAddress(map.clone()),
-                    Arg::BufferAddress(node.output.clone()),
-                    Arg::BufferAddress(p.counts.clone()),
-                    Arg::Const(w.start),
-                    Arg::Const(w.count),
-                    Arg::Const(region),
-                ],
-            })
-            .collect(),
-        precision: None,
-        body: vec![
-            Call::CbReserve {
-                cb: map_cb,
-                pages: 1,
-            },
-            Call::CbReserve {
-                cb: records,
-                pages: 2,
-            },
-            Call::Loop {
-                trips: Trips::Blocks,
-                body: vec![
-                    Call::DramRead {
-                        buffer: map,
-                        pages: 1,
-                        page_bytes: MAP_PAGE_BYTES,
-                        cb: map_cb,
-                    },
-                    Call::L1Gather {
-                        bytes: MAP_PAGE_BYTES,
-                    },
-                    // At most one full page of records per tile (the worst case: every pixel).
-                    Call::DramWrite {
-                        buffer: node.output.clone(),
-                        pages: 1,
-                        page_bytes: CANDIDATES_PER_PAGE * CANDIDATE_BYTES,
-                        cb: records,
-                    },
-                ],
-            },
+    Ok(RecordCalls {
+        start: Call::CbReserve {
+            cb: records,
+            pages: 2,
+        },
+        per_tile: Call::DramWrite {
+            buffer: p.records.clone(),
+            pages: 1,
+            page_bytes: CANDIDATES_PER_PAGE * CANDIDATE_BYTES,
+            cb: records,
+        },
+        end: vec![
             Call::CbReserve {
                 cb: count,
                 pages: 1,
@@ -184,6 +197,64 @@ pub fn kernels(node: &NodePlan, p: &SelectPlan) -> Result<Vec<Kernel>, KirError>
                 cb: count,
             },
         ],
+    })
+}
+
+/// The one data-movement kernel of a selection program of its own.
+pub fn kernels(node: &NodePlan, p: &SelectPlan) -> Result<Vec<Kernel>, KirError> {
+    let map = input(node, 0)?;
+    let map_cb = cb_id(node, "cb_map")?;
+    let calls = record_calls(node, p)?;
+    let mut arg_names = names(&["map_addr", "tile_start", "tile_count"]);
+    arg_names.extend(names(&RUNTIME_ARG_NAMES));
+    let mut compile = args(&[("tiles_x", p.tiles_x)]);
+    compile.extend(compile_args(p));
+    let mut body = vec![
+        Call::CbReserve {
+            cb: map_cb,
+            pages: 1,
+        },
+        calls.start,
+        Call::Loop {
+            trips: Trips::Blocks,
+            body: vec![
+                Call::DramRead {
+                    buffer: map.clone(),
+                    pages: 1,
+                    page_bytes: MAP_PAGE_BYTES,
+                    cb: map_cb,
+                },
+                Call::L1Gather {
+                    bytes: MAP_PAGE_BYTES,
+                },
+                calls.per_tile,
+            ],
+        },
+    ];
+    body.extend(calls.end);
+    let reader = Kernel {
+        role: Role::Reader,
+        template: "select_keypoints/reader.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: compile,
+        runtime_arg_names: arg_names,
+        runtime_args: node
+            .split
+            .work
+            .iter()
+            .zip(0u32..)
+            .map(|(w, region)| {
+                let mut args = vec![
+                    Arg::BufferAddress(map.clone()),
+                    Arg::Const(w.start),
+                    Arg::Const(w.count),
+                ];
+                args.extend(runtime_args(p, region));
+                CoreArgs { core: w.core, args }
+            })
+            .collect(),
+        precision: None,
+        body,
     };
     Ok(vec![reader])
 }
