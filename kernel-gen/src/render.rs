@@ -43,6 +43,7 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "nms/reader.cpp.tera",
     "nms/compute.cpp.tera",
     "nms/vertical_writer.cpp.tera",
+    "nms/equal.cpp.tera",
     "nms/writer.cpp.tera",
     "select_keypoints/candidates.cpp.tera",
     "select_keypoints/reader.cpp.tera",

@@ -336,6 +336,22 @@ fn selection_fused_with_nms_or_alone_from_an_uploaded_map() {
     check(&device, &scores, radius, threshold, border);
 }
 
+/// NMS without a selection after it: the mask writer alone.
+#[test]
+fn nms_alone_with_the_plain_mask_writer() {
+    let (width, height, radius) = (64, 96, 3);
+    let scores = quantised_map(width, height, 3, density(radius), 13);
+    let graph = nms_graph(width, height, radius, 0.5, 4).pruned(&[names::NMS]);
+    let compiled = compile(&graph, &params(Grid::ETH_DISPATCH)).expect("compiles");
+    let mut inputs = BTreeMap::new();
+    inputs.insert(names::SCORES.to_string(), pack_map(&scores).expect("map"));
+    let dev = common::open(&compiled);
+    let (buffers, _) = run(&dev, &compiled, &inputs, &["nms.vertical", names::NMS]);
+    assert!(!buffers.contains_key(names::KEYPOINTS));
+    let map = unpack_map(&buffers[names::NMS], height, width).expect("map size");
+    assert_eq!(bits(&map), bits(&nms(&scores, radius)));
+}
+
 #[test]
 fn radius_0_and_above_8_are_plan_errors() {
     for radius in [0, 9] {
