@@ -19,6 +19,11 @@
 //! instead of one is the halo exchange: the row pass needs column maxima of the neighbouring
 //! tiles, which other cores compute. Max and transpose are exact in the fp32 DST, so the result
 //! is bit for bit the reference's (denormal scores excepted: the unpacker flushes them).
+//!
+//! On silicon the compute kernel must unpack `cb_shift` straight to the fp32 DST
+//! (`UnpackToDestFp32`, with which tt-metal transposes 32-bit tiles in DST); through SrcA an fp32
+//! tile is cut to TF32 and the equality mask would fail. The emulator unpacks copies and
+//! transposes exactly; the dispatch program does not carry unpack-to-dest modes yet.
 
 use serde::{Deserialize, Serialize};
 
