@@ -129,6 +129,17 @@ pub enum Call {
     L1Gather {
         bytes: u32,
     },
+    /// `transfers` NoC transfers of `bytes` bytes between pages of `buffer` and CB `cb` (DRAM →
+    /// L1, or L1 → DRAM when `write`), each at an offset within its page that is a multiple of
+    /// `offset_step` (0: at the page start, which the interleaved allocator aligns).
+    DramPart {
+        buffer: String,
+        write: bool,
+        transfers: u32,
+        bytes: u32,
+        offset_step: u32,
+        cb: u32,
+    },
     /// `tile_regs_acquire` … `tile_regs_release` using DST tiles `0..tiles`.
     Dst {
         tiles: u32,

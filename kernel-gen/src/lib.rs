@@ -49,10 +49,11 @@
 //!   `cb_out` (16, 2), fp32.
 //! * **select_keypoints**: each core of the map's tile split scans its tiles (strict `>`
 //!   threshold on f32 bit patterns, border) and appends candidate records into its region of the
-//!   Candidates layout, whole 1024-record pages at a time, then its count. Fused into the NMS
-//!   mask writer when the NMS runs in the same program (it holds every output value); a program
-//!   of its own (one data-movement kernel reading the map) when the map is already in DRAM. The
-//!   host merges, orders and cuts ([`ops::select_keypoints::merge`], DESIGN §2 step 5).
+//!   Candidates layout (a tile's records staged in L1, then one 8-byte page write each), then its
+//!   count. Fused into the NMS mask writer when the NMS runs in the same program (it holds every
+//!   output value); a program of its own (one data-movement kernel reading the map) when the map
+//!   is already in DRAM. The host merges, orders and cuts ([`ops::select_keypoints::merge`],
+//!   DESIGN §2 step 5).
 //!
 //! Next steps (DESIGN §3 hints): keep activations in L1 sharded by rows with halo exchange
 //! instead of the DRAM round trip; multicast each layer's weights instead of every core reading

@@ -15,12 +15,6 @@ use crate::device::Grid;
 pub const MAP_PAGE_BYTES: u32 = 4096;
 /// Bytes of one candidate record: u32 raster index, f32 score.
 pub const CANDIDATE_BYTES: u32 = 8;
-/// Records per DRAM page of the candidates buffer: the most one 32×32 map tile can give, so a
-/// core writes whole pages while it scans and a region (a multiple of 1024 records) starts on a
-/// page. The byte offset of a record is the same as with one record per page, but a page is a
-/// multiple of every NoC alignment (one-record pages of 8 B would break the 16 B DRAM-write and
-/// 64 B DRAM-read rules).
-pub const CANDIDATES_PER_PAGE: u32 = 1024;
 /// Stride of one region's count in the counts buffer (one DRAM read unit).
 pub const COUNT_STRIDE: u32 = 64;
 /// Channels of a sampled descriptor row.
@@ -194,11 +188,7 @@ impl DeviceTensor {
             DeviceTensor::Candidates {
                 regions, capacity, ..
             } => vec![
-                (
-                    Part::Main,
-                    regions * capacity / CANDIDATES_PER_PAGE,
-                    CANDIDATES_PER_PAGE * CANDIDATE_BYTES,
-                ),
+                (Part::Main, regions * capacity, CANDIDATE_BYTES),
                 (Part::Counts, regions, COUNT_STRIDE),
             ],
             DeviceTensor::Descriptors {
@@ -266,20 +256,5 @@ mod tests {
         }
         .parts();
         assert_eq!(parts, vec![(Part::Main, 3, 128)]);
-    }
-
-    #[test]
-    fn candidate_records_come_in_pages_of_1024() {
-        let parts = DeviceTensor::Candidates {
-            height: 480,
-            width: 640,
-            regions: 120,
-            capacity: 3072,
-        }
-        .parts();
-        assert_eq!(
-            parts,
-            vec![(Part::Main, 360, 8192), (Part::Counts, 120, COUNT_STRIDE)]
-        );
     }
 }

@@ -4,8 +4,8 @@
 //! The device part is scalar data-movement work over the map's tile split (`Split`; core `i`
 //! owns region `i`): for every pixel inside the border it appends `(raster index, score bits)`
 //! when the score is > threshold (strict, compared on the f32 bit patterns the device holds, the
-//! RISC-V having no FPU), staging records in L1 and writing whole 1024-record pages, then its
-//! count (`templates/select_keypoints/candidates.cpp.tera`). When the map is the output of an NMS
+//! RISC-V having no FPU), staging a tile's records in L1 and writing them after the tile (one
+//! 8-byte page each, as the layout has it), then its count (`templates/select_keypoints/candidates.cpp.tera`). When the map is the output of an NMS
 //! planned in the same program, the selection is fused into the NMS writer, which holds every
 //! output value anyway ([`place`]); otherwise (a map left by an earlier program or uploaded) it
 //! is a program of its own that reads the map tiles. `max_keypoints` and the order are the
@@ -20,7 +20,7 @@ use crate::kir::{
     args, cb_id, input, names, Arg, Call, CompileArg, CoreArgs, Kernel, KirError, Role, Trips,
 };
 use crate::layout::host::decode_candidates;
-use crate::layout::tensor::{CANDIDATES_PER_PAGE, CANDIDATE_BYTES, COUNT_STRIDE, MAP_PAGE_BYTES};
+use crate::layout::tensor::{CANDIDATE_BYTES, COUNT_STRIDE, MAP_PAGE_BYTES};
 use crate::layout::{DeviceTensor, Part};
 use crate::ops::nms::NmsPass;
 use crate::plan::{cb, cb_fp32, CbKind, CbPlan, NodePlan, OpPlan, PlanError, Split};
@@ -42,13 +42,19 @@ pub struct SelectPlan {
     pub counts: String,
 }
 
-/// The staging CB of the records (two pages: a tile adds at most one page to a partial one) and
-/// the CB of the count slot, with ids `first` and `first + 1`.
+/// Records one map tile can give: the staging's size.
+const RECORDS_PER_TILE: u32 = 1024;
+/// Bytes of a record's staging slot: the NoC's L1 alignment, so each record is written from an
+/// aligned address.
+const RECORD_SLOT_BYTES: u32 = 16;
+
+/// The staging CB of a tile's records and the CB of the count slot, with ids `first` and
+/// `first + 1`.
 fn record_cbs(first: u32) -> [CbPlan; 2] {
     [
         CbPlan {
-            page_bytes: CANDIDATES_PER_PAGE * CANDIDATE_BYTES,
-            ..cb_fp32(first, "cb_records", 2, CbKind::Scratch)
+            page_bytes: RECORDS_PER_TILE * RECORD_SLOT_BYTES,
+            ..cb_fp32(first, "cb_records", 1, CbKind::Scratch)
         },
         CbPlan {
             page_bytes: COUNT_STRIDE,
@@ -145,7 +151,7 @@ pub fn compile_args(p: &SelectPlan) -> Vec<CompileArg> {
         ("border", p.border),
         ("threshold_bits", p.threshold_bits),
         ("capacity", p.capacity),
-        ("page_records", CANDIDATES_PER_PAGE),
+        ("record_bytes", CANDIDATE_BYTES),
         ("count_slot_bytes", COUNT_STRIDE),
     ])
 }
@@ -163,7 +169,7 @@ pub fn runtime_args(p: &SelectPlan, region: u32) -> Vec<Arg> {
 pub const RUNTIME_ARG_NAMES: [&str; 3] = ["records_addr", "counts_addr", "region"];
 
 /// The calls a kernel makes for the candidates: `start` before the tiles, `per_tile` (the worst
-/// case, a full page of records per tile) and `end` after them.
+/// case, every pixel of the tile a candidate) and `end` after them.
 pub struct RecordCalls {
     pub start: Call,
     pub per_tile: Call,
@@ -177,12 +183,14 @@ pub fn record_calls(node: &NodePlan, p: &SelectPlan) -> Result<RecordCalls, KirE
     Ok(RecordCalls {
         start: Call::CbReserve {
             cb: records,
-            pages: 2,
-        },
-        per_tile: Call::DramWrite {
-            buffer: p.records.clone(),
             pages: 1,
-            page_bytes: CANDIDATES_PER_PAGE * CANDIDATE_BYTES,
+        },
+        per_tile: Call::DramPart {
+            buffer: p.records.clone(),
+            write: true,
+            transfers: RECORDS_PER_TILE,
+            bytes: CANDIDATE_BYTES,
+            offset_step: 0,
             cb: records,
         },
         end: vec![
