@@ -30,9 +30,8 @@ use serde::{Deserialize, Serialize};
 use crate::device::{Grid, Precision};
 use crate::kir::{
     args, blocks, cb_id, input, names, per_core, Arg, Call, CompileArg, CoreArgs, Kernel, KirError,
-    Role,
+    Role, SfpuOp, Trips,
 };
-use crate::kir::{SfpuOp, Trips};
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::layout::DeviceTensor;
 use crate::ops::select_keypoints::{self, SelectPlan};
@@ -101,13 +100,13 @@ pub fn plan(
         node: name.to_string(),
         tensor: intermediate,
     });
-    let node = |step: &str, inputs: Vec<String>, pass: NmsPass, with_scores: bool| {
+    let node = |step: &str, inputs: Vec<String>, pass: NmsPass| {
         let mut cbs = vec![
             cb_fp32(0, "cb_shift", 2, CbKind::Stream),
             cb_fp32(2, "cb_window", 3, CbKind::Scratch),
             cb_fp32(16, "cb_out", 2, CbKind::Stream),
         ];
-        if with_scores {
+        if pass == NmsPass::Horizontal {
             cbs.insert(1, cb_fp32(1, "cb_scores", 1, CbKind::Scratch));
         }
         NodePlan {
@@ -127,17 +126,11 @@ pub fn plan(
         }
     };
     let nodes = vec![
-        node(
-            &vertical,
-            vec![scores.to_string()],
-            NmsPass::Vertical,
-            false,
-        ),
+        node(&vertical, vec![scores.to_string()], NmsPass::Vertical),
         node(
             name,
             vec![vertical.clone(), scores.to_string()],
             NmsPass::Horizontal,
-            true,
         ),
     ];
     Ok((buffers, nodes))
