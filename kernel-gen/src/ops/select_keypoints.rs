@@ -123,11 +123,11 @@ pub fn plan(
 /// is one (same tile split, so region `i` stays core `i`); otherwise returns it as a program of
 /// its own.
 pub fn place(select: NodePlan, nodes: &mut [NodePlan]) -> Option<NodePlan> {
-    let OpPlan::SelectKeypoints(plan) = &select.op else {
+    let (OpPlan::SelectKeypoints(plan), Some(map)) = (&select.op, select.inputs.first()) else {
         return Some(select);
     };
     let nms = nodes.iter_mut().find(|n| {
-        n.output == select.inputs[0]
+        &n.output == map
             && n.split == select.split
             && matches!(&n.op, OpPlan::Nms(p) if p.pass == NmsPass::Horizontal && p.select.is_none())
     });
