@@ -272,6 +272,7 @@ impl Emit for Content {
             Content::External { node, tensor, part } => {
                 variant!(Content::External { node, tensor, part })
             }
+            Content::Scratch { node, tensor } => variant!(Content::Scratch { node, tensor }),
             Content::ConvWeights { entry } => variant!(Content::ConvWeights { entry }),
             Content::ConvBias { entry } => variant!(Content::ConvBias { entry }),
             Content::ResizeWeights {

@@ -150,6 +150,17 @@ pub enum Call {
     L1Gather {
         bytes: u32,
     },
+    /// `transfers` NoC transfers of `bytes` bytes between pages of `buffer` and CB `cb` (DRAM →
+    /// L1, or L1 → DRAM when `write`), each at an offset within its page that is a multiple of
+    /// `offset_step` (0: at the page start, which the interleaved allocator aligns).
+    DramPart {
+        buffer: String,
+        write: bool,
+        transfers: u32,
+        bytes: u32,
+        offset_step: u32,
+        cb: u32,
+    },
     /// `tile_regs_acquire` … `tile_regs_release` using DST tiles `0..tiles`.
     Dst {
         tiles: u32,
@@ -179,6 +190,10 @@ pub enum Call {
     },
     Pack {
         cb: u32,
+        tiles: u32,
+    },
+    /// `transpose_tile` of `tiles` CB tiles into DST (the unpacker's transposed datacopy).
+    Transpose {
         tiles: u32,
     },
 }
@@ -647,6 +662,10 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
             OpPlan::SoftmaxFold(p) => ("softmax_fold", ops::softmax_fold::kernels(node, p)?),
             OpPlan::L2Normalize(p) => ("l2_normalize", ops::l2_normalize::kernels(node, p)?),
             OpPlan::Resize(r) => ("resize", crate::ops::resize::kernels(node, r)?),
+            OpPlan::Nms(p) => ("nms", ops::nms::kernels(node, p)?),
+            OpPlan::SelectKeypoints(p) => {
+                ("select_keypoints", ops::select_keypoints::kernels(node, p)?)
+            }
         };
         nodes.push(NodeKir {
             node: node.name.clone(),

@@ -51,6 +51,14 @@ pub enum PlanError {
         height: u32,
         max: u32,
     },
+    #[error("node `{node}`: NMS radius {radius} is not lowered on the device (1..={max}); radius 0 and larger radii run on the host")]
+    NmsRadius {
+        node: String,
+        radius: usize,
+        max: usize,
+    },
+    #[error("node `{node}`: NMS needs fp32 DST accumulation (a bf16 DST would round the scores); set fp32_dest in its precision")]
+    NmsNeedsFp32Dst { node: String },
     #[error("grid {x}x{y} is empty")]
     EmptyGrid { x: u32, y: u32 },
 }
@@ -99,6 +107,8 @@ pub enum Content {
         tensor: DeviceTensor,
         part: Part,
     },
+    /// An intermediate of node `node`'s programs, laid out like `tensor`; never read by the host.
+    Scratch { node: String, tensor: DeviceTensor },
     /// Convolution weights of a weight entry, [`crate::layout::pack_conv_weights`].
     ConvWeights { entry: String },
     /// Convolution bias of a weight entry, [`crate::layout::pack_conv_bias`].
@@ -236,6 +246,8 @@ pub enum OpPlan {
     SoftmaxFold(crate::ops::softmax_fold::SoftmaxFoldPlan),
     L2Normalize(crate::ops::l2_normalize::L2NormalizePlan),
     Resize(crate::ops::resize::ResizePlan),
+    Nms(crate::ops::nms::NmsPlan),
+    SelectKeypoints(crate::ops::select_keypoints::SelectPlan),
 }
 
 /// One device node: a program of three kernels on `split.ranges`.
@@ -595,6 +607,46 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     params,
                     params.grid,
                 ));
+                on_device.insert(&node.name);
+            }
+            Op::Nms { radius } => {
+                let DeviceTensor::Map { height, width } = input_tensor(0)? else {
+                    return Err(PlanError::NotOnDevice {
+                        node: node.name.clone(),
+                        input: node.inputs[0].clone(),
+                    });
+                };
+                let (scratch, steps) = ops::nms::plan(
+                    &node.name,
+                    &node.inputs[0],
+                    (height, width),
+                    *radius,
+                    precision,
+                    params.grid,
+                )?;
+                buffers.extend(scratch);
+                buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
+                nodes.extend(steps);
+                on_device.insert(&node.name);
+            }
+            Op::SelectKeypoints {
+                threshold, border, ..
+            } => {
+                input_tensor(0)?;
+                let candidates = layout_of(&node.name)?;
+                buffers.extend(output_buffers(&node.name, candidates));
+                let select = ops::select_keypoints::plan(
+                    &node.name,
+                    &node.inputs[0],
+                    candidates,
+                    *threshold,
+                    *border,
+                    precision,
+                    params.grid,
+                )?;
+                if let Some(own) = ops::select_keypoints::place(select, &mut nodes) {
+                    nodes.push(own);
+                }
                 on_device.insert(&node.name);
             }
             other => {

@@ -50,6 +50,14 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "resize/reader.cpp.tera",
     "resize/compute.cpp.tera",
     "resize/writer.cpp.tera",
+    "nms/reader.cpp.tera",
+    "nms/compute.cpp.tera",
+    "nms/vertical_writer.cpp.tera",
+    "nms/equal.cpp.tera",
+    "nms/writer.cpp.tera",
+    "select_keypoints/candidates.cpp.tera",
+    "select_keypoints/reader.cpp.tera",
+    "nms/select_writer.cpp.tera",
 ];
 
 /// Error text with its causes, which Tera keeps in the source chain.

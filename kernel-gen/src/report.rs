@@ -69,6 +69,21 @@ fn node_report(node: &NodeKir) -> NodeReport {
                     pages, page_bytes, ..
                 } => r.dram_write_bytes += times * u64::from(*pages) * u64::from(*page_bytes),
                 Call::L1Gather { bytes } => r.l1_gather_bytes += times * u64::from(*bytes),
+                Call::DramPart {
+                    write,
+                    transfers,
+                    bytes,
+                    ..
+                } => {
+                    let moved = times * u64::from(*transfers) * u64::from(*bytes);
+                    if *write {
+                        r.dram_write_bytes += moved;
+                    } else {
+                        r.dram_read_bytes += moved;
+                    }
+                }
+                // A transpose is the unpacker's datacopy into DST with the transpose flag.
+                Call::Transpose { tiles } => r.copy_tiles += times * u64::from(*tiles),
                 _ => {}
             });
         }

@@ -108,3 +108,26 @@ fn the_640x480_softmax_fold_and_l2_normalize_compile_with_wall_werror() {
     let dir = tempfile::tempdir().expect("temp dir");
     compile_all(&compiled, dir.path());
 }
+
+#[test]
+fn the_nms_chain_kernels_compile_with_wall_werror_for_every_device_radius() {
+    use superpoint_graph::names::{KEYPOINTS, NMS, SCORES};
+    let dir = tempfile::tempdir().expect("temp dir");
+    for radius in 1..=8 {
+        let graph = superpoint_graph::superpoint_with(&superpoint_graph::SuperPointParams {
+            frame_width: 640,
+            frame_height: 480,
+            nms_radius: radius,
+            ..superpoint_graph::SuperPointParams::default()
+        });
+        // NMS with the selection fused, the selection alone from an NMS map, NMS alone.
+        for (output, external) in [(KEYPOINTS, SCORES), (KEYPOINTS, NMS), (NMS, SCORES)] {
+            let params = PlanParams {
+                external: std::collections::BTreeSet::from([external.to_string()]),
+                ..PlanParams::default()
+            };
+            let compiled = compile(&graph.pruned(&[output]), &params).expect("compiles");
+            compile_all(&compiled, dir.path());
+        }
+    }
+}

@@ -3,8 +3,10 @@
 //! writer calls, against the layouts of [`crate::layout::DeviceTensor`].
 
 pub mod l2_normalize;
+pub mod nms;
 pub mod resize;
 pub mod resize_filter;
+pub mod select_keypoints;
 pub mod softmax_fold;
 
 use crate::device::{Fidelity, Precision};

@@ -28,13 +28,29 @@ pub fn select_keypoints(
             }
         }
     }
-    // Candidates were pushed in raster order, so a stable sort on the score alone breaks ties
-    // by raster index; no candidate is NaN (NaN > threshold is false).
-    keypoints.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap_or(Ordering::Equal));
-    if let Ok(n) = usize::try_from(max_keypoints) {
-        keypoints.truncate(n);
-    }
+    order_and_cut(&mut keypoints, |k| k, max_keypoints);
     keypoints
+}
+
+/// Step 5 of DESIGN §2 on candidates in any order (items carrying a keypoint, e.g. with the
+/// device slot it came from): descending score, ties by ascending raster index (for pixels of
+/// one frame, `(y, x)` order is raster order), then the first `max_keypoints` (any negative
+/// value keeps all). No candidate is NaN (NaN > threshold is false).
+pub fn order_and_cut<T>(
+    items: &mut Vec<T>,
+    keypoint: impl Fn(&T) -> &Keypoint,
+    max_keypoints: i64,
+) {
+    items.sort_by(|a, b| {
+        let (a, b) = (keypoint(a), keypoint(b));
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or(Ordering::Equal)
+            .then((a.y, a.x).cmp(&(b.y, b.x)))
+    });
+    if let Ok(n) = usize::try_from(max_keypoints) {
+        items.truncate(n);
+    }
 }
 
 #[cfg(test)]
@@ -76,6 +92,20 @@ mod tests {
         );
         assert!(select_keypoints(&map(), 0.1, 2, 0).is_empty());
         assert_eq!(select_keypoints(&map(), 0.1, 2, 100).len(), 5);
+    }
+
+    #[test]
+    fn order_and_cut_breaks_ties_by_raster_index_in_any_input_order() {
+        let k = |x, y, score| Keypoint { x, y, score };
+        let mut shuffled = vec![
+            k(5, 5, 0.5),
+            k(3, 4, 0.9),
+            k(2, 5, 0.5),
+            k(2, 2, 0.5),
+            k(4, 3, 0.1001),
+        ];
+        order_and_cut(&mut shuffled, |k| k, 4);
+        assert_eq!(xys(&shuffled), vec![(3, 4), (2, 2), (2, 5), (5, 5)]);
     }
 
     #[test]

@@ -1,0 +1,407 @@
+//! `Nms{radius}` on a score map (Map layout: Float32 32×32 spatial tiles), bit-identical to the
+//! reference `nms`: S where S equals the maximum of its (2r+1)² window clipped at the edges (ties
+//! all kept), +0 elsewhere.
+//!
+//! The window maximum is separable (columns, then rows; clipping equals padding with −inf), and
+//! the hard part on Tensix is shifting a tile by a few columns. Rows are easy: in the 4-face
+//! layout a tile row is two 64-byte face rows, so a tile shifted by d rows is at most 8 local NoC
+//! copies of whole face rows (aligned at both ends) from a window holding the tile and its two
+//! neighbours, read from DRAM once per tile. Columns become rows by a transpose, which
+//! the compute kernel applies to every shifted tile on its way into DST (`transpose_tile`; max
+//! commutes with it). So the op is two programs of the same reader and compute kernels:
+//! 1. `<node>.vertical`: shift along y (neighbours one tile row away), max over the 2r+1 shifts,
+//!    transposed → the column maxima, stored transposed in an intermediate Map-sized buffer;
+//! 2. `<node>`: shift those along their rows (= x; neighbours one tile column away), max,
+//!    transposed back → the window maximum M. The writer then reads the score tile S and keeps S
+//!    where S == M, on the RISC-V on bit patterns (it has no FPU), and writes the output.
+//!
+//! Both programs split the map's tiles over the grid like every node (`Split`). A second program
+//! instead of one is the halo exchange: the row pass needs column maxima of the neighbouring
+//! tiles, which other cores compute. Max and transpose are exact in the fp32 DST, so the result
+//! is bit for bit the reference's (denormal scores excepted: the unpacker flushes them).
+//!
+//! On silicon the compute kernel must unpack `cb_shift` straight to the fp32 DST
+//! (`UnpackToDestFp32`, with which tt-metal transposes 32-bit tiles in DST); through SrcA an fp32
+//! tile is cut to TF32 and the equality mask would fail. The emulator unpacks copies and
+//! transposes exactly; the dispatch program does not carry unpack-to-dest modes yet.
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::{Grid, Precision};
+use crate::kir::{
+    args, blocks, cb_id, input, names, per_core, Arg, Call, CompileArg, CoreArgs, Kernel, KirError,
+    Role, SfpuOp, Trips,
+};
+use crate::layout::tensor::MAP_PAGE_BYTES;
+use crate::layout::DeviceTensor;
+use crate::ops::select_keypoints::{self, SelectPlan};
+use crate::plan::{
+    cb_fp32, tensor_buffers, BufferPlan, CbKind, Content, NodePlan, OpPlan, PlanError, Split,
+};
+
+/// The largest radius the device lowers: the window must stay within the neighbouring tiles and
+/// a shift must cut a 16-row face into at most two runs. Larger radii run on the host.
+pub const MAX_DEVICE_RADIUS: usize = 8;
+
+/// Which of the two passes a program runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NmsPass {
+    /// Column maxima along y, stored transposed.
+    Vertical,
+    /// Row maxima of the column maxima along x, transposed back, then the equality mask.
+    Horizontal,
+}
+
+/// One pass of an NMS node, in tiles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NmsPlan {
+    pub pass: NmsPass,
+    pub radius: u32,
+    pub tiles_x: u32,
+    pub tiles_y: u32,
+    /// The keypoint selection fused into the row pass's writer, if any.
+    pub select: Option<SelectPlan>,
+}
+
+/// The buffers and the two programs of NMS node `name` on the `height`×`width` map `scores`.
+/// The caller adds the output buffer (the node's Map).
+pub fn plan(
+    name: &str,
+    scores: &str,
+    (height, width): (u32, u32),
+    radius: usize,
+    precision: Precision,
+    grid: Grid,
+) -> Result<(Vec<BufferPlan>, Vec<NodePlan>), PlanError> {
+    if radius == 0 || radius > MAX_DEVICE_RADIUS {
+        return Err(PlanError::NmsRadius {
+            node: name.to_string(),
+            radius,
+            max: MAX_DEVICE_RADIUS,
+        });
+    }
+    if !precision.fp32_dest {
+        return Err(PlanError::NmsNeedsFp32Dst {
+            node: name.to_string(),
+        });
+    }
+    if height % 32 != 0 || width % 32 != 0 {
+        return Err(PlanError::FrameNotMultiple32 {
+            node: name.to_string(),
+            width: width as usize,
+            height: height as usize,
+        });
+    }
+    let (tiles_x, tiles_y) = (width / 32, height / 32);
+    let vertical = format!("{name}.vertical");
+    let intermediate = DeviceTensor::Map { height, width };
+    let buffers = tensor_buffers(&vertical, intermediate, |_| Content::Scratch {
+        node: name.to_string(),
+        tensor: intermediate,
+    });
+    let node = |step: &str, inputs: Vec<String>, pass: NmsPass| {
+        let mut cbs = vec![
+            cb_fp32(0, "cb_shift", 2, CbKind::Stream),
+            cb_fp32(2, "cb_window", 3, CbKind::Scratch),
+            cb_fp32(16, "cb_out", 2, CbKind::Stream),
+        ];
+        if pass == NmsPass::Horizontal {
+            cbs.insert(1, cb_fp32(1, "cb_scores", 1, CbKind::Scratch));
+        }
+        NodePlan {
+            name: step.to_string(),
+            inputs,
+            output: step.to_string(),
+            precision,
+            split: Split::new(grid, tiles_x * tiles_y),
+            cbs,
+            op: OpPlan::Nms(NmsPlan {
+                pass,
+                radius: radius as u32,
+                tiles_x,
+                tiles_y,
+                select: None,
+            }),
+        }
+    };
+    let nodes = vec![
+        node(&vertical, vec![scores.to_string()], NmsPass::Vertical),
+        node(
+            name,
+            vec![vertical.clone(), scores.to_string()],
+            NmsPass::Horizontal,
+        ),
+    ];
+    Ok((buffers, nodes))
+}
+
+/// The reader, compute and writer of one pass.
+pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
+    let source = input(node, 0)?;
+    let shift = cb_id(node, "cb_shift")?;
+    let window = cb_id(node, "cb_window")?;
+    let out = cb_id(node, "cb_out")?;
+    let taps = 2 * p.radius + 1;
+    let axis = match p.pass {
+        NmsPass::Vertical => 0,
+        NmsPass::Horizontal => 1,
+    };
+    let shape = args(&[
+        ("tiles_x", p.tiles_x),
+        ("tiles_y", p.tiles_y),
+        ("radius", p.radius),
+        ("axis", axis),
+    ]);
+    let reader = Kernel {
+        role: Role::Reader,
+        template: "nms/reader.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&["input_addr", "tile_start", "tile_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(source.clone()),
+                Arg::Const(start),
+                Arg::Const(count),
+            ]
+        }),
+        precision: None,
+        body: vec![
+            Call::CbReserve {
+                cb: window,
+                pages: 3,
+            },
+            blocks(
+                Trips::Blocks,
+                vec![
+                    // The tile and its neighbours along the axis (fewer at the edges).
+                    Call::DramRead {
+                        buffer: source.clone(),
+                        pages: 3,
+                        page_bytes: MAP_PAGE_BYTES,
+                        cb: window,
+                    },
+                    Call::Loop {
+                        trips: Trips::Fixed(taps),
+                        // A shifted tile: one page's worth of face rows copied from the window.
+                        body: vec![
+                            Call::CbReserve {
+                                cb: shift,
+                                pages: 1,
+                            },
+                            Call::L1Gather {
+                                bytes: MAP_PAGE_BYTES,
+                            },
+                            Call::CbPush {
+                                cb: shift,
+                                pages: 1,
+                            },
+                        ],
+                    },
+                ],
+            ),
+        ],
+    };
+    let compute = Kernel {
+        role: Role::Compute,
+        template: "nms/compute.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&["tile_count"]),
+        runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
+        precision: Some(node.precision),
+        body: vec![blocks(
+            Trips::Blocks,
+            vec![
+                Call::Dst {
+                    tiles: 2,
+                    body: vec![
+                        Call::Loop {
+                            trips: Trips::Fixed(taps),
+                            body: vec![
+                                Call::CbWait {
+                                    cb: shift,
+                                    pages: 1,
+                                },
+                                Call::Transpose { tiles: 1 },
+                                Call::CbPop {
+                                    cb: shift,
+                                    pages: 1,
+                                },
+                            ],
+                        },
+                        Call::Sfpu {
+                            op: SfpuOp::Max,
+                            tiles: taps - 1,
+                        },
+                        Call::CbReserve { cb: out, pages: 1 },
+                        Call::Pack { cb: out, tiles: 1 },
+                    ],
+                },
+                Call::CbPush { cb: out, pages: 1 },
+            ],
+        )],
+    };
+    let write = Call::DramWrite {
+        buffer: node.output.clone(),
+        pages: 1,
+        page_bytes: MAP_PAGE_BYTES,
+        cb: out,
+    };
+    let writer = match p.pass {
+        NmsPass::Vertical => Kernel {
+            role: Role::Writer,
+            template: "nms/vertical_writer.cpp.tera".into(),
+            ranges: node.split.ranges.clone(),
+            compile_args: shape,
+            runtime_arg_names: names(&["output_addr", "tile_start", "tile_count"]),
+            runtime_args: per_core(node, |start, count| {
+                vec![
+                    Arg::BufferAddress(node.output.clone()),
+                    Arg::Const(start),
+                    Arg::Const(count),
+                ]
+            }),
+            precision: None,
+            body: vec![blocks(
+                Trips::Blocks,
+                vec![
+                    Call::CbWait { cb: out, pages: 1 },
+                    write,
+                    Call::CbPop { cb: out, pages: 1 },
+                ],
+            )],
+        },
+        NmsPass::Horizontal => mask_writer(node, p, shape, write)?,
+    };
+    Ok(vec![reader, compute, writer])
+}
+
+/// The writer of the row pass: the equality mask, fused with the keypoint selection when the
+/// plan put one here ([`crate::ops::select_keypoints::place`]).
+fn mask_writer(
+    node: &NodePlan,
+    p: &NmsPlan,
+    mut compile_args: Vec<CompileArg>,
+    write: Call,
+) -> Result<Kernel, KirError> {
+    let scores = input(node, 1)?;
+    let scores_cb = cb_id(node, "cb_scores")?;
+    let out = cb_id(node, "cb_out")?;
+    let mut arg_names = names(&["output_addr", "scores_addr", "tile_start", "tile_count"]);
+    let mut per_tile = vec![
+        Call::DramRead {
+            buffer: scores.clone(),
+            pages: 1,
+            page_bytes: MAP_PAGE_BYTES,
+            cb: scores_cb,
+        },
+        Call::CbWait { cb: out, pages: 1 },
+        // The mask reads S and M and rewrites M in place.
+        Call::L1Gather {
+            bytes: 3 * MAP_PAGE_BYTES,
+        },
+        write,
+        Call::CbPop { cb: out, pages: 1 },
+    ];
+    let mut body = vec![Call::CbReserve {
+        cb: scores_cb,
+        pages: 1,
+    }];
+    let mut end = Vec::new();
+    let template = match &p.select {
+        None => "nms/writer.cpp.tera",
+        Some(sel) => {
+            compile_args.extend(select_keypoints::compile_args(sel));
+            arg_names.extend(names(&select_keypoints::RUNTIME_ARG_NAMES));
+            let calls = select_keypoints::record_calls(node, sel)?;
+            body.push(calls.start);
+            per_tile.push(calls.per_tile);
+            end = calls.end;
+            "nms/select_writer.cpp.tera"
+        }
+    };
+    body.push(blocks(Trips::Blocks, per_tile));
+    body.extend(end);
+    Ok(Kernel {
+        role: Role::Writer,
+        template: template.into(),
+        ranges: node.split.ranges.clone(),
+        compile_args,
+        runtime_arg_names: arg_names,
+        runtime_args: node
+            .split
+            .work
+            .iter()
+            .zip(0u32..)
+            .map(|(w, region)| {
+                let mut args = vec![
+                    Arg::BufferAddress(node.output.clone()),
+                    Arg::BufferAddress(scores.clone()),
+                    Arg::Const(w.start),
+                    Arg::Const(w.count),
+                ];
+                if let Some(sel) = &p.select {
+                    args.extend(select_keypoints::runtime_args(sel, region));
+                }
+                CoreArgs { core: w.core, args }
+            })
+            .collect(),
+        precision: None,
+        body,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Fidelity;
+
+    #[test]
+    fn two_passes_over_the_map_tiles_with_an_intermediate_buffer() {
+        let (buffers, nodes) = plan(
+            "nms",
+            "scores",
+            (64, 96),
+            4,
+            Precision::PORT,
+            Grid::ETH_DISPATCH,
+        )
+        .expect("plans");
+        assert_eq!(buffers.len(), 1);
+        assert_eq!(
+            (buffers[0].name.as_str(), buffers[0].pages),
+            ("nms.vertical", 6)
+        );
+        let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, vec!["nms.vertical", "nms"]);
+        assert_eq!(nodes[1].inputs, vec!["nms.vertical", "scores"]);
+        assert_eq!(nodes[1].split.work.len(), 6);
+    }
+
+    #[test]
+    fn radius_and_dst_mode_are_checked() {
+        let bf16_dst = Precision {
+            fp32_dest: false,
+            fidelity: Fidelity::HiFi4,
+            ..Precision::PORT
+        };
+        let err = plan("n", "s", (32, 32), 2, bf16_dst, Grid::ETH_DISPATCH).err();
+        assert_eq!(
+            err,
+            Some(PlanError::NmsNeedsFp32Dst {
+                node: "n".to_string()
+            })
+        );
+        let err = plan("n", "s", (32, 32), 9, Precision::PORT, Grid::ETH_DISPATCH).err();
+        assert_eq!(
+            err,
+            Some(PlanError::NmsRadius {
+                node: "n".to_string(),
+                radius: 9,
+                max: MAX_DEVICE_RADIUS
+            })
+        );
+    }
+}

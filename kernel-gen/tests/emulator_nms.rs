@@ -1,0 +1,369 @@
+//! NMS and keypoint candidates executed on the tt-runtime emulator from a score map the host
+//! uploads (the `scores` node is external): the device's NMS map must be bit-identical to the
+//! reference `nms` of the same map, and its candidates identical — as a set per region, and as a
+//! list after the host's ordering — to the reference selection on the device's NMS map.
+//! Random maps are quantised to a few levels so that windows hold many ties.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::{fixture_dense, run, Rng};
+use kernel_gen::kir::Arg;
+use kernel_gen::layout::host::{decode_candidates, pack_map, unpack_map};
+use kernel_gen::layout::{DeviceTensor, Part};
+use kernel_gen::ops::select_keypoints::merge;
+use kernel_gen::plan::Content;
+use kernel_gen::{compile, report, Compiled, Grid, PlanError, PlanParams};
+use superpoint_graph::reference::{nms::nms, select::select_keypoints};
+use superpoint_graph::{names, superpoint_with, Graph, Keypoint, SuperPointParams, Tensor};
+
+/// The superpoint graph cut to `scores → nms → keypoints`, the scores uploaded by the host.
+fn nms_graph(width: usize, height: usize, radius: usize, threshold: f32, border: usize) -> Graph {
+    superpoint_with(&SuperPointParams {
+        frame_width: width,
+        frame_height: height,
+        nms_radius: radius,
+        keypoint_threshold: threshold,
+        border,
+        max_keypoints: -1,
+    })
+    .pruned(&[names::KEYPOINTS])
+}
+
+fn params(grid: Grid) -> PlanParams {
+    external_params(grid, names::SCORES)
+}
+
+fn external_params(grid: Grid, external: &str) -> PlanParams {
+    PlanParams {
+        grid,
+        external: BTreeSet::from([external.to_string()]),
+        ..PlanParams::default()
+    }
+}
+
+/// A random H×W map: each pixel is nonzero with probability `density`, then one of `levels`
+/// equal steps in (0, 1]. A few levels make ties; a density of a few pixels per window keeps the
+/// windows from all holding the top level, so the result depends on each window's exact extent.
+fn quantised_map(width: usize, height: usize, levels: u64, density: f64, seed: u64) -> Tensor<f32> {
+    let mut rng = Rng::new(seed);
+    let data = (0..width * height)
+        .map(|_| {
+            let nonzero = ((rng.next_u64() % 1_000_000) as f64) < density * 1e6;
+            let level = 1 + rng.next_u64() % levels;
+            if nonzero {
+                level as f32 / levels as f32
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    Tensor::from_vec(1, height, width, data).expect("shape")
+}
+
+/// About three nonzero pixels per (2r+1)² window.
+fn density(radius: usize) -> f64 {
+    (3.0 / ((2 * radius + 1) * (2 * radius + 1)) as f64).min(1.0)
+}
+
+fn bits(t: &Tensor<f32>) -> Vec<u32> {
+    t.data.iter().map(|v| v.to_bits()).collect()
+}
+
+fn candidates_layout(compiled: &Compiled) -> DeviceTensor {
+    compiled
+        .program
+        .buffers
+        .iter()
+        .find_map(|b| match &b.content {
+            Content::Output {
+                tensor: t @ DeviceTensor::Candidates { .. },
+                part: Part::Main,
+            } => Some(*t),
+            _ => None,
+        })
+        .expect("a candidates buffer")
+}
+
+/// What the device produced from `scores`.
+struct DeviceResult {
+    map: Tensor<f32>,
+    records: Vec<u8>,
+    counts: Vec<u8>,
+    candidates: DeviceTensor,
+    compiled: Compiled,
+}
+
+fn run_device(graph: &Graph, grid: Grid, scores: &Tensor<f32>) -> DeviceResult {
+    run_from(graph, grid, names::SCORES, scores)
+}
+
+/// Runs the program that starts from node `external`'s output, uploaded as `map`.
+fn run_from(graph: &Graph, grid: Grid, external: &str, map: &Tensor<f32>) -> DeviceResult {
+    let compiled = compile(graph, &external_params(grid, external)).expect("compiles");
+    let mut inputs = BTreeMap::new();
+    inputs.insert(
+        external.to_string(),
+        pack_map(map).expect("a one-channel map of whole tiles"),
+    );
+    let dev = common::open(&compiled);
+    let steps = ["nms.vertical", names::NMS, names::KEYPOINTS];
+    let (buffers, times) = run(&dev, &compiled, &inputs, &steps);
+    println!(
+        "{}x{} grid {}x{}: {times:?}",
+        map.width, map.height, grid.x, grid.y
+    );
+    DeviceResult {
+        map: unpack_map(&buffers[names::NMS], map.height, map.width).expect("map size"),
+        records: buffers[names::KEYPOINTS].clone(),
+        counts: buffers[&format!("{}.counts", names::KEYPOINTS)].clone(),
+        candidates: candidates_layout(&compiled),
+        compiled,
+    }
+}
+
+/// The per-core tile runs of the kernel writing the candidates, in region order.
+fn region_tiles(compiled: &Compiled) -> Vec<(u32, u32)> {
+    let kernel = compiled
+        .program
+        .steps
+        .iter()
+        .flat_map(|s| &s.kernels)
+        .find(|k| k.runtime_arg_names.iter().any(|n| n == "region"))
+        .expect("a kernel writing candidates");
+    let at = |name: &str| {
+        kernel
+            .runtime_arg_names
+            .iter()
+            .position(|n| n == name)
+            .expect("named arg")
+    };
+    let (start, count) = (at("tile_start"), at("tile_count"));
+    kernel
+        .runtime_args
+        .iter()
+        .map(|c| match (&c.args[start], &c.args[count]) {
+            (Arg::Const(s), Arg::Const(n)) => (*s, *n),
+            other => panic!("tile run args {other:?}"),
+        })
+        .collect()
+}
+
+/// Checks the NMS map bit for bit, then the candidates against the reference selection on the
+/// device's map: every record in its region's tiles, the set, and the ordered (and cut) list.
+fn check(
+    device: &DeviceResult,
+    scores: &Tensor<f32>,
+    radius: usize,
+    threshold: f32,
+    border: usize,
+) {
+    let expected_map = nms(scores, radius);
+    assert!(
+        bits(&device.map) == bits(&expected_map),
+        "NMS map differs from the reference at {} pixels",
+        bits(&device.map)
+            .iter()
+            .zip(bits(&expected_map))
+            .filter(|(a, b)| **a != *b)
+            .count()
+    );
+    let DeviceTensor::Candidates {
+        height,
+        width,
+        regions,
+        capacity,
+    } = device.candidates
+    else {
+        panic!("not candidates");
+    };
+    let decoded = decode_candidates(
+        &device.records,
+        &device.counts,
+        regions,
+        capacity,
+        width,
+        height,
+    )
+    .expect("valid candidate buffers");
+    let runs = region_tiles(&device.compiled);
+    assert_eq!(runs.len(), regions as usize);
+    for (slot, k) in &decoded {
+        let (start, count) = runs[(slot / capacity) as usize];
+        let tile = (k.y / 32) * (width / 32) + k.x / 32;
+        assert!(
+            (start..start + count).contains(&tile),
+            "record {slot} at ({}, {}) is outside its region's tiles",
+            k.x,
+            k.y
+        );
+    }
+    let reference = select_keypoints(&device.map, threshold, border, -1);
+    let key = |k: &Keypoint| (k.y, k.x, k.score.to_bits());
+    let got: BTreeSet<_> = decoded.iter().map(|(_, k)| key(k)).collect();
+    let want: BTreeSet<_> = reference.iter().map(key).collect();
+    assert_eq!(got.len(), decoded.len(), "duplicate candidates");
+    assert_eq!(got, want, "candidate sets differ");
+    for max in [-1, 0, 7, reference.len() as i64 / 2] {
+        let merged = merge(&device.records, &device.counts, &device.candidates, max)
+            .expect("valid candidate buffers");
+        let list: Vec<Keypoint> = merged.into_iter().map(|(_, k)| k).collect();
+        assert_eq!(
+            list,
+            select_keypoints(&device.map, threshold, border, max),
+            "ordered list, max_keypoints {max}"
+        );
+    }
+    println!(
+        "{} candidates in {regions} regions, {} kept pixels",
+        decoded.len(),
+        device.map.data.iter().filter(|v| **v != 0.0).count()
+    );
+}
+
+fn random_case(width: usize, height: usize, radius: usize, grid: Grid, seed: u64) {
+    // Threshold on a level: the strict comparison drops every pixel of that level.
+    let (threshold, border) = (0.5, 4);
+    let scores = quantised_map(width, height, 4, density(radius), seed);
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let device = run_device(&graph, grid, &scores);
+    check(&device, &scores, radius, threshold, border);
+}
+
+#[test]
+fn radius_1_on_64x64_and_96x32() {
+    random_case(64, 64, 1, Grid::ETH_DISPATCH, 1);
+    random_case(96, 32, 1, Grid::TENSIX_DISPATCH, 2);
+}
+
+#[test]
+fn radius_2_on_64x64_and_96x32() {
+    random_case(64, 64, 2, Grid::TENSIX_DISPATCH, 3);
+    random_case(96, 32, 2, Grid::ETH_DISPATCH, 4);
+}
+
+#[test]
+fn radius_4_on_64x64_and_96x32() {
+    random_case(64, 64, 4, Grid::ETH_DISPATCH, 5);
+    random_case(96, 32, 4, Grid::TENSIX_DISPATCH, 6);
+}
+
+#[test]
+fn radius_8_on_64x64_and_96x32() {
+    random_case(64, 64, 8, Grid::TENSIX_DISPATCH, 7);
+    random_case(96, 32, 8, Grid::ETH_DISPATCH, 8);
+}
+
+/// More tiles than cores (5×4 = 20 tiles on a 4×2 grid): cores own runs of several tiles that
+/// wrap across tile rows, and regions hold several pages' worth of capacity. Two levels only, a
+/// threshold below every positive score and no border.
+#[test]
+fn several_tiles_per_core_with_two_levels_and_no_border() {
+    let (width, height, radius, threshold, border) = (160, 128, 3, 0.25, 0);
+    let scores = quantised_map(width, height, 2, 1.0, 9);
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let device = run_device(&graph, Grid { x: 4, y: 2 }, &scores);
+    check(&device, &scores, radius, threshold, border);
+}
+
+/// A negative threshold and no border make every pixel a candidate (suppressed ones as +0):
+/// each region fills its whole capacity with exactly one full page per tile.
+#[test]
+fn every_pixel_a_candidate_fills_the_regions_exactly() {
+    let (width, height, radius, threshold, border) = (160, 128, 2, -0.25, 0);
+    let scores = quantised_map(width, height, 3, density(radius), 10);
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let device = run_device(&graph, Grid { x: 4, y: 2 }, &scores);
+    check(&device, &scores, radius, threshold, border);
+}
+
+/// One tile column (the row pass has no neighbours) with the largest radius, and a border wider
+/// than half the map, which selects nothing.
+#[test]
+fn one_tile_wide_map_and_a_border_wider_than_the_map() {
+    for (radius, border) in [(8, 4), (3, 40)] {
+        let scores = quantised_map(32, 96, 3, density(radius), 11);
+        let graph = nms_graph(32, 96, radius, 0.1, border);
+        let device = run_device(&graph, Grid::TENSIX_DISPATCH, &scores);
+        check(&device, &scores, radius, 0.1, border);
+    }
+}
+
+/// The fixture's 640×480 dense score map (softmax and fold computed by the HF implementation)
+/// with the case's radius, threshold and border.
+#[test]
+fn fixture_scores_640x480() {
+    let scores = fixture_dense("astronaut_default", "scores_dense");
+    let (radius, threshold, border) = (4, 0.005, 4);
+    let graph = nms_graph(scores.width, scores.height, radius, threshold, border);
+    let device = run_device(&graph, Grid::ETH_DISPATCH, &scores);
+    check(&device, &scores, radius, threshold, border);
+    let plan = kernel_gen::plan::plan(&graph, &params(Grid::ETH_DISPATCH)).expect("plans");
+    let kir = kernel_gen::kir::lower(&plan).expect("lowers");
+    print!("{}", report::table(&report::report(&kir)));
+}
+
+/// The selection fuses into the NMS writer when both are planned: two steps. From an uploaded
+/// NMS map (as an NMS-variant program or a host NMS leaves it) it is a program of its own.
+#[test]
+fn selection_fused_with_nms_or_alone_from_an_uploaded_map() {
+    let (width, height, radius, threshold, border) = (96, 64, 2, 0.5, 4);
+    let scores = quantised_map(width, height, 4, density(radius), 12);
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let fused = compile(&graph, &params(Grid::ETH_DISPATCH)).expect("compiles");
+    let steps: Vec<&str> = fused
+        .program
+        .steps
+        .iter()
+        .map(|s| s.node.as_str())
+        .collect();
+    assert_eq!(steps, vec!["nms.vertical", names::NMS]);
+    let device = run_from(
+        &graph,
+        Grid::TENSIX_DISPATCH,
+        names::NMS,
+        &nms(&scores, radius),
+    );
+    let steps: Vec<&str> = device
+        .compiled
+        .program
+        .steps
+        .iter()
+        .map(|s| s.node.as_str())
+        .collect();
+    assert_eq!(steps, vec![names::KEYPOINTS]);
+    check(&device, &scores, radius, threshold, border);
+}
+
+/// NMS without a selection after it: the mask writer alone.
+#[test]
+fn nms_alone_with_the_plain_mask_writer() {
+    let (width, height, radius) = (64, 96, 3);
+    let scores = quantised_map(width, height, 3, density(radius), 13);
+    let graph = nms_graph(width, height, radius, 0.5, 4).pruned(&[names::NMS]);
+    let compiled = compile(&graph, &params(Grid::ETH_DISPATCH)).expect("compiles");
+    let mut inputs = BTreeMap::new();
+    inputs.insert(names::SCORES.to_string(), pack_map(&scores).expect("map"));
+    let dev = common::open(&compiled);
+    let (buffers, _) = run(&dev, &compiled, &inputs, &["nms.vertical", names::NMS]);
+    assert!(!buffers.contains_key(names::KEYPOINTS));
+    let map = unpack_map(&buffers[names::NMS], height, width).expect("map size");
+    assert_eq!(bits(&map), bits(&nms(&scores, radius)));
+}
+
+#[test]
+fn radius_0_and_above_8_are_plan_errors() {
+    for radius in [0, 9] {
+        let graph = nms_graph(64, 64, radius, 0.5, 4);
+        let err = kernel_gen::plan::plan(&graph, &params(Grid::ETH_DISPATCH)).err();
+        assert_eq!(
+            err,
+            Some(PlanError::NmsRadius {
+                node: names::NMS.to_string(),
+                radius,
+                max: 8
+            })
+        );
+    }
+}
