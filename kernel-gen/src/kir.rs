@@ -17,6 +17,12 @@ use crate::plan::{CbPlan, ConvPlan, NodePlan, OpPlan, Plan, PoolPlan};
 pub enum KirError {
     #[error("node `{node}`: CB `{cb}` is used by the kernels but not planned")]
     MissingCb { node: String, cb: &'static str },
+    #[error("node `{node}`: input {index} is not in the plan (the node has {count} inputs)")]
+    MissingInput {
+        node: String,
+        index: usize,
+        count: usize,
+    },
     #[error("node `{node}`: buffer `{buffer}` is not in the plan")]
     MissingBuffer { node: String, buffer: String },
 }
@@ -204,6 +210,18 @@ pub fn walk(calls: &[Call], blocks: u32, times: u64, f: &mut impl FnMut(&Call, u
     }
 }
 
+/// The buffer name of input `index` of `node`.
+pub fn input(node: &NodePlan, index: usize) -> Result<String, KirError> {
+    node.inputs
+        .get(index)
+        .cloned()
+        .ok_or_else(|| KirError::MissingInput {
+            node: node.name.clone(),
+            index,
+            count: node.inputs.len(),
+        })
+}
+
 fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
     node.cbs
         .iter()
@@ -245,6 +263,7 @@ fn blocks(trips: Trips, body: Vec<Call>) -> Call {
 }
 
 fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
+    let input = input(node, 0)?;
     let im2col = cb_id(node, "cb_im2col")?;
     let weights = cb_id(node, "cb_weights")?;
     let bias = cb_id(node, "cb_bias")?;
@@ -279,7 +298,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         ]),
         runtime_args: per_core(node, |start, count| {
             vec![
-                Arg::BufferAddress(node.input.clone()),
+                Arg::BufferAddress(input.clone()),
                 Arg::BufferAddress(c.weights.clone()),
                 Arg::BufferAddress(c.bias.clone()),
                 Arg::Const(start),
@@ -324,7 +343,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
                 Trips::Blocks,
                 vec![
                     Call::DramRead {
-                        buffer: node.input.clone(),
+                        buffer: input.clone(),
                         pages: c.kernel * c.window_tiles * c.in_tiles,
                         page_bytes: 2048,
                         cb: window,
@@ -463,6 +482,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
 }
 
 fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> {
+    let input = input(node, 0)?;
     let taps = cb_id(node, "cb_taps")?;
     let cache = cb_id(node, "cb_cache")?;
     let out = cb_id(node, "cb_out")?;
@@ -480,7 +500,7 @@ fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> 
         runtime_arg_names: names(&["input_addr", "block_start", "block_count"]),
         runtime_args: per_core(node, |start, count| {
             vec![
-                Arg::BufferAddress(node.input.clone()),
+                Arg::BufferAddress(input.clone()),
                 Arg::Const(start),
                 Arg::Const(count),
             ]
@@ -499,7 +519,7 @@ fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> 
                         Call::CbReserve { cb: taps, pages: 4 },
                         // Without cache hits every tap row reads its tile; the count is the worst case.
                         Call::DramRead {
-                            buffer: node.input.clone(),
+                            buffer: input.clone(),
                             pages: 4,
                             page_bytes: 2048,
                             cb: cache,
@@ -581,7 +601,7 @@ fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> 
 pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
     let mut nodes = Vec::with_capacity(plan.nodes.len());
     for node in &plan.nodes {
-        for buffer in [&node.input, &node.output] {
+        for buffer in node.inputs.iter().chain([&node.output]) {
             if !plan.buffers.iter().any(|b| &b.name == buffer) {
                 return Err(KirError::MissingBuffer {
                     node: node.name.clone(),

@@ -15,6 +15,13 @@
 //!
 //! * **Layout**: every activation lives in DRAM, interleaved, channels-last as a (pixels ×
 //!   channels) matrix of bf16 tiles (32 pixels × 32 channels, 4-face), see [`layout`].
+//!   Every other tensor (image plane, score maps, keypoint candidates, descriptor rows) has one
+//!   layout too, and one rule gives each op's output layout ([`layout::DeviceTensor::of`]), so
+//!   separately compiled programs agree on them.
+//! * **Graph cuts**: [`PlanParams::external`] names nodes whose outputs are already in DRAM
+//!   when a program starts (uploaded by the host, or left by an earlier program, e.g. the score
+//!   map an NMS-variant program starts from); only the nodes the graph's outputs need from
+//!   there on are planned.
 //! * **Work split**: output pixel blocks of 32 pixels (one tile row) are split over the first
 //!   cores of the grid (row-major) in contiguous runs; the first `blocks % cores` cores take one
 //!   more. Block ranges are runtime args; shapes are compile-time args.
@@ -39,6 +46,7 @@ pub mod check;
 pub mod device;
 pub mod kir;
 pub mod layout;
+pub mod ops;
 pub mod plan;
 pub mod program;
 pub mod render;

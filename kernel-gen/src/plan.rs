@@ -6,14 +6,15 @@
 //! (32 pixels) are split over the first cores of the grid in contiguous runs; convolution weights
 //! and bias are read by every core into resident CBs.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use superpoint_graph::{Graph, GraphError, Op};
+
 use thiserror::Error;
 
 use crate::device::{Core, CoreRange, Format, Grid, Limits, Precision};
-use crate::layout::{conv_k_tiles, tiles, ActivationShape};
+use crate::layout::{conv_k_tiles, tiles, ActivationShape, DeviceTensor, LayoutError, Part};
 
 /// What the planner cannot handle.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -28,8 +29,12 @@ pub enum PlanError {
         width: usize,
         height: usize,
     },
-    #[error("node `{node}`: input `{input}` is not a device tensor (it must come from a resize, conv or pool node)")]
+    #[error("node `{node}`: input `{input}` is not on the device in the layout this op reads (it must be the output of a planned node or an external input)")]
     NotOnDevice { node: String, input: String },
+    #[error("node `{node}`: its output has no device layout ({reason})")]
+    NoLayout { node: String, reason: String },
+    #[error("external input `{node}` is not a node of the graph")]
+    UnknownExternal { node: String },
     #[error("node `{node}`: precision {format:?} is not supported yet (activations and weights are bf16)")]
     UnsupportedFormat { node: String, format: Format },
     #[error("grid {x}x{y} is empty")]
@@ -45,6 +50,11 @@ pub struct PlanParams {
     pub precision: Precision,
     /// Per-node precision, by node name.
     pub overrides: BTreeMap<String, Precision>,
+    /// Nodes whose outputs are already in DRAM when the program starts (written by the host or
+    /// left by an earlier program): not lowered, their buffers are [`Content::External`].
+    pub external: BTreeSet<String>,
+    /// The (width, height) of the image plane the host uploads; the frame size when `None`.
+    pub input_size: Option<(u32, u32)>,
 }
 
 impl Default for PlanParams {
@@ -54,6 +64,8 @@ impl Default for PlanParams {
             limits: Limits::BLACKHOLE,
             precision: Precision::PORT,
             overrides: BTreeMap::new(),
+            external: BTreeSet::new(),
+            input_size: None,
         }
     }
 }
@@ -68,11 +80,13 @@ pub enum Content {
         height: usize,
         width: usize,
     },
-    /// A node's output activation.
-    Activation {
-        channels: usize,
-        height: usize,
-        width: usize,
+    /// Part `part` of a node's output, written by the node's program, laid out as `tensor`.
+    Output { tensor: DeviceTensor, part: Part },
+    /// Part `part` of node `node`'s output, already in DRAM when the program starts.
+    External {
+        node: String,
+        tensor: DeviceTensor,
+        part: Part,
     },
     /// Convolution weights of a weight entry, [`crate::layout::pack_conv_weights`].
     ConvWeights { entry: String },
@@ -197,7 +211,7 @@ pub enum OpPlan {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodePlan {
     pub name: String,
-    pub input: String,
+    pub inputs: Vec<String>,
     pub output: String,
     pub precision: Precision,
     pub split: Split,
@@ -229,13 +243,67 @@ fn cb(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
     }
 }
 
-fn activation_buffer(name: &str, shape: ActivationShape, content: Content) -> BufferPlan {
-    BufferPlan {
-        name: name.to_string(),
-        pages: (shape.pixel_tiles() * shape.channel_tiles()) as u32,
-        page_bytes: TILE_BYTES,
-        content,
+/// The DRAM buffers of node `node`'s output `tensor`, one per part, with the content `content`
+/// gives each part.
+pub fn tensor_buffers(
+    node: &str,
+    tensor: DeviceTensor,
+    content: impl Fn(Part) -> Content,
+) -> Vec<BufferPlan> {
+    tensor
+        .parts()
+        .into_iter()
+        .map(|(part, pages, page_bytes)| BufferPlan {
+            name: part.buffer_name(node),
+            pages,
+            page_bytes,
+            content: content(part),
+        })
+        .collect()
+}
+
+/// The output buffers a node's program writes.
+pub fn output_buffers(node: &str, tensor: DeviceTensor) -> Vec<BufferPlan> {
+    tensor_buffers(node, tensor, |part| Content::Output { tensor, part })
+}
+
+/// The nodes the graph's outputs need, walking back from them and stopping at external nodes.
+fn needed<'g>(graph: &'g Graph, external: &BTreeSet<String>) -> BTreeSet<&'g str> {
+    let mut needed = BTreeSet::new();
+    let mut stack: Vec<&str> = graph.outputs.iter().map(String::as_str).collect();
+    while let Some(name) = stack.pop() {
+        if !needed.insert(name) || external.contains(name) {
+            continue;
+        }
+        if let Some(node) = graph.node(name) {
+            stack.extend(node.inputs.iter().map(String::as_str));
+        }
     }
+    needed
+}
+
+/// The device layout of every node's output that has one, in node order.
+fn layouts<'g>(
+    graph: &'g Graph,
+    types: &[superpoint_graph::ValueType],
+    params: &PlanParams,
+) -> BTreeMap<&'g str, Result<DeviceTensor, LayoutError>> {
+    let frame = graph.nodes.iter().find_map(|n| match n.op {
+        Op::Resize { width, height } => Some((width as u32, height as u32)),
+        _ => None,
+    });
+    let plane = params.input_size.or(frame);
+    let mut out: BTreeMap<&str, Result<DeviceTensor, LayoutError>> = BTreeMap::new();
+    for (node, ty) in graph.nodes.iter().zip(types) {
+        let inputs: Vec<DeviceTensor> = node
+            .inputs
+            .iter()
+            .filter_map(|i| out.get(i.as_str()).and_then(|t| t.as_ref().ok()).copied())
+            .collect();
+        let tensor = DeviceTensor::of(&node.op, ty, &inputs, params.grid, plane);
+        out.insert(&node.name, tensor);
+    }
+    out
 }
 
 /// The largest divisor of `n` that is at most `cap`.
@@ -248,28 +316,74 @@ fn tiles_touched(span: u32) -> u32 {
     1 + (span - 1).div_ceil(32)
 }
 
-/// Plans every node of `graph`. The input plane and the resize run on the host for now: the
-/// resize node's output is the frame the host uploads.
+/// Plans the nodes the graph's outputs need, from its external inputs (or the input plane) on.
+/// The input plane and the resize run on the host for now: the resize node's output is the
+/// frame the host uploads.
 pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
-    graph.validate()?;
+    let typed = graph.validate()?;
     if params.grid.cores() == 0 {
         return Err(PlanError::EmptyGrid {
             x: params.grid.x,
             y: params.grid.y,
         });
     }
-    let mut shapes: BTreeMap<&str, ActivationShape> = BTreeMap::new();
+    if let Some(unknown) = params.external.iter().find(|e| graph.node(e).is_none()) {
+        return Err(PlanError::UnknownExternal {
+            node: unknown.clone(),
+        });
+    }
+    let layouts = layouts(graph, &typed.types, params);
+    let needed = needed(graph, &params.external);
+    let layout_of = |name: &str| -> Result<DeviceTensor, PlanError> {
+        match layouts.get(name) {
+            Some(Ok(t)) => Ok(*t),
+            Some(Err(e)) => Err(PlanError::NoLayout {
+                node: name.to_string(),
+                reason: format!("{e:?}"),
+            }),
+            None => Err(PlanError::NoLayout {
+                node: name.to_string(),
+                reason: "not a node of the graph".to_string(),
+            }),
+        }
+    };
+    let mut on_device: BTreeSet<&str> = BTreeSet::new();
     let mut buffers = Vec::new();
     let mut nodes = Vec::new();
-    for node in &graph.nodes {
-        let input_shape = |i: usize| -> Result<ActivationShape, PlanError> {
+    for node in graph
+        .nodes
+        .iter()
+        .filter(|n| needed.contains(n.name.as_str()))
+    {
+        if params.external.contains(&node.name) {
+            let tensor = layout_of(&node.name)?;
+            buffers.extend(tensor_buffers(&node.name, tensor, |part| {
+                Content::External {
+                    node: node.name.clone(),
+                    tensor,
+                    part,
+                }
+            }));
+            on_device.insert(&node.name);
+            continue;
+        }
+        let input_tensor = |i: usize| -> Result<DeviceTensor, PlanError> {
             let input = &node.inputs[i];
-            shapes
-                .get(input.as_str())
-                .copied()
+            let not_on_device = || PlanError::NotOnDevice {
+                node: node.name.clone(),
+                input: input.clone(),
+            };
+            if !on_device.contains(input.as_str()) {
+                return Err(not_on_device());
+            }
+            layout_of(input).map_err(|_| not_on_device())
+        };
+        let input_shape = |i: usize| -> Result<ActivationShape, PlanError> {
+            input_tensor(i)?
+                .activation()
                 .ok_or_else(|| PlanError::NotOnDevice {
                     node: node.name.clone(),
-                    input: input.clone(),
+                    input: node.inputs[i].clone(),
                 })
         };
         let precision = *params
@@ -299,16 +413,14 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     height: *height,
                     width: *width,
                 };
-                buffers.push(activation_buffer(
-                    &node.name,
-                    shape,
+                buffers.extend(tensor_buffers(&node.name, layout_of(&node.name)?, |_| {
                     Content::Frame {
-                        channels: 1,
-                        height: *height,
-                        width: *width,
-                    },
-                ));
-                shapes.insert(&node.name, shape);
+                        channels: shape.channels,
+                        height: shape.height,
+                        width: shape.width,
+                    }
+                }));
+                on_device.insert(&node.name);
             }
             Op::Conv2d {
                 weights,
@@ -346,18 +458,10 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         entry: weights.clone(),
                     },
                 });
-                buffers.push(activation_buffer(
-                    &node.name,
-                    shape,
-                    Content::Activation {
-                        channels: shape.channels,
-                        height: shape.height,
-                        width: shape.width,
-                    },
-                ));
+                buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
                 nodes.push(NodePlan {
                     name: node.name.clone(),
-                    input: node.inputs[0].clone(),
+                    inputs: node.inputs.clone(),
                     output: node.name.clone(),
                     precision,
                     split: Split::new(params.grid, shape.pixel_tiles() as u32),
@@ -390,7 +494,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         bias: bias_name,
                     }),
                 });
-                shapes.insert(&node.name, shape);
+                on_device.insert(&node.name);
             }
             Op::MaxPool2 => {
                 let input = input_shape(0)?;
@@ -400,18 +504,10 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     ..input
                 };
                 let in_tiles = input.channel_tiles() as u32;
-                buffers.push(activation_buffer(
-                    &node.name,
-                    shape,
-                    Content::Activation {
-                        channels: shape.channels,
-                        height: shape.height,
-                        width: shape.width,
-                    },
-                ));
+                buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
                 nodes.push(NodePlan {
                     name: node.name.clone(),
-                    input: node.inputs[0].clone(),
+                    inputs: node.inputs.clone(),
                     output: node.name.clone(),
                     precision,
                     split: Split::new(params.grid, shape.pixel_tiles() as u32),
@@ -428,7 +524,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         cache_slots: POOL_CACHE_SLOTS,
                     }),
                 });
-                shapes.insert(&node.name, shape);
+                on_device.insert(&node.name);
             }
             other => {
                 return Err(PlanError::Unsupported {
@@ -449,6 +545,38 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use superpoint_graph::superpoint;
+
+    #[test]
+    fn external_inputs_cut_the_graph() {
+        let graph = superpoint(64, 32).pruned(&["convDb"]);
+        let params = PlanParams {
+            external: BTreeSet::from(["convDa".to_string()]),
+            ..PlanParams::default()
+        };
+        let planned = plan(&graph, &params).expect("plans");
+        let names: Vec<&str> = planned.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, vec!["convDb"]);
+        assert_eq!(planned.nodes[0].inputs, vec!["convDa".to_string()]);
+        let external = &planned.buffers[0];
+        assert_eq!(external.name, "convDa");
+        // 4×8 cells: one pixel tile, 256 channels = 8 channel tiles.
+        assert_eq!((external.pages, external.page_bytes), (8, 2048));
+        assert!(matches!(
+            &external.content,
+            Content::External { node, part: Part::Main, .. } if node == "convDa"
+        ));
+        let unknown = PlanParams {
+            external: BTreeSet::from(["nope".to_string()]),
+            ..PlanParams::default()
+        };
+        assert_eq!(
+            plan(&graph, &unknown).err(),
+            Some(PlanError::UnknownExternal {
+                node: "nope".to_string()
+            })
+        );
+    }
 
     #[test]
     fn split_gives_the_first_cores_one_more_block() {

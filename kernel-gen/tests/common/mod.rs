@@ -200,7 +200,10 @@ pub fn run(
                 cores: ranges.clone(),
                 total_size: cb.pages * cb.page_bytes,
                 page_size: cb.page_bytes,
-                format: DataFormat::Float16B,
+                format: match cb.format {
+                    kernel_gen::Format::Bf16 => DataFormat::Float16B,
+                    kernel_gen::Format::Fp32 => DataFormat::Float32,
+                },
             })
             .expect("cb");
         }

@@ -9,6 +9,14 @@
 //! Convolution weights: a K × out matrix of tiles (K = k²·in, row `(ky·k + kx)·in + c`, padded
 //! to 32), page `kt·out_tiles + ot`. Bias: one tile per output tile whose 32 rows all hold the
 //! bias, so a copy into DST starts every row of the accumulation at the bias.
+//!
+//! The other layouts (image plane, score maps, candidates, descriptor rows) and the rule giving
+//! each op's output layout are in [`tensor`]; their host packing is in [`host`].
+
+pub mod host;
+pub mod tensor;
+
+pub use tensor::{DeviceTensor, LayoutError, Part};
 
 use superpoint_graph::{ConvWeights, Tensor};
 
