@@ -210,6 +210,33 @@ fn call_rule(
             }
             cb_page_alignment(node, kernel, *cb, limits)?;
         }
+        Call::DramPart {
+            write,
+            offset_step,
+            cb,
+            ..
+        } => {
+            let (transfer, alignment) = if *write {
+                (
+                    "DRAM write at page offsets in steps",
+                    limits.dram_write_alignment,
+                )
+            } else {
+                (
+                    "DRAM read at page offsets in steps",
+                    limits.dram_read_alignment,
+                )
+            };
+            if offset_step % alignment != 0 {
+                return Err(misaligned(transfer, *offset_step, alignment));
+            }
+            cb_page_alignment(node, kernel, *cb, limits)?;
+        }
+        Call::L1Copy { bytes, .. } => {
+            if bytes % limits.l1_alignment != 0 {
+                return Err(misaligned("L1 copy", *bytes, limits.l1_alignment));
+            }
+        }
         Call::DramWrite { page_bytes, cb, .. } => {
             if page_bytes % limits.dram_write_alignment != 0 {
                 return Err(misaligned(

@@ -76,6 +76,9 @@ pub enum Trips {
     Fixed(u32),
     /// The core's number of output blocks.
     Blocks,
+    /// Output blocks whose number is read from a buffer at run time; at most the core's
+    /// number of output blocks, which is what the checks and the report use.
+    Counted,
 }
 
 /// An SFPU operation on DST tiles.
@@ -84,6 +87,17 @@ pub enum Trips {
 pub enum SfpuOp {
     Relu,
     Max,
+    AddScalar,
+    Rsqrt,
+}
+
+/// An element-wise FPU operation of two CB tiles into DST.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BinaryOp {
+    Mul,
+    /// Times column 0 of the second tile, broadcast across the row.
+    MulBcastCols,
 }
 
 /// One typed step of a kernel.
@@ -128,6 +142,23 @@ pub enum Call {
     L1Gather {
         bytes: u32,
     },
+    /// `transfers` NoC transfers of `bytes` bytes between pages of `buffer` and CB `cb` (DRAM →
+    /// L1, or L1 → DRAM when `write`), each at an offset within its page that is a multiple of
+    /// `offset_step` (0: at the page start, which the interleaved allocator aligns).
+    DramPart {
+        buffer: String,
+        write: bool,
+        transfers: u32,
+        bytes: u32,
+        offset_step: u32,
+        cb: u32,
+    },
+    /// `copies` local NoC copies (L1 → L1 on the same core) of `bytes` bytes each, at offsets
+    /// that are multiples of `bytes`.
+    L1Copy {
+        copies: u32,
+        bytes: u32,
+    },
     /// `tile_regs_acquire` … `tile_regs_release` using DST tiles `0..tiles`.
     Dst {
         tiles: u32,
@@ -143,6 +174,15 @@ pub enum Call {
     },
     Sfpu {
         op: SfpuOp,
+        tiles: u32,
+    },
+    /// `tiles` element-wise FPU operations (one DST tile each).
+    Binary {
+        op: BinaryOp,
+        tiles: u32,
+    },
+    /// `tiles` reduce operations into DST.
+    Reduce {
         tiles: u32,
     },
     Pack {
@@ -200,7 +240,7 @@ pub fn walk(calls: &[Call], blocks: u32, times: u64, f: &mut impl FnMut(&Call, u
             Call::Loop { trips, body } => {
                 let n = match trips {
                     Trips::Fixed(n) => *n,
-                    Trips::Blocks => blocks,
+                    Trips::Blocks | Trips::Counted => blocks,
                 };
                 walk(body, blocks, times * u64::from(n), f);
             }
@@ -222,7 +262,7 @@ pub fn input(node: &NodePlan, index: usize) -> Result<String, KirError> {
         })
 }
 
-fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
+pub(crate) fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
     node.cbs
         .iter()
         .find(|c| c.name == name)
@@ -233,7 +273,7 @@ fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
         })
 }
 
-fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
+pub(crate) fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
     pairs
         .iter()
         .map(|(name, value)| CompileArg {
@@ -243,7 +283,7 @@ fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
         .collect()
 }
 
-fn names(list: &[&str]) -> Vec<String> {
+pub(crate) fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
 
@@ -612,6 +652,9 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
         let (op, kernels) = match &node.op {
             OpPlan::Conv2d(c) => ("conv2d", conv_kernels(node, c)?),
             OpPlan::MaxPool2(p) => ("max_pool2", pool_kernels(node, p)?),
+            OpPlan::SampleDescriptors(s) => {
+                ("sample_descriptors", crate::ops::sample::kernels(node, s)?)
+            }
         };
         nodes.push(NodeKir {
             node: node.name.clone(),

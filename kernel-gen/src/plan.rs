@@ -37,6 +37,8 @@ pub enum PlanError {
     UnknownExternal { node: String },
     #[error("node `{node}`: precision {format:?} is not supported yet (activations and weights are bf16)")]
     UnsupportedFormat { node: String, format: Format },
+    #[error(transparent)]
+    Sample(#[from] crate::ops::sample::SampleError),
     #[error("grid {x}x{y} is empty")]
     EmptyGrid { x: u32, y: u32 },
 }
@@ -205,6 +207,7 @@ pub struct PoolPlan {
 pub enum OpPlan {
     Conv2d(ConvPlan),
     MaxPool2(PoolPlan),
+    SampleDescriptors(crate::ops::sample::SamplePlan),
 }
 
 /// One device node: a program of three kernels on `split.ranges`.
@@ -524,6 +527,22 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         cache_slots: POOL_CACHE_SLOTS,
                     }),
                 });
+                on_device.insert(&node.name);
+            }
+            Op::SampleDescriptors { cell } => {
+                let tensors = (0..node.inputs.len())
+                    .map(&input_tensor)
+                    .collect::<Result<Vec<_>, _>>()?;
+                nodes.push(crate::ops::sample::plan_node(
+                    &node.name,
+                    *cell as u32,
+                    &node.inputs,
+                    &tensors,
+                    params.grid,
+                    params.overrides.get(&node.name).copied(),
+                    params.precision,
+                )?);
+                buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
                 on_device.insert(&node.name);
             }
             other => {

@@ -40,6 +40,9 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "max_pool2/reader.cpp.tera",
     "max_pool2/compute.cpp.tera",
     "max_pool2/writer.cpp.tera",
+    "sample_descriptors/reader.cpp.tera",
+    "sample_descriptors/compute.cpp.tera",
+    "sample_descriptors/writer.cpp.tera",
 ];
 
 /// Error text with its causes, which Tera keeps in the source chain.

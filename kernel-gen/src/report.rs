@@ -21,6 +21,8 @@ pub struct NodeReport {
     pub copy_tiles: u64,
     pub sfpu_tiles: u64,
     pub pack_tiles: u64,
+    /// Element-wise FPU and reduce tile operations.
+    pub eltwise_tiles: u64,
     pub dram_read_bytes: u64,
     pub dram_write_bytes: u64,
     pub l1_gather_bytes: u64,
@@ -45,6 +47,7 @@ fn node_report(node: &NodeKir) -> NodeReport {
         copy_tiles: 0,
         sfpu_tiles: 0,
         pack_tiles: 0,
+        eltwise_tiles: 0,
         dram_read_bytes: 0,
         dram_write_bytes: 0,
         l1_gather_bytes: 0,
@@ -63,6 +66,25 @@ fn node_report(node: &NodeKir) -> NodeReport {
                     pages, page_bytes, ..
                 } => r.dram_write_bytes += times * u64::from(*pages) * u64::from(*page_bytes),
                 Call::L1Gather { bytes } => r.l1_gather_bytes += times * u64::from(*bytes),
+                Call::Binary { tiles, .. } | Call::Reduce { tiles } => {
+                    r.eltwise_tiles += times * u64::from(*tiles)
+                }
+                Call::DramPart {
+                    write,
+                    transfers,
+                    bytes,
+                    ..
+                } => {
+                    let moved = times * u64::from(*transfers) * u64::from(*bytes);
+                    if *write {
+                        r.dram_write_bytes += moved;
+                    } else {
+                        r.dram_read_bytes += moved;
+                    }
+                }
+                Call::L1Copy { copies, bytes } => {
+                    r.l1_gather_bytes += times * u64::from(*copies) * u64::from(*bytes)
+                }
                 _ => {}
             });
         }
@@ -78,12 +100,12 @@ pub fn report(kir: &Kir) -> Vec<NodeReport> {
 /// A fixed-width table of the figures.
 pub fn table(rows: &[NodeReport]) -> String {
     let mut out = String::from(
-        "node        op         cores  CB/L1 peak B  fidelity  matmul tiles  copy  sfpu  pack  DRAM read B  DRAM write B  L1 gather B\n",
+        "node        op         cores  CB/L1 peak B  fidelity  matmul tiles  copy  sfpu  pack  eltwise  DRAM read B  DRAM write B  L1 gather B\n",
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "{:<11} {:<10} {:>5}  {:>12}  {:<8}  {:>12}  {:>4}  {:>4}  {:>4}  {:>11}  {:>12}  {:>11}",
+            "{:<11} {:<10} {:>5}  {:>12}  {:<8}  {:>12}  {:>4}  {:>4}  {:>4}  {:>7}  {:>11}  {:>12}  {:>11}",
             r.node,
             r.op,
             r.cores,
@@ -93,6 +115,7 @@ pub fn table(rows: &[NodeReport]) -> String {
             r.copy_tiles,
             r.sfpu_tiles,
             r.pack_tiles,
+            r.eltwise_tiles,
             r.dram_read_bytes,
             r.dram_write_bytes,
             r.l1_gather_bytes
