@@ -15,7 +15,9 @@
 //! * **Taps on the reader** (a data-movement RISC-V, no FPU): in integers, u = nx / dx with
 //!   nx = (2x − cell + 1)(Wc − 1), dx = 2·cell·Wc − cell − 1 (the formula times 2), x0 =
 //!   floor(nx / dx), remainder rx; each corner's weight is a ratio of integer products converted
-//!   to f32 by long division (exact up to the 24-bit truncation). Needs dx·dy < 2³¹. Corners
+//!   to f32 by long division (exact up to the 24-bit truncation). Needs dx·dy and |nx|, |ny|
+//!   below 2³¹ (checked: frames up to thousands of pixels a side). The M extension (integer
+//!   multiply and divide) is assumed; without it the compiler's libgcc calls are slower. Corners
 //!   outside the map get weight 0 and a clamped row.
 //! * **Gather**: per candidate and corner, the 32-byte half rows of the 32-pixel channel tiles
 //!   (two per channel tile) come by 64-byte aligned DRAM reads into a staging slot, then a 32-byte
@@ -52,8 +54,14 @@ pub enum SampleError {
     },
     #[error("node `{node}`: the descriptor map has {channels} channels; device sampling needs a positive multiple of 32")]
     Channels { node: String, channels: u32 },
-    #[error("node `{node}`: the tap denominators {dx}·{dy} do not fit 31 bits (frame too large for the integer tap arithmetic)")]
-    TooLarge { node: String, dx: u64, dy: u64 },
+    #[error("node `{node}`: the integer tap arithmetic of a {width}x{height} frame does not fit 31 bits (denominators {dx}·{dy}); sample a smaller frame")]
+    TooLarge {
+        node: String,
+        width: u32,
+        height: u32,
+        dx: u64,
+        dy: u64,
+    },
     #[error("node `{node}`: inputs must be the dense descriptor map (an activation) and the keypoint candidates, in that order")]
     Inputs { node: String },
 }
@@ -154,9 +162,18 @@ pub fn plan_node(
     }
     let dx = 2 * u64::from(cell) * u64::from(*coarse_width) - u64::from(cell) - 1;
     let dy = 2 * u64::from(cell) * u64::from(*coarse_height) - u64::from(cell) - 1;
-    if dx * dy >= 1 << 31 {
+    // The reader's products: dx·dy, and nx = (2x − cell + 1)(Wc − 1) with x < W (and y likewise).
+    let numerator =
+        |size: u32, coarse: u32| (2 * u64::from(size) + u64::from(cell)) * u64::from(coarse);
+    let limit = 1u64 << 31;
+    if dx * dy >= limit
+        || numerator(*width, *coarse_width) >= limit
+        || numerator(*height, *coarse_height) >= limit
+    {
         return Err(SampleError::TooLarge {
             node: name.to_string(),
+            width: *width,
+            height: *height,
             dx,
             dy,
         }
@@ -475,4 +492,128 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
         ],
     };
     Ok(vec![reader, compute, writer])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Grid;
+    use superpoint_graph::{Op, ValueType};
+
+    fn tensors(channels: u32, wc: u32, hc: u32, width: u32, height: u32) -> Vec<DeviceTensor> {
+        let (regions, capacity) =
+            crate::layout::tensor::candidate_regions(Grid::ETH_DISPATCH, height, width);
+        vec![
+            DeviceTensor::Activation {
+                channels,
+                height: hc,
+                width: wc,
+            },
+            DeviceTensor::Candidates {
+                height,
+                width,
+                regions,
+                capacity,
+            },
+        ]
+    }
+
+    fn plan(t: &[DeviceTensor], precision: Option<Precision>) -> Result<NodePlan, PlanError> {
+        let inputs = ["dense".to_string(), "kp".to_string()];
+        plan_node(
+            "s",
+            8,
+            &inputs,
+            t,
+            Grid::ETH_DISPATCH,
+            precision,
+            Precision::PORT,
+        )
+    }
+
+    #[test]
+    fn one_region_per_core_with_a_bound_of_capacity_over_32_tiles() {
+        // 640×480: 300 map tiles over 120 cores, 3072 records per region → at most 96 tiles.
+        let p = plan(&tensors(256, 80, 60, 640, 480), None).expect("plans");
+        assert_eq!(p.split.work.len(), 120);
+        assert_eq!(p.split.work[7].start, 7 * 96);
+        assert!(p.split.work.iter().all(|w| w.count == 96));
+        assert_eq!(p.precision.fidelity, Fidelity::HiFi4);
+        let OpPlan::SampleDescriptors(s) = &p.op else {
+            panic!("a sampling plan");
+        };
+        assert_eq!(
+            (s.channel_tiles, s.group, s.counts.as_str()),
+            (8, 4, "kp.counts")
+        );
+        let lofi = Precision {
+            fidelity: Fidelity::LoFi,
+            ..Precision::PORT
+        };
+        assert_eq!(
+            plan(&tensors(256, 80, 60, 640, 480), Some(lofi))
+                .expect("plans")
+                .precision,
+            lofi
+        );
+    }
+
+    #[test]
+    fn rejects_mismatched_maps_channels_size_and_inputs() {
+        assert_eq!(
+            plan(&tensors(256, 8, 4, 64, 64), None),
+            Err(PlanError::Sample(SampleError::MapMismatch {
+                node: "s".into(),
+                width: 64,
+                height: 64,
+                coarse_width: 8,
+                coarse_height: 4,
+                cell: 8
+            }))
+        );
+        assert_eq!(
+            plan(&tensors(65, 8, 8, 64, 64), None),
+            Err(PlanError::Sample(SampleError::Channels {
+                node: "s".into(),
+                channels: 65
+            }))
+        );
+        // A 32768×65536 frame: dx = 65527, dy = 131063, dx·dy ≥ 2³¹.
+        assert_eq!(
+            plan(&tensors(256, 4096, 8192, 32768, 65536), None),
+            Err(PlanError::Sample(SampleError::TooLarge {
+                node: "s".into(),
+                width: 32768,
+                height: 65536,
+                dx: 65527,
+                dy: 131063
+            }))
+        );
+        let mut swapped = tensors(256, 8, 8, 64, 64);
+        swapped.reverse();
+        assert_eq!(
+            plan(&swapped, None),
+            Err(PlanError::Sample(SampleError::Inputs { node: "s".into() }))
+        );
+    }
+
+    #[test]
+    fn the_output_layout_is_one_row_per_candidate_slot() {
+        let t = tensors(256, 8, 8, 64, 64);
+        let out = DeviceTensor::of(
+            &Op::SampleDescriptors { cell: 8 },
+            &ValueType::Descriptors { dim: 256 },
+            &t,
+            Grid::ETH_DISPATCH,
+            None,
+        );
+        assert_eq!(
+            out,
+            Ok(DeviceTensor::Descriptors {
+                regions: 4,
+                capacity: 1024,
+                dim: 256
+            })
+        );
+    }
 }
