@@ -20,9 +20,9 @@
 //!   multiply and divide) is assumed; without it the compiler's libgcc calls are slower. Corners
 //!   outside the map get weight 0 and a clamped row.
 //! * **Gather**: per candidate and corner, the 32-byte half rows of the 32-pixel channel tiles
-//!   (two per channel tile) come by 64-byte aligned DRAM reads into a staging slot, then a 32-byte
-//!   local NoC copy into row `c` of 4 × `channel_tiles` bf16 tiles; the weights go into column 0
-//!   of four fp32 tiles.
+//!   (two per channel tile) come by 64-byte aligned DRAM reads into a staging slot per candidate
+//!   (all 32 candidates' reads in flight together), then a 32-byte local NoC copy into row `c` of
+//!   4 × `channel_tiles` bf16 tiles; the weights go into column 0 of four fp32 tiles.
 //! * **Compute** (fp32 DST): `mul_tiles_bcast_cols` per corner, the four products summed by
 //!   packing with L1 accumulation into fp32 tiles; squares summed the same way; `reduce_tile`
 //!   row sum; + 1e-24 (so a zero vector stays zero, as `max(‖v‖, 1e-12)` does); `rsqrt_tile`; a
@@ -219,7 +219,7 @@ pub fn plan_node(
             cb(2, "cb_scaler", 1, 2048, bf16, CbKind::Resident),
             cb(3, "cb_count", 1, COUNT_STRIDE, bf16, CbKind::Stream),
             cb(4, "cb_records", 1, 32 * RECORD_SLOT, bf16, CbKind::Scratch),
-            cb(5, "cb_stage", 2, stage, bf16, CbKind::Scratch),
+            cb(5, "cb_stage", 32, stage, bf16, CbKind::Scratch),
             cb(6, "cb_writer_count", 1, COUNT_STRIDE, bf16, CbKind::Scratch),
             cb(16, "cb_out", 2 * group, 4096, fp32, CbKind::Stream),
             cb(24, "cb_sum", channel_tiles, 4096, fp32, CbKind::Stream),
@@ -324,7 +324,7 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
             Call::L1Gather { bytes: 2048 },
             push(scaler, 1),
             reserve(records, 1),
-            reserve(stage, 2),
+            reserve(stage, 32),
             counted(vec![
                 Call::DramPart {
                     buffer: s.candidates.clone(),
