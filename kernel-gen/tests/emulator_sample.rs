@@ -84,8 +84,13 @@ struct Agreement {
     max_abs: f32,
 }
 
+/// A word the device never writes: the descriptor buffer starts filled with it, so rows beyond a
+/// region's count must still hold it afterwards.
+const UNTOUCHED: u32 = 0x7FC0_5A5A;
+
 /// Runs the sampling of `map` (C×Hc×Wc, bf16-exact) at the candidate `lists` (one per region);
-/// returns every candidate with its device row, in region then record order.
+/// checks that no row beyond a region's count was written and returns every candidate with its
+/// device row, in region then record order.
 fn device_rows(
     compiled: &Compiled,
     map: &Tensor<f32>,
@@ -100,18 +105,37 @@ fn device_rows(
     inputs.insert(names::DESCRIPTORS_DENSE.to_string(), pack_activation(map));
     inputs.insert(names::KEYPOINTS.to_string(), records.clone());
     inputs.insert(format!("{}.counts", names::KEYPOINTS), counts.clone());
+    let dim = map.channels;
+    let row_bytes = dim * 4;
+    let untouched: Vec<u8> = (0..regions as usize * capacity as usize * dim)
+        .flat_map(|_| UNTOUCHED.to_le_bytes())
+        .collect();
+    inputs.insert(names::DESCRIPTORS.to_string(), untouched);
     let dev = common::open(compiled);
     let (buffers, times) = run(&dev, compiled, &inputs, &[names::DESCRIPTORS]);
     println!(
         "grid {}x{}: emulator {:?}",
         compiled.program.grid.x, compiled.program.grid.y, times[0].1
     );
+    let out = &buffers[names::DESCRIPTORS];
+    for (region, list) in lists.iter().enumerate() {
+        let first = (region * capacity as usize + list.len()) * row_bytes;
+        let end = (region + 1) * capacity as usize * row_bytes;
+        let written = out[first..end]
+            .chunks_exact(4)
+            .position(|w| w != UNTOUCHED.to_le_bytes());
+        assert_eq!(
+            written,
+            None,
+            "region {region}: a row beyond its count {} was written",
+            list.len()
+        );
+    }
     decode_candidates(&records, &counts, regions, capacity, width, height)
         .expect("candidates decode")
         .into_iter()
         .map(|(slot, kp)| {
-            let row = descriptor_row(&buffers[names::DESCRIPTORS], map.channels as u32, slot)
-                .expect("row in range");
+            let row = descriptor_row(out, dim as u32, slot).expect("row in range");
             (kp, row)
         })
         .collect()
