@@ -232,9 +232,6 @@ fn call_rule(
             }
             cb_page_alignment(node, kernel, *cb, limits)?;
         }
-        Call::L1Copy { bytes, .. } if bytes % limits.l1_alignment != 0 => {
-            return Err(misaligned("L1 copy", *bytes, limits.l1_alignment));
-        }
         Call::DramWrite { page_bytes, cb, .. } => {
             if page_bytes % limits.dram_write_alignment != 0 {
                 return Err(misaligned(

@@ -153,12 +153,6 @@ pub enum Call {
         offset_step: u32,
         cb: u32,
     },
-    /// `copies` local NoC copies (L1 → L1 on the same core) of `bytes` bytes each, at offsets
-    /// that are multiples of `bytes`.
-    L1Copy {
-        copies: u32,
-        bytes: u32,
-    },
     /// `tile_regs_acquire` … `tile_regs_release` using DST tiles `0..tiles`.
     Dst {
         tiles: u32,

@@ -37,19 +37,20 @@
 //! * **sample_descriptors** ([`ops::sample`]): region `i` of the candidates on core `i`. Its
 //!   count is only known at run time: the reader reads it from the counts buffer and pushes that
 //!   page through `cb_count`, the compute kernel reads it with `read_tile_value`, the writer reads
-//!   it itself; the loops over tiles of 32 candidates are [`kir::Trips::Counted`] (bounded by
-//!   `capacity / 32`, the figure the checks and the report use). The reader computes the
+//!   it itself; the loops over tiles of 16 candidates are [`kir::Trips::Counted`] (bounded by
+//!   `capacity / 16`, the figure the checks and the report use). The reader computes the
 //!   bilinear taps in integers (the formula ×2 is a ratio of integers; weights by long division
 //!   to f32, no FPU needed), gathers the four corners' 256-channel rows as 32-byte half rows
-//!   (64-byte aligned DRAM reads into staging, 32-byte local NoC copies into row `c` of
-//!   4 × 8 bf16 tiles) and writes the weights into column 0 of four fp32 tiles. The compute
+//!   (each with its partner row in one 64-byte aligned DRAM read, straight into 4 × 8 bf16
+//!   tiles: candidate `c` on odd row `2c + 1`, the partner on a spare even row) and writes the
+//!   weights into column 0 of four fp32 tiles (zero on spare rows). The compute
 //!   kernel (fp32 DST, HiFi4 by default since weights and sums pass SrcA/SrcB as tf32) sums
 //!   `mul_tiles_bcast_cols` products by packing with L1 accumulation, squares, `reduce_tile` row
 //!   sums, adds 1e-24, `rsqrt_tile`, and scales; the writer writes each candidate's fp32 values
-//!   as 64-byte face rows into its descriptor row. CBs: `cb_neighbours` (0, 2 × 32 tiles),
-//!   `cb_weights` (1, fp32), `cb_scaler` (2), `cb_count` (3), scratch `cb_records`,
-//!   `cb_stage`, `cb_writer_count` (4–6), `cb_out` (16, fp32), `cb_sum`, `cb_sq`, `cb_inv`
-//!   (24–26, fp32 intermediates).
+//!   as 64-byte face rows into its descriptor row. CBs: `cb_neighbours` (0, 2 × 33 tiles),
+//!   `cb_weights` (1, fp32), `cb_scaler` (2), `cb_count` (3), scratch `cb_records` and
+//!   `cb_writer_count` (4, 5), `cb_out` (16, fp32), `cb_sum`, `cb_sq`, `cb_inv` (24–26, fp32
+//!   intermediates).
 //! * CBs: conv `cb_im2col` (0, 2·K tiles), `cb_weights` (1), `cb_bias` (2), `cb_window` (3,
 //!   scratch), `cb_out` (16, 2 groups); pool `cb_taps` (0, 2×4), `cb_cache` (1), `cb_out` (16).
 //!

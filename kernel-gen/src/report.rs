@@ -3,7 +3,7 @@
 //! NoC / DRAM bytes summed over all cores. They are the static inputs of the cost model (§6).
 //! Reader DRAM reads of input windows (conv) and taps (pool) are the worst case: full windows,
 //! no tile-cache hits. Loops bounded by run-time data (descriptor sampling) count their bound
-//! (every region full). L1 gather bytes include local L1 → L1 NoC copies.
+//! (every region full).
 
 use std::fmt::Write;
 
@@ -82,9 +82,6 @@ fn node_report(node: &NodeKir) -> NodeReport {
                     } else {
                         r.dram_read_bytes += moved;
                     }
-                }
-                Call::L1Copy { copies, bytes } => {
-                    r.l1_gather_bytes += times * u64::from(*copies) * u64::from(*bytes)
                 }
                 _ => {}
             });

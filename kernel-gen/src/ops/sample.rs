@@ -6,7 +6,7 @@
 //! Design (the crate docs have the summary):
 //! * **Work split**: region `i` of the candidates on core `i` of the grid (the same cores the
 //!   candidates were split over). A core's output blocks are its tiles of 32 candidates; their
-//!   number is only known at run time, at most `capacity / 32`, so the loops over them are
+//!   number is only known at run time, at most `capacity / 16`, so the loops over them are
 //!   [`Trips::Counted`] (bounded by the data, the bound is what the checks and the report use).
 //! * **Count**: the reader reads the region's count (one 64-byte page of the counts buffer),
 //!   clamps it to the capacity and pushes that page through `cb_count`; the compute kernel waits
@@ -19,10 +19,13 @@
 //!   below 2³¹ (checked: frames up to thousands of pixels a side). The M extension (integer
 //!   multiply and divide) is assumed; without it the compiler's libgcc calls are slower. Corners
 //!   outside the map get weight 0 and a clamped row.
-//! * **Gather**: per candidate and corner, the 32-byte half rows of the 32-pixel channel tiles
-//!   (two per channel tile) come by 64-byte aligned DRAM reads into a staging slot per candidate
-//!   (all 32 candidates' reads in flight together), then a 32-byte local NoC copy into row `c` of
-//!   4 × `channel_tiles` bf16 tiles; the weights go into column 0 of four fp32 tiles.
+//! * **Gather**: 16 candidates per tile, candidate `c` on tile row `2c + 1`. Per candidate and
+//!   corner, the two 32-byte half rows of each channel tile come by 64-byte aligned DRAM reads
+//!   (the half row with its even/odd partner) straight into the 4 × `channel_tiles` bf16 tiles,
+//!   placed so the wanted half lands on the odd row and the partner on a spare even row (weight 0);
+//!   a guard page after the last tile takes the partner of row 31. No staging, no L1 copies: 64
+//!   NoC reads per candidate, all of a tile in flight together. The weights go into column 0 of
+//!   four fp32 tiles (zero on the spare rows).
 //! * **Compute** (fp32 DST): `mul_tiles_bcast_cols` per corner, the four products summed by
 //!   packing with L1 accumulation into fp32 tiles; squares summed the same way; `reduce_tile`
 //!   row sum; + 1e-24 (so a zero vector stays zero, as `max(‖v‖, 1e-12)` does); `rsqrt_tile`; a
@@ -89,12 +92,12 @@ pub struct SamplePlan {
 const CORNERS: u32 = 4;
 /// Bytes of one 64-byte-aligned DRAM read of a gathered half row.
 const CHUNK: u32 = 64;
-/// Bytes of one bf16 half row (16 channels), the local copy.
-const HALF_ROW: u32 = 32;
 /// Bytes of one fp32 face row (16 values), the writer's unit.
 const OUT_HALF_ROW: u32 = 64;
 /// Record slot stride in L1 (NoC L1 alignment).
 const RECORD_SLOT: u32 = 16;
+/// Candidates per tile: the odd rows.
+const PER_TILE: u32 = 16;
 
 fn cb(id: u32, name: &str, pages: u32, page_bytes: u32, format: Format, kind: CbKind) -> CbPlan {
     CbPlan {
@@ -185,7 +188,7 @@ pub fn plan_node(
     });
     let channel_tiles = channels / 32;
     let group = largest_divisor_within(channel_tiles, precision.dst_tiles());
-    let blocks = capacity / 32;
+    let blocks = capacity / PER_TILE;
     let work = (0..*regions)
         .map(|i| CoreWork {
             core: grid.core(i),
@@ -195,7 +198,6 @@ pub fn plan_node(
         .collect();
     let bf16 = Format::Bf16;
     let fp32 = Format::Fp32;
-    let stage = CORNERS * channel_tiles * 2 * CHUNK;
     Ok(NodePlan {
         name: name.to_string(),
         inputs: inputs.to_vec(),
@@ -210,7 +212,7 @@ pub fn plan_node(
             cb(
                 0,
                 "cb_neighbours",
-                2 * CORNERS * channel_tiles,
+                2 * (CORNERS * channel_tiles + 1),
                 2048,
                 bf16,
                 CbKind::Stream,
@@ -218,9 +220,15 @@ pub fn plan_node(
             cb(1, "cb_weights", 2 * CORNERS, 4096, fp32, CbKind::Stream),
             cb(2, "cb_scaler", 1, 2048, bf16, CbKind::Resident),
             cb(3, "cb_count", 1, COUNT_STRIDE, bf16, CbKind::Stream),
-            cb(4, "cb_records", 1, 32 * RECORD_SLOT, bf16, CbKind::Scratch),
-            cb(5, "cb_stage", 32, stage, bf16, CbKind::Scratch),
-            cb(6, "cb_writer_count", 1, COUNT_STRIDE, bf16, CbKind::Scratch),
+            cb(
+                4,
+                "cb_records",
+                1,
+                PER_TILE * RECORD_SLOT,
+                bf16,
+                CbKind::Scratch,
+            ),
+            cb(5, "cb_writer_count", 1, COUNT_STRIDE, bf16, CbKind::Scratch),
             cb(16, "cb_out", 2 * group, 4096, fp32, CbKind::Stream),
             cb(24, "cb_sum", channel_tiles, 4096, fp32, CbKind::Stream),
             cb(25, "cb_sq", 1, 4096, fp32, CbKind::Stream),
@@ -265,12 +273,7 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
         id("cb_scaler")?,
         id("cb_count")?,
     );
-    let (records, stage, writer_count, out) = (
-        id("cb_records")?,
-        id("cb_stage")?,
-        id("cb_writer_count")?,
-        id("cb_out")?,
-    );
+    let (records, writer_count, out) = (id("cb_records")?, id("cb_writer_count")?, id("cb_out")?);
     let (sum, sq, inv) = (id("cb_sum")?, id("cb_sq")?, id("cb_inv")?);
     let ct = s.channel_tiles;
     let shape = kir::args(&[
@@ -324,34 +327,29 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
             Call::L1Gather { bytes: 2048 },
             push(scaler, 1),
             reserve(records, 1),
-            reserve(stage, 32),
             counted(vec![
                 Call::DramPart {
                     buffer: s.candidates.clone(),
                     write: false,
-                    transfers: 32,
+                    transfers: PER_TILE,
                     bytes: CANDIDATE_BYTES,
                     offset_step: 0,
                     cb: records,
                 },
-                reserve(neighbours, CORNERS * ct),
+                reserve(neighbours, CORNERS * ct + 1),
                 reserve(weights, CORNERS),
                 Call::DramPart {
                     buffer: s.map.clone(),
                     write: false,
-                    transfers: 32 * CORNERS * ct * 2,
+                    transfers: PER_TILE * CORNERS * ct * 2,
                     bytes: CHUNK,
                     offset_step: CHUNK,
-                    cb: stage,
-                },
-                Call::L1Copy {
-                    copies: 32 * CORNERS * ct * 2,
-                    bytes: HALF_ROW,
+                    cb: neighbours,
                 },
                 Call::L1Gather {
-                    bytes: 32 * CORNERS * 4,
+                    bytes: 2 * PER_TILE * CORNERS * 4,
                 },
-                push(neighbours, CORNERS * ct),
+                push(neighbours, CORNERS * ct + 1),
                 push(weights, CORNERS),
             ]),
         ],
@@ -370,7 +368,7 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
             pop(count, 1),
             wait(scaler, 1),
             counted(vec![
-                wait(neighbours, CORNERS * ct),
+                wait(neighbours, CORNERS * ct + 1),
                 wait(weights, CORNERS),
                 reserve(sum, ct),
                 Call::Loop {
@@ -391,7 +389,7 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
                 },
                 push(sum, ct),
                 pop(weights, CORNERS),
-                pop(neighbours, CORNERS * ct),
+                pop(neighbours, CORNERS * ct + 1),
                 wait(sum, ct),
                 reserve(sq, 1),
                 Call::Loop {
@@ -481,7 +479,7 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
                     Call::DramPart {
                         buffer: node.output.clone(),
                         write: true,
-                        transfers: 32 * s.group * 2,
+                        transfers: PER_TILE * s.group * 2,
                         bytes: OUT_HALF_ROW,
                         offset_step: OUT_HALF_ROW,
                         cb: out,
@@ -532,12 +530,12 @@ mod tests {
     }
 
     #[test]
-    fn one_region_per_core_with_a_bound_of_capacity_over_32_tiles() {
-        // 640×480: 300 map tiles over 120 cores, 3072 records per region → at most 96 tiles.
+    fn one_region_per_core_with_a_bound_of_capacity_over_16_tiles() {
+        // 640×480: 300 map tiles over 120 cores, 3072 records per region → at most 192 tiles.
         let p = plan(&tensors(256, 80, 60, 640, 480), None).expect("plans");
         assert_eq!(p.split.work.len(), 120);
-        assert_eq!(p.split.work[7].start, 7 * 96);
-        assert!(p.split.work.iter().all(|w| w.count == 96));
+        assert_eq!(p.split.work[7].start, 7 * 192);
+        assert!(p.split.work.iter().all(|w| w.count == 192));
         assert_eq!(p.precision.fidelity, Fidelity::HiFi4);
         let OpPlan::SampleDescriptors(s) = &p.op else {
             panic!("a sampling plan");
