@@ -2,9 +2,12 @@
 //! reference sampling of `superpoint-graph` applied to the same bf16 map: the dense normalised
 //! descriptor map and the candidates are made on the host and uploaded as external inputs.
 //!
-//! Achieved (HiFi4, fp32 DST; printed by each test): per-descriptor cosine ≥ 0.99999 and max abs
-//! error ≤ 2e-3 are asserted. The remaining error comes from the tf32 source registers (weights
-//! and sampled sums keep 10 mantissa bits, truncated) and the fp32 row sums.
+//! Asserted: per-descriptor cosine ≥ 0.99999 and max abs error ≤ 2e-3. Achieved (HiFi4, fp32
+//! DST): min cosine 0.9999999 and max abs error 1.1e-4 to 2.1e-4 against the reference on the
+//! same bf16 map; 0.9999984 and 6.4e-4 against HF's descriptors of the f32 fixture map. The
+//! remaining error comes from the tf32 source registers (weights and sampled sums keep 10
+//! mantissa bits, truncated) and the fp32 row sums; at HiFi2 (weights cut to 7 bits) the same
+//! cases give min cosine 0.999985 and max abs error 3e-3, hence the HiFi4 default.
 
 mod common;
 

@@ -33,6 +33,12 @@
 //!   the node runs at HiFi4 unless overridden (HiFi2 would cut the weights to 7 bits).
 //! * **Writer**: a candidate's 32 values of an fp32 channel tile are two 64-byte face rows,
 //!   written straight into its descriptor row; rows beyond the count are left untouched.
+//!
+//! Per candidate: 64 DRAM reads of 64 bytes (half of them the partner rows) and one 8-byte record
+//! read, 16 DRAM writes of 64 bytes; per tile of 16, 49 FPU tile operations at HiFi4, 2 SFPU and
+//! 49 packs. The reader's NoC issue rate bounds the node. Next steps: fetch each region's
+//! neighbourhood of descriptor tiles once (whole 2 KiB pages) when its count is large, and
+//! `pack_untilize` the output so each row is one 1 KiB write.
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
