@@ -77,6 +77,9 @@ pub enum Trips {
     Fixed(u32),
     /// The core's number of output blocks.
     Blocks,
+    /// Output blocks whose number is read from a buffer at run time; at most the core's
+    /// number of output blocks, which is what the checks and the report use.
+    Counted,
 }
 
 /// An SFPU operation on DST tiles.
@@ -88,6 +91,7 @@ pub enum SfpuOp {
     Exp,
     Recip,
     Rsqrt,
+    AddScalar,
 }
 
 /// A reduction of each tile row into column 0 of one DST tile.
@@ -247,7 +251,7 @@ pub fn walk(calls: &[Call], blocks: u32, times: u64, f: &mut impl FnMut(&Call, u
             Call::Loop { trips, body } => {
                 let n = match trips {
                     Trips::Fixed(n) => *n,
-                    Trips::Blocks => blocks,
+                    Trips::Blocks | Trips::Counted => blocks,
                 };
                 walk(body, blocks, times * u64::from(n), f);
             }
@@ -666,6 +670,7 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
             OpPlan::SelectKeypoints(p) => {
                 ("select_keypoints", ops::select_keypoints::kernels(node, p)?)
             }
+            OpPlan::SampleDescriptors(s) => ("sample_descriptors", ops::sample::kernels(node, s)?),
         };
         nodes.push(NodeKir {
             node: node.name.clone(),

@@ -8,9 +8,11 @@
 //!
 //! # Current state of the device design
 //!
-//! Supported ops: `conv2d` (any odd kernel with "same" padding, bias, fused ReLU) and
-//! `max_pool2`, and the input plane upload with the resize (below). Every other op is rejected
-//! by the planner, so no program here claims to be the full network.
+//! Every op of the SuperPoint graph lowers: the u8 plane upload and the resize, `conv2d` (any
+//! odd kernel with "same" padding, bias, fused ReLU), `max_pool2`, softmax + dustbin fold, NMS
+//! (r = 1..=8), keypoint candidates, L2 normalisation and descriptor sampling (each below). The
+//! shipped programs are in [`variants`]. Each node is its own program (step) today: nothing is
+//! fused across nodes except softmax with the fold and candidates with the NMS writer.
 //!
 //! * **Layout**: every activation lives in DRAM, interleaved, channels-last as a (pixels ×
 //!   channels) matrix of bf16 tiles (32 pixels × 32 channels, 4-face), see [`layout`].
@@ -45,6 +47,23 @@
 //!   rows into the frame's activation pages. The frame is within
 //!   E·(2⁻¹⁰ + 2⁻¹²) + ½ bf16 ulp of the exact linear resize E; Pillow's own u8 roundings put
 //!   the host resize up to 1/255 from E.
+//! * **sample_descriptors** ([`ops::sample`]): region `i` of the candidates on core `i`. Its
+//!   count is only known at run time: the reader reads it from the counts buffer and pushes that
+//!   page through `cb_count`, the compute kernel reads it with `read_tile_value`, the writer reads
+//!   it itself; the loops over tiles of 16 candidates are [`kir::Trips::Counted`] (bounded by
+//!   `capacity / 16`, the figure the checks and the report use). The reader computes the
+//!   bilinear taps in integers (the formula ×2 is a ratio of integers; weights by long division
+//!   to f32, no FPU needed), gathers the four corners' 256-channel rows as 32-byte half rows
+//!   (each with its partner row in one 64-byte aligned DRAM read, straight into 4 × 8 bf16
+//!   tiles: candidate `c` on odd row `2c + 1`, the partner on a spare even row) and writes the
+//!   weights into column 0 of four fp32 tiles (zero on spare rows). The compute
+//!   kernel (fp32 DST, HiFi4 by default since weights and sums pass SrcA/SrcB as tf32) sums
+//!   `mul_tiles_bcast_cols` products by packing with L1 accumulation, squares, `reduce_tile` row
+//!   sums, adds 1e-24, `rsqrt_tile`, and scales; the writer writes each candidate's fp32 values
+//!   as 64-byte face rows into its descriptor row. CBs: `cb_neighbours` (0, 2 × 33 tiles),
+//!   `cb_weights` (1, fp32), `cb_scaler` (2), `cb_count` (3), scratch `cb_records` and
+//!   `cb_writer_count` (4, 5), `cb_out` (16, fp32), `cb_sum`, `cb_sq`, `cb_inv` (24–26, fp32
+//!   intermediates).
 //! * CBs: conv `cb_im2col` (0, 2·K tiles), `cb_weights` (1), `cb_bias` (2), `cb_window` (3,
 //!   scratch), `cb_out` (16, 2 groups); pool `cb_taps` (0, 2×4), `cb_cache` (1), `cb_out` (16).
 //! * **softmax + dustbin fold** ([`ops::softmax_fold`]): a `Softmax` whose only consumer is a
@@ -96,7 +115,7 @@
 //! Next steps (DESIGN §3 hints): keep activations in L1 sharded by rows with halo exchange
 //! instead of the DRAM round trip; multicast each layer's weights instead of every core reading
 //! them; fuse conv+ReLU+pool; im2col by 32-byte row copies when in_channels is a multiple of 32;
-//! then the remaining ops (softmax+fold, NMS, L2 norm, candidates, sampling).
+//! make the NMS mask and the candidate scan SFPU work instead of RISC-V loops.
 
 pub mod check;
 pub mod device;
@@ -108,6 +127,7 @@ pub mod plan;
 pub mod program;
 pub mod render;
 pub mod report;
+pub mod variants;
 
 use superpoint_graph::Graph;
 use thiserror::Error;

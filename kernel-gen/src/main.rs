@@ -1,8 +1,8 @@
-//! `cargo run -p kernel-gen` regenerates the checked-in artifacts of what the compiler lowers
-//! today: the 12 convolutions and 3 max-pools of the default SuperPoint network (640×480 frame,
-//! 12×10 grid), i.e. the network pruned to the two head convolutions. This is *not* the full
-//! default program: resize, softmax+fold, NMS, L2 norm, candidates and sampling have no device
-//! lowering yet, and the directory name says so.
+//! `cargo run -p kernel-gen` regenerates the checked-in artifacts ([`kernel_gen::variants`]):
+//! the whole SuperPoint network for a 640×480 frame on the 12×10 grid
+//! (`superpoint_640x480_12x10`, from the u8 plane through resize, the 12 convolutions, softmax +
+//! fold, NMS r = 4, candidates, L2 norm and sampling) and the NMS variants r = 1..=8
+//! (`superpoint_640x480_12x10_nms<r>`), each with its kernels, `program.json` and `program.rs`.
 //!
 //! `--check` exits non-zero when a checked-in file is stale, missing or extra; `--report` prints
 //! the per-node static figures (cores, CB bytes, tile ops by fidelity, NoC / DRAM bytes).
@@ -12,19 +12,16 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use kernel_gen::{check, kir, plan, program, report, CompileError, PlanParams};
-use superpoint_graph::superpoint;
-
-/// The one artifact set the compiler can produce today.
-const ARTIFACT: &str = "superpoint_convs_640x480_12x10";
+use kernel_gen::variants::{checked_in, Variant};
+use kernel_gen::{check, kir, plan, program, report, CompileError};
 
 #[derive(Parser)]
-#[command(about = "Regenerate (or check) the compiled kernels and dispatch program")]
+#[command(about = "Regenerate (or check) the compiled kernels and dispatch programs")]
 struct Cli {
     /// Compare with the checked-in files instead of writing them; fail when any is stale.
     #[arg(long)]
     check: bool,
-    /// Print per-node static figures.
+    /// Print per-node static figures of every program.
     #[arg(long)]
     report: bool,
     /// Artifact root (default: kernel-gen/artifacts).
@@ -32,12 +29,12 @@ struct Cli {
     out: Option<PathBuf>,
 }
 
-fn files(params: &PlanParams, want_report: bool) -> Result<BTreeMap<String, String>, CompileError> {
-    let graph = superpoint(640, 480).pruned(&["convPb", "convDb"]);
-    let plan = plan::plan(&graph, params)?;
+fn files(variant: &Variant, want_report: bool) -> Result<BTreeMap<String, String>, CompileError> {
+    let plan = plan::plan(&variant.graph, &variant.params)?;
     let kir = kir::lower(&plan)?;
     check::check(&kir, &plan.limits)?;
     if want_report {
+        println!("{}:", variant.name);
         print!("{}", report::table(&report::report(&kir)));
     }
     Ok(program::assemble(plan.grid, &plan.buffers, &kir)?.files()?)
@@ -62,42 +59,47 @@ fn run(cli: &Cli) -> Result<bool, String> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts"));
-    let dir = root.join(ARTIFACT);
-    let files = files(&PlanParams::default(), cli.report).map_err(|e| e.to_string())?;
+    let mut all = BTreeMap::new();
+    for variant in checked_in() {
+        let files = files(&variant, cli.report).map_err(|e| format!("{}: {e}", variant.name))?;
+        for (name, text) in files {
+            all.insert(format!("{}/{name}", variant.name), text);
+        }
+    }
     if cli.check {
         let mut stale = Vec::new();
-        for (name, text) in &files {
-            if std::fs::read_to_string(dir.join(name)).ok().as_deref() != Some(text.as_str()) {
+        for (name, text) in &all {
+            if std::fs::read_to_string(root.join(name)).ok().as_deref() != Some(text.as_str()) {
                 stale.push(format!("stale or missing: {name}"));
             }
         }
         let mut found = Vec::new();
-        existing(&dir, "", &mut found);
+        existing(&root, "", &mut found);
         stale.extend(
             found
                 .into_iter()
-                .filter(|f| !files.contains_key(f))
+                .filter(|f| !all.contains_key(f))
                 .map(|f| format!("extra: {f}")),
         );
         for s in &stale {
-            eprintln!("{}: {s}", dir.display());
+            eprintln!("{}: {s}", root.display());
         }
         if !stale.is_empty() {
             eprintln!("run `cargo run -p kernel-gen` to regenerate");
         }
         return Ok(stale.is_empty());
     }
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if root.exists() {
+        std::fs::remove_dir_all(&root).map_err(|e| format!("{}: {e}", root.display()))?;
     }
-    for (name, text) in &files {
-        let path = dir.join(name);
+    for (name, text) in &all {
+        let path = root.join(name);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
         std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
     }
-    println!("wrote {} files to {}", files.len(), dir.display());
+    println!("wrote {} files to {}", all.len(), root.display());
     Ok(true)
 }
 

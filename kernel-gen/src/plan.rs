@@ -22,8 +22,6 @@ use crate::ops;
 pub enum PlanError {
     #[error(transparent)]
     Graph(#[from] GraphError),
-    #[error("node `{node}`: op {op} has no device lowering yet")]
-    Unsupported { node: String, op: &'static str },
     #[error("node `{node}`: frame {width}x{height} is not a multiple of 32 in both dimensions (the device path needs whole tiles)")]
     FrameNotMultiple32 {
         node: String,
@@ -59,6 +57,8 @@ pub enum PlanError {
     },
     #[error("node `{node}`: NMS needs fp32 DST accumulation (a bf16 DST would round the scores); set fp32_dest in its precision")]
     NmsNeedsFp32Dst { node: String },
+    #[error(transparent)]
+    Sample(#[from] crate::ops::sample::SampleError),
     #[error("grid {x}x{y} is empty")]
     EmptyGrid { x: u32, y: u32 },
 }
@@ -248,6 +248,7 @@ pub enum OpPlan {
     Resize(crate::ops::resize::ResizePlan),
     Nms(crate::ops::nms::NmsPlan),
     SelectKeypoints(crate::ops::select_keypoints::SelectPlan),
+    SampleDescriptors(crate::ops::sample::SamplePlan),
 }
 
 /// One device node: a program of three kernels on `split.ranges`.
@@ -649,11 +650,21 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 }
                 on_device.insert(&node.name);
             }
-            other => {
-                return Err(PlanError::Unsupported {
-                    node: node.name.clone(),
-                    op: other.kind(),
-                })
+            Op::SampleDescriptors { cell } => {
+                let tensors = (0..node.inputs.len())
+                    .map(&input_tensor)
+                    .collect::<Result<Vec<_>, _>>()?;
+                nodes.push(ops::sample::plan_node(
+                    &node.name,
+                    *cell as u32,
+                    &node.inputs,
+                    &tensors,
+                    params.grid,
+                    params.overrides.get(&node.name).copied(),
+                    params.precision,
+                )?);
+                buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
+                on_device.insert(&node.name);
             }
         }
     }

@@ -58,6 +58,9 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "select_keypoints/candidates.cpp.tera",
     "select_keypoints/reader.cpp.tera",
     "nms/select_writer.cpp.tera",
+    "sample_descriptors/reader.cpp.tera",
+    "sample_descriptors/compute.cpp.tera",
+    "sample_descriptors/writer.cpp.tera",
 ];
 
 /// Error text with its causes, which Tera keeps in the source chain.

@@ -2,7 +2,8 @@
 //! (= the L1 peak per core, as no node has L1 buffers yet), tile operations by fidelity, and
 //! NoC / DRAM bytes summed over all cores. They are the static inputs of the cost model (§6).
 //! Reader DRAM reads of input windows (conv) and taps (pool) are the worst case: full windows,
-//! no tile-cache hits.
+//! no tile-cache hits. Loops bounded by run-time data (descriptor sampling) count their bound
+//! (every region full).
 
 use std::fmt::Write;
 

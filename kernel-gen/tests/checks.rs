@@ -362,3 +362,108 @@ fn resize_band_beyond_l1_names_the_node() {
         other => panic!("expected L1Overflow, got {other:?}"),
     }
 }
+
+/// The kernel IR of the sampling node alone (64×32 frame, dense map and candidates external).
+fn sampling_kir() -> Kir {
+    use superpoint_graph::names;
+    let graph = superpoint_graph::superpoint(64, 32).pruned(&[names::DESCRIPTORS]);
+    let params = PlanParams {
+        external: std::collections::BTreeSet::from([
+            names::DESCRIPTORS_DENSE.to_string(),
+            names::KEYPOINTS.to_string(),
+        ]),
+        ..PlanParams::default()
+    };
+    let kir = lower(&plan(&graph, &params).expect("plans")).expect("lowers");
+    check(&kir, &Limits::BLACKHOLE).expect("the unmodified program passes");
+    kir
+}
+
+/// Applies `f` to every call of the `role` kernel of the sampling node, loops included.
+fn edit_sampling(kir: &mut Kir, role: Role, f: &mut impl FnMut(&mut Call)) {
+    fn visit(calls: &mut [Call], f: &mut impl FnMut(&mut Call)) {
+        for c in calls {
+            f(c);
+            if let Call::Loop { body, .. } | Call::Dst { body, .. } = c {
+                visit(body, f);
+            }
+        }
+    }
+    let node = node_mut(kir, superpoint_graph::names::DESCRIPTORS);
+    let kernel = node
+        .kernels
+        .iter_mut()
+        .find(|k| k.role == role)
+        .expect("kernel");
+    visit(&mut kernel.body, f);
+}
+
+#[test]
+fn noc_alignment_of_partial_page_transfers() {
+    let name = superpoint_graph::names::DESCRIPTORS;
+    // The gather reads 64-byte chunks at 64-byte steps within the map's pages; 32 would misalign.
+    let mut k = sampling_kir();
+    edit_sampling(&mut k, Role::Reader, &mut |c| {
+        if let Call::DramPart { offset_step, .. } = c {
+            if *offset_step == 64 {
+                *offset_step = 32;
+            }
+        }
+    });
+    assert_eq!(
+        check(&k, &Limits::BLACKHOLE),
+        Err(CheckError::Misaligned {
+            node: name.into(),
+            role: Role::Reader,
+            transfer: "DRAM read at page offsets in steps",
+            bytes: 32,
+            alignment: 64
+        })
+    );
+    // The writer's 64-byte face rows at 8-byte steps would break the 16-byte DRAM write alignment.
+    let mut k = sampling_kir();
+    edit_sampling(&mut k, Role::Writer, &mut |c| {
+        if let Call::DramPart {
+            write: true,
+            offset_step,
+            ..
+        } = c
+        {
+            *offset_step = 8;
+        }
+    });
+    assert_eq!(
+        check(&k, &Limits::BLACKHOLE),
+        Err(CheckError::Misaligned {
+            node: name.into(),
+            role: Role::Writer,
+            transfer: "DRAM write at page offsets in steps",
+            bytes: 8,
+            alignment: 16
+        })
+    );
+}
+
+#[test]
+fn sampling_cb_protocol_counts_the_data_bounded_loops() {
+    // The compute kernel forgetting to pop the neighbour tiles of each candidate tile.
+    let mut k = sampling_kir();
+    edit_sampling(&mut k, Role::Compute, &mut |c| {
+        if let Call::Loop { body, .. } = c {
+            body.retain(|b| !matches!(b, Call::CbPop { cb: 0, .. }));
+        }
+    });
+    // 64×32: 2 regions of 1024 records, so at most 64 tiles of 16 candidates per core, each
+    // pushing 4 corners × 8 channel tiles and a guard page.
+    assert_eq!(
+        check(&k, &Limits::BLACKHOLE),
+        Err(CheckError::CbUnbalanced {
+            node: superpoint_graph::names::DESCRIPTORS.into(),
+            cb: "cb_neighbours".into(),
+            id: 0,
+            core: Core { x: 0, y: 0 },
+            pushed: 64 * 33,
+            popped: 0
+        })
+    );
+}

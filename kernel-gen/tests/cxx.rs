@@ -131,3 +131,19 @@ fn the_nms_chain_kernels_compile_with_wall_werror_for_every_device_radius() {
         }
     }
 }
+
+#[test]
+fn sampling_kernels_compile_with_wall_werror() {
+    use superpoint_graph::names;
+    let graph = superpoint_graph::superpoint(64, 32).pruned(&[names::DESCRIPTORS]);
+    let params = PlanParams {
+        external: std::collections::BTreeSet::from([
+            names::DESCRIPTORS_DENSE.to_string(),
+            names::KEYPOINTS.to_string(),
+        ]),
+        ..PlanParams::default()
+    };
+    let compiled = compile(&graph, &params).expect("compiles");
+    let dir = tempfile::tempdir().expect("temp dir");
+    compile_all(&compiled, dir.path());
+}

@@ -7,12 +7,12 @@ use std::path::Path;
 use kernel_gen::DeviceProgram;
 
 mod default {
-    include!("../artifacts/superpoint_convs_640x480_12x10/program.rs");
+    include!("../artifacts/superpoint_640x480_12x10/program.rs");
 }
 
 const DIR: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/artifacts/superpoint_convs_640x480_12x10"
+    "/artifacts/superpoint_640x480_12x10"
 );
 
 #[test]

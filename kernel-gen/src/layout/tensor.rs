@@ -137,9 +137,9 @@ impl DeviceTensor {
                 _ => Err(LayoutError::Inputs),
             },
             Op::SampleDescriptors { .. } => match inputs {
-                [DeviceTensor::Candidates {
+                [DeviceTensor::Activation { channels, .. }, DeviceTensor::Candidates {
                     regions, capacity, ..
-                }, DeviceTensor::Activation { channels, .. }] => Ok(DeviceTensor::Descriptors {
+                }] => Ok(DeviceTensor::Descriptors {
                     regions: *regions,
                     capacity: *capacity,
                     dim: *channels,

@@ -6,6 +6,7 @@ pub mod l2_normalize;
 pub mod nms;
 pub mod resize;
 pub mod resize_filter;
+pub mod sample;
 pub mod select_keypoints;
 pub mod softmax_fold;
 

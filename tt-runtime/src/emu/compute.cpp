@@ -677,6 +677,18 @@ void api_pack_untilize_dest(uint32_t ocb, uint32_t block_rt, uint32_t block_ct, 
     c.counters->tile_ops[TTR_OP_UNTILIZE][fidelity(c)] += block_rt * block_ct;
 }
 
+uint32_t api_cb_read_value(uint32_t cb, uint32_t page, uint32_t word) {
+    Ctx &c = current();
+    const char *op = "read_tile_value";
+    const CbConfig &cfg = cb_config(c, static_cast<int32_t>(cb), op);
+    if (static_cast<uint64_t>(word) * 4 + 4 > cfg.page) {
+        kfail("%s: word %u is beyond the %u-byte pages of cb %u on %s", op, word, cfg.page, cb, who(c).c_str());
+    }
+    uint32_t v;
+    memcpy(&v, cb_read_tile(c, cb, page, op) + static_cast<size_t>(word) * 4, 4);
+    return v;
+}
+
 void api_pack_l1_acc(uint32_t enable) { cs(current(), "pack_reconfig_l1_acc").l1_acc = enable != 0; }
 void api_pack_relu(uint32_t config) { cs(current(), "pack_relu_config").relu = config != 0; }
 
@@ -700,6 +712,7 @@ void fill_compute_abi(ttr_emu::Abi &a) {
     a.pack_untilize_dest = api_pack_untilize_dest;
     a.pack_l1_acc = api_pack_l1_acc;
     a.pack_relu = api_pack_relu;
+    a.cb_read_value = api_cb_read_value;
 }
 
 }  // namespace ttr

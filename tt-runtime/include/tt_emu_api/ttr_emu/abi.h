@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#define TTR_EMU_ABI_VERSION 1u
+#define TTR_EMU_ABI_VERSION 2u
 
 namespace ttr_emu {
 
@@ -124,6 +124,8 @@ struct Abi {
     void (*pack_l1_acc)(uint32_t enable);
     void (*pack_relu)(uint32_t enable);
     void (*fail)(const char *message);
+    // Compute: word `word` of page `page` of the waited front of a CB (read_tile_value).
+    uint32_t (*cb_read_value)(uint32_t cb, uint32_t page, uint32_t word);
 };
 
 }  // namespace ttr_emu

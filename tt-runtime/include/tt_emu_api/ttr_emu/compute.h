@@ -61,6 +61,12 @@ constexpr uint32_t dim(ReduceDim d) {
 #define TTR_DEFAULT_DIM ReduceDim::REDUCE_ROW
 #endif
 
+// Reading a CB from the compute kernel: a u32 of page `tile_index` of the waited front, the same
+// value for the unpack, math and pack threads (cb_api.h).
+ALWI uint32_t read_tile_value(uint32_t cb_id, uint32_t tile_index, uint32_t element_offset) {
+    return ttr_detail::api().cb_read_value(cb_id, tile_index, element_offset);
+}
+
 // Start-up.
 template <SrcOrder order = SrcOrder::Regular>
 ALWI void compute_kernel_hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
@@ -200,6 +206,10 @@ ALWI void add_bcast_cols_init_short(uint32_t icb0, uint32_t icb1) { add_tiles_in
 ALWI void add_bcast_scalar_init_short(uint32_t icb0, uint32_t icb1) { add_tiles_init(icb0, icb1); }
 ALWI void mul_bcast_rows_init_short(uint32_t icb0, uint32_t icb1) { mul_tiles_init(icb0, icb1); }
 ALWI void mul_bcast_cols_init_short(uint32_t icb0, uint32_t icb1) { mul_tiles_init(icb0, icb1); }
+ALWI void mul_bcast_cols_init(uint32_t icb0, uint32_t icb1, uint32_t call_line = __builtin_LINE()) {
+    (void)call_line;
+    mul_tiles_init(icb0, icb1);
+}
 ALWI void mul_tiles_bcast_scalar_init_short(uint32_t icb0, uint32_t icb1) { mul_tiles_init(icb0, icb1); }
 ALWI void sub_bcast_cols_init_short(uint32_t icb0, uint32_t icb1) { sub_tiles_init(icb0, icb1); }
 
