@@ -452,8 +452,10 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
     Ctx &c = current();
     static const char *const NAMES[] = {"relu_tile",      "exp_tile",       "recip_tile",     "sqrt_tile",
                                         "rsqrt_tile",     "binary_max_tile", "add_unary_tile", "sub_unary_tile",
-                                        "mul_unary_tile", "div_unary_tile", "relu_max_tile",  "binary_min_tile"};
-    const char *op = sop < 12 ? NAMES[sop] : "sfpu";
+                                        "mul_unary_tile", "div_unary_tile", "relu_max_tile",  "binary_min_tile",
+                                        "floor_tile",     "add_binary_tile", "sub_binary_tile"};
+    constexpr uint32_t OPS = sizeof NAMES / sizeof NAMES[0];
+    const char *op = sop < OPS ? NAMES[sop] : "sfpu";
     need_math(c, op);
     if ((c.cs->sfpu_inits & (1u << sop)) == 0) {
         kfail("%s called without its _init() on %s", op, who(c).c_str());
@@ -502,6 +504,15 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
             case ttr_emu::SFPU_DIV_SCALAR:
                 r = v / p;
                 break;
+            case ttr_emu::SFPU_FLOOR:
+                r = std::floor(v);
+                break;
+            case ttr_emu::SFPU_ADD_BINARY:
+                r = v + y[i];
+                break;
+            case ttr_emu::SFPU_SUB_BINARY:
+                r = v - y[i];
+                break;
             default:
                 r = v > 0.0f ? (v < p ? v : p) : 0.0f;
         }
@@ -510,8 +521,10 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
     c.cs->written[odst] = true;
     static const uint32_t KIND[] = {TTR_SFPU_RELU,   TTR_SFPU_EXP,    TTR_SFPU_RECIP,  TTR_SFPU_SQRT,
                                     TTR_SFPU_RSQRT,  TTR_SFPU_MAX,    TTR_SFPU_SCALAR, TTR_SFPU_SCALAR,
-                                    TTR_SFPU_SCALAR, TTR_SFPU_SCALAR, TTR_SFPU_RELU,   TTR_SFPU_MAX};
-    c.counters->sfpu_ops[sop < 12 ? KIND[sop] : static_cast<uint32_t>(TTR_SFPU_SCALAR)]++;
+                                    TTR_SFPU_SCALAR, TTR_SFPU_SCALAR, TTR_SFPU_RELU,   TTR_SFPU_MAX,
+                                    TTR_SFPU_SCALAR, TTR_SFPU_MAX,    TTR_SFPU_MAX};
+    static_assert(sizeof KIND / sizeof KIND[0] == OPS, "one counter kind per SFPU op");
+    c.counters->sfpu_ops[sop < OPS ? KIND[sop] : static_cast<uint32_t>(TTR_SFPU_SCALAR)]++;
     c.counters->tile_ops[TTR_OP_SFPU][fidelity(c)]++;
 }
 
