@@ -91,7 +91,14 @@ pub enum SfpuOp {
     Exp,
     Recip,
     Rsqrt,
+    /// Add (or subtract) a scalar.
     AddScalar,
+    MulScalar,
+    /// Clamp to [0, a bound].
+    ReluMax,
+    /// Add / subtract two DST tiles.
+    AddBinary,
+    SubBinary,
 }
 
 /// A reduction of each tile row into column 0 of one DST tile.

@@ -49,6 +49,15 @@ pub enum PlanError {
         height: u32,
         max: u32,
     },
+    #[error("node `{node}`: the {axis:?} resize filter from {input} to {output} samples has a tap remainder sum of {sum} (limit {max}); the device's exact rounding would not hold (resize on the host, or by less)")]
+    ResizeRounding {
+        node: String,
+        axis: crate::ops::resize::Axis,
+        input: u32,
+        output: u32,
+        sum: u32,
+        max: u32,
+    },
     #[error("node `{node}`: NMS radius {radius} is not lowered on the device (1..={max}); radius 0 and larger radii run on the host")]
     NmsRadius {
         node: String,

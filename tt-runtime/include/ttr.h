@@ -73,7 +73,7 @@ enum {
     TTR_SFPU_SQRT = 3,
     TTR_SFPU_RSQRT = 4,
     TTR_SFPU_MAX = 5,    /* binary max/min, add/sub of two DST tiles */
-    TTR_SFPU_SCALAR = 6, /* add/sub/mul/div by a scalar, floor */
+    TTR_SFPU_SCALAR = 6, /* add/sub/mul/div by a scalar */
     TTR_SFPU_COUNT = 7
 };
 /* NoC transfer size classes: <=64, <=128, <=256, <=512, <=1K, <=2K, <=4K, <=8K, <=16K, >16K bytes. */

@@ -31,7 +31,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
             },
             kernel_gen::BufferPlan {
                 name: String::from("resize.hweights"),
-                pages: 40,
+                pages: 60,
                 page_bytes: 2048,
                 content: kernel_gen::Content::ResizeWeights {
                     axis: kernel_gen::ops::resize::Axis::Horizontal,
@@ -41,7 +41,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
             },
             kernel_gen::BufferPlan {
                 name: String::from("resize.vweights"),
-                pages: 30,
+                pages: 45,
                 page_bytes: 2048,
                 content: kernel_gen::Content::ResizeWeights {
                     axis: kernel_gen::ops::resize::Axis::Vertical,
@@ -561,7 +561,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 1,
                         name: String::from("cb_vweights"),
-                        pages: 4,
+                        pages: 6,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Stream,
@@ -569,7 +569,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 2,
                         name: String::from("cb_hweights"),
-                        pages: 4,
+                        pages: 6,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Stream,
@@ -578,8 +578,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         id: 3,
                         name: String::from("cb_mid"),
                         pages: 1,
-                        page_bytes: 4096,
-                        format: kernel_gen::Format::Fp32,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Stream,
                     },
                     kernel_gen::CbPlan {
@@ -659,6 +659,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("kv"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("vertical_first"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("parts"),
+                                value: 3,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("window"),
@@ -2161,6 +2169,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 1,
                             },
                             kernel_gen::CompileArg {
+                                name: String::from("vertical_first"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("parts"),
+                                value: 3,
+                            },
+                            kernel_gen::CompileArg {
                                 name: String::from("window"),
                                 value: 192,
                             },
@@ -2332,6 +2348,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("kv"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("vertical_first"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("parts"),
+                                value: 3,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("window"),

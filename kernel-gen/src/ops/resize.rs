@@ -1,58 +1,66 @@
 //! The device resize: the u8 image plane the host uploads (one DRAM page per row) resized to the
-//! network frame with Pillow's BILINEAR filter, written in the frame's activation layout (1
-//! channel, bf16) so conv1a reads it unchanged. The program is specialised per input size (the
-//! filter is data the host computes per size, [`crate::ops::resize_filter`]).
+//! network frame with Pillow's BILINEAR filter, bit for bit, written in the frame's activation
+//! layout (1 channel, bf16) so conv1a reads it unchanged. The program is specialised per input
+//! size (the filter is data the host computes per size, [`crate::ops::resize_filter`]).
 //!
-//! The frame is F = V · P · Hᵀ / 255 (P the plane, V and H the banded filter matrices). Each
-//! 32×32 output block (row tile i, column tile j) is one unit of work, split over the cores like
-//! every other node:
+//! Pillow runs one pass per axis, in the order [`vertical_first`] decides, each output
+//! `clip8(⌊(S + 2²¹) / 2²²⌋)` of the integer sum S = Σ v·k of u8 samples and 22-bit weights.
+//! The device does the same per 32×32 output block (row tile i, column tile j), one unit of work
+//! split over the cores like every other node:
 //! * the reader converts the block's input band (`kv` × `kh` tiles, starting at the band table's
 //!   row and column) from u8 to bf16 through a 256-entry table in L1 (every u8 is exact in bf16;
 //!   the unpacker has no u8 format in the emulator and the conversion costs the data-movement core
-//!   one load per byte), and reads the block's weights;
-//! * the compute kernel runs the vertical pass first, Z_t = Σ_a V_a · P_at for the `kh` input
-//!   column tiles (packed as Float32 so the intermediate keeps 11 significant bits in SrcA), then
-//!   the horizontal pass Fᵀ = Σ_t H_t · Z_tᵀ (the matmul's in1 transpose), both with the
-//!   weights in in0 (SrcB) split into hi + lo parts of 7 significant bits and the data in in1
-//!   (SrcA): SrcB holds 7 bits at every fidelity and SrcA is exact from HiFi2 up, so HiFi2 gives
-//!   the same result as HiFi4 and LoFi truncates the data to 5 bits;
-//! * the writer turns Fᵀ into the 32 activation pages of the block's rows (channel column 0).
+//!   one load per byte), and reads the block's weights, three parts per weight tile;
+//! * the compute kernel runs the first pass into the `k2` intermediate tiles (vertical first:
+//!   Z_t = Σ_a V_a · P_at; horizontal first: Y_aᵀ = Σ_t H_t · P_atᵀ), rounds them to u8 values
+//!   (bf16, exact), then the second pass (Fᵀ = Σ_t H_t · Z_tᵀ, or F = Σ_a V_a · Y_a), rounds,
+//!   and scales by 1/255. Weights sit in in0 (SrcB), data in in1 (SrcA, exact from HiFi2 up).
+//!   Weight parts 0 + 1 accumulate A in DST 0 and part 2 accumulates B in DST 1, both exact in
+//!   fp32 (A + B = S / 2²²; [`crate::ops::resize_filter`]; the planner checks B's bound through
+//!   [`MAX_REST_SUM`]). The rounding is then exact too: q = fl(A + B) rounded to an integer
+//!   (adding and subtracting 1.5·2²³, `add/sub_unary_tile`), and the result
+//!   q + round(A − q + B + 2⁻²³) (`sub/add_binary_tile`, the same trick): A − q + B is a
+//!   multiple of 2⁻²² within ½ + 2⁻¹⁶ of 0, so adding 2⁻²³ is exact and never leaves a tie, and
+//!   rounding it to nearest equals Pillow's ⌊A + B + ½⌋ − q. The result is clamped to 0..255 (`relu_max_tile`, clip8,
+//!   which BILINEAR's non-negative weights never reach). So the frame is Pillow's u8 result /255
+//!   up to the f32 product and the bf16 pack: within ½ bf16 ulp (≤ 2⁻⁹) of the host value. This
+//!   rests on two properties of the device, both of the emulator: the matrix unit and the SFPU
+//!   add exactly representable fp32 sums exactly, and SFPU fp32 adds round to nearest (either
+//!   tie rule: no step here meets a tie that matters);
+//! * the writer turns the output tile (Fᵀ or F) into the 32 activation pages of the block's rows
+//!   (channel column 0).
 //!
-//! Only the non-zero bands are multiplied: 2·kv·kh + 2·kh tile products per block.
+//! Only the non-zero bands are multiplied: 3·kv·kh + 3·kh tile products per block (vertical
+//! first), 3·kv·kh + 3·kv (horizontal first).
 
 use serde::{Deserialize, Serialize};
 
 use crate::device::{Format, Grid, Precision};
 use crate::kir::{
-    args, blocks, cb_id, input, names, per_core, Arg, Call, Kernel, KirError, Role, Trips,
+    args, blocks, cb_id, input, names, per_core, Arg, Call, Kernel, KirError, Role, SfpuOp, Trips,
 };
 use crate::layout::DeviceTensor;
-use crate::ops::resize_filter::{axis_filter, pack_bands, AxisFilter};
+use crate::ops::resize_filter::{axis_filter, pack_bands, AxisFilter, PARTS};
 use crate::plan::{
     output_buffers, BufferPlan, CbKind, CbPlan, Content, NodePlan, OpPlan, PlanError, Split,
 };
+use superpoint_graph::reference::resize::vertical_first;
 
 /// The largest input plane side the device resize takes (one 4 KiB DRAM page per row).
 pub const MAX_PLANE_SIDE: u32 = 4096;
+
+/// The largest [`AxisFilter::rest_sum`] the rounding stays exact for: then every partial sum of
+/// B is a multiple of 2⁻²² below 255·sum·2⁻²² < 4, exact in fp32 (module docs).
+pub const MAX_REST_SUM: u32 = ((1 << 24) - 1) / 255;
 
 /// The axis a resize filter acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Axis {
-    /// Along rows (input width → frame width), weights as they are.
+    /// Along rows (input width → frame width).
     Horizontal,
-    /// Along columns (input height → frame height), weights divided by 255.
+    /// Along columns (input height → frame height).
     Vertical,
-}
-
-impl Axis {
-    /// The factor the axis's weights carry: the vertical one also maps u8 levels to [0, 1].
-    pub fn scale(self) -> f64 {
-        match self {
-            Axis::Horizontal => 1.0,
-            Axis::Vertical => 1.0 / 255.0,
-        }
-    }
 }
 
 /// A resize node's shape.
@@ -69,6 +77,8 @@ pub struct ResizePlan {
     pub kh: u32,
     /// Input row tiles of one output row tile's band.
     pub kv: u32,
+    /// Pillow's pass order for these sizes: the vertical pass first (else the horizontal one).
+    pub vertical_first: bool,
     /// Bytes of one staged input row: the band's columns plus 64-byte alignment on both sides.
     pub window: u32,
     /// Bytes of the band table page.
@@ -81,11 +91,9 @@ pub struct ResizePlan {
 /// The host bytes of a resize filter buffer (weights or band table); `None` for other contents.
 pub fn filter_bytes(content: &Content) -> Option<Vec<u8>> {
     match content {
-        Content::ResizeWeights {
-            axis,
-            input,
-            output,
-        } => Some(axis_filter(*input as usize, *output as usize, axis.scale()).pages),
+        Content::ResizeWeights { input, output, .. } => {
+            Some(axis_filter(*input as usize, *output as usize).pages)
+        }
         Content::ResizeBands {
             in_width,
             in_height,
@@ -93,8 +101,8 @@ pub fn filter_bytes(content: &Content) -> Option<Vec<u8>> {
             height,
             bytes,
         } => {
-            let cols = axis_filter(*in_width as usize, *width as usize, 1.0);
-            let rows = axis_filter(*in_height as usize, *height as usize, 1.0);
+            let cols = axis_filter(*in_width as usize, *width as usize);
+            let rows = axis_filter(*in_height as usize, *height as usize);
             Some(pack_bands(&cols, &rows, *bytes as usize))
         }
         _ => None,
@@ -169,8 +177,23 @@ pub fn plan_node(
             height,
         });
     }
-    let cols = axis_filter(in_width as usize, width, 1.0);
-    let rows = axis_filter(in_height as usize, height, 1.0);
+    let cols = axis_filter(in_width as usize, width);
+    let rows = axis_filter(in_height as usize, height);
+    for (axis, filter, input, output) in [
+        (Axis::Horizontal, &cols, in_width, width),
+        (Axis::Vertical, &rows, in_height, height),
+    ] {
+        if filter.rest_sum > MAX_REST_SUM {
+            return Err(PlanError::ResizeRounding {
+                node: name.to_string(),
+                axis,
+                input,
+                output: output as u32,
+                sum: filter.rest_sum,
+                max: MAX_REST_SUM,
+            });
+        }
+    }
     let (kh, kv) = (band(&cols), band(&rows));
     let width_tiles = (width / 32) as u32;
     let height_tiles = (height / 32) as u32;
@@ -187,7 +210,7 @@ pub fn plan_node(
     let mut buffers = output_buffers(name, frame);
     buffers.push(BufferPlan {
         name: hweights.clone(),
-        pages: width_tiles * 2 * kh,
+        pages: width_tiles * PARTS as u32 * kh,
         page_bytes: 2048,
         content: Content::ResizeWeights {
             axis: Axis::Horizontal,
@@ -197,7 +220,7 @@ pub fn plan_node(
     });
     buffers.push(BufferPlan {
         name: vweights.clone(),
-        pages: height_tiles * 2 * kv,
+        pages: height_tiles * PARTS as u32 * kv,
         page_bytes: 2048,
         content: Content::ResizeWeights {
             axis: Axis::Vertical,
@@ -218,6 +241,9 @@ pub fn plan_node(
         },
     });
     let bf16 = Format::Bf16;
+    let parts = PARTS as u32;
+    let vertical_first = vertical_first(in_width as usize, in_height as usize, width, height);
+    let mid_tiles = if vertical_first { kh } else { kv };
     let node = NodePlan {
         name: name.to_string(),
         inputs: vec![input.to_string()],
@@ -226,9 +252,9 @@ pub fn plan_node(
         split: Split::new(grid, width_tiles * height_tiles),
         cbs: vec![
             stream(0, "cb_plane", 2 * kv * kh, 2048, bf16, CbKind::Stream),
-            stream(1, "cb_vweights", 4 * kv, 2048, bf16, CbKind::Stream),
-            stream(2, "cb_hweights", 4 * kh, 2048, bf16, CbKind::Stream),
-            stream(3, "cb_mid", kh, 4096, Format::Fp32, CbKind::Stream),
+            stream(1, "cb_vweights", 2 * parts * kv, 2048, bf16, CbKind::Stream),
+            stream(2, "cb_hweights", 2 * parts * kh, 2048, bf16, CbKind::Stream),
+            stream(3, "cb_mid", mid_tiles, 2048, bf16, CbKind::Stream),
             stream(4, "cb_lut", 1, 512, bf16, CbKind::Scratch),
             stream(5, "cb_bands", 1, bands_bytes, bf16, CbKind::Scratch),
             stream(6, "cb_rows", 1, 32 * kv * window, bf16, CbKind::Scratch),
@@ -244,6 +270,7 @@ pub fn plan_node(
             width_tiles,
             kh,
             kv,
+            vertical_first,
             window,
             bands_bytes,
             hweights,
@@ -252,6 +279,29 @@ pub fn plan_node(
         }),
     };
     Ok((node, buffers))
+}
+
+fn sfpu(op: SfpuOp) -> Call {
+    Call::Sfpu { op, tiles: 1 }
+}
+
+/// Pillow's rounding of DST 0 (A) + DST 1 (B) into DST 0, DST 2 holding q (module docs).
+fn round_half_up() -> Vec<Call> {
+    [
+        SfpuOp::AddBinary,
+        SfpuOp::AddScalar,
+        SfpuOp::AddScalar,
+        SfpuOp::SubBinary,
+        SfpuOp::AddBinary,
+        SfpuOp::AddScalar,
+        SfpuOp::AddScalar,
+        SfpuOp::AddScalar,
+        SfpuOp::AddBinary,
+        SfpuOp::ReluMax,
+    ]
+    .into_iter()
+    .map(sfpu)
+    .collect()
 }
 
 /// The reader, compute and writer kernels of a resize node.
@@ -267,6 +317,7 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
     let cb_rowpages = cb_id(node, "cb_rowpages")?;
     let cb_out = cb_id(node, "cb_out")?;
     let (kh, kv) = (r.kh, r.kv);
+    let parts = PARTS as u32;
     let shape = args(&[
         ("in_width", r.in_width),
         ("in_height", r.in_height),
@@ -274,9 +325,17 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
         ("width_tiles", r.width_tiles),
         ("kh", kh),
         ("kv", kv),
+        ("vertical_first", u32::from(r.vertical_first)),
+        ("parts", parts),
         ("window", r.window),
         ("bands_bytes", r.bands_bytes),
     ]);
+    // The first pass's weights and band tiles, then the second's (= the intermediate tiles).
+    let (cb_w1, k1, cb_w2, k2) = if r.vertical_first {
+        (cb_v, kv, cb_h, kh)
+    } else {
+        (cb_h, kh, cb_v, kv)
+    };
     let read_weights = |cb: u32, buffer: &str, pages: u32| {
         vec![
             Call::CbReserve { cb, pages },
@@ -295,8 +354,8 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
         page_bytes: r.window,
         cb: cb_rows,
     }];
-    per_block.extend(read_weights(cb_v, &r.vweights, 2 * kv));
-    per_block.extend(read_weights(cb_h, &r.hweights, 2 * kh));
+    per_block.extend(read_weights(cb_v, &r.vweights, parts * kv));
+    per_block.extend(read_weights(cb_h, &r.hweights, parts * kh));
     per_block.extend([
         Call::CbReserve {
             cb: cb_plane,
@@ -381,33 +440,35 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
                     pages: kv * kh,
                 },
                 Call::CbWait {
-                    cb: cb_v,
-                    pages: 2 * kv,
+                    cb: cb_w1,
+                    pages: parts * k1,
                 },
                 Call::CbReserve {
                     cb: cb_mid,
-                    pages: kh,
+                    pages: k2,
                 },
                 Call::Loop {
-                    trips: Trips::Fixed(kh),
+                    trips: Trips::Fixed(k2),
                     body: vec![Call::Dst {
-                        tiles: 1,
-                        body: vec![
-                            matmuls(2 * kv),
-                            Call::Pack {
+                        tiles: 3,
+                        body: [
+                            vec![matmuls(parts * k1)],
+                            round_half_up(),
+                            vec![Call::Pack {
                                 cb: cb_mid,
                                 tiles: 1,
-                            },
-                        ],
+                            }],
+                        ]
+                        .concat(),
                     }],
                 },
                 Call::CbPush {
                     cb: cb_mid,
-                    pages: kh,
+                    pages: k2,
                 },
                 Call::CbPop {
-                    cb: cb_v,
-                    pages: 2 * kv,
+                    cb: cb_w1,
+                    pages: parts * k1,
                 },
                 Call::CbPop {
                     cb: cb_plane,
@@ -415,37 +476,42 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
                 },
                 Call::CbWait {
                     cb: cb_mid,
-                    pages: kh,
+                    pages: k2,
                 },
                 Call::CbWait {
-                    cb: cb_h,
-                    pages: 2 * kh,
+                    cb: cb_w2,
+                    pages: parts * k2,
                 },
                 Call::CbReserve {
                     cb: cb_out,
                     pages: 1,
                 },
                 Call::Dst {
-                    tiles: 1,
-                    body: vec![
-                        matmuls(2 * kh),
-                        Call::Pack {
-                            cb: cb_out,
-                            tiles: 1,
-                        },
-                    ],
+                    tiles: 3,
+                    body: [
+                        vec![matmuls(parts * k2)],
+                        round_half_up(),
+                        vec![
+                            sfpu(SfpuOp::MulScalar),
+                            Call::Pack {
+                                cb: cb_out,
+                                tiles: 1,
+                            },
+                        ],
+                    ]
+                    .concat(),
                 },
                 Call::CbPush {
                     cb: cb_out,
                     pages: 1,
                 },
                 Call::CbPop {
-                    cb: cb_h,
-                    pages: 2 * kh,
+                    cb: cb_w2,
+                    pages: parts * k2,
                 },
                 Call::CbPop {
                     cb: cb_mid,
-                    pages: kh,
+                    pages: k2,
                 },
             ],
         )],
@@ -523,5 +589,52 @@ mod tests {
             assert_eq!(bytes.len() as u32, b.pages * b.page_bytes, "{}", b.name);
         }
         assert_eq!(filter_bytes(&buffers[0].content), None);
+    }
+
+    // The strongest downscales the planner takes (4096 → 32 samples, and a few odd sizes near
+    // it) keep the rounding's bound on |B| with room to spare.
+    #[test]
+    fn rest_sums_of_the_strongest_downscales_are_within_the_bound() {
+        for input in [4096, 4095, 4001, 3333, 2048] {
+            let sum = axis_filter(input, 32).rest_sum;
+            println!("{input} -> 32: rest sum {sum} (limit {MAX_REST_SUM})");
+            assert!(sum <= MAX_REST_SUM, "{input}: {sum}");
+        }
+        let plane = DeviceTensor::Plane {
+            width: 4096,
+            height: 4096,
+        };
+        let planned = plan_node(
+            "frame",
+            "input",
+            plane,
+            (32, 32),
+            Grid::ETH_DISPATCH,
+            Precision::PORT,
+        );
+        assert!(planned.is_ok());
+    }
+
+    #[test]
+    fn pass_order_follows_pillow() {
+        let order = |width, height, frame| {
+            let plane = DeviceTensor::Plane { width, height };
+            let (node, _) = plan_node(
+                "frame",
+                "input",
+                plane,
+                frame,
+                Grid::ETH_DISPATCH,
+                Precision::PORT,
+            )
+            .expect("plans");
+            match node.op {
+                OpPlan::Resize(r) => r.vertical_first,
+                other => panic!("expected a resize, got {other:?}"),
+            }
+        };
+        assert!(order(70, 300, (64, 64)));
+        assert!(!order(200, 150, (96, 64)));
+        assert!(!order(64, 64, (64, 64)));
     }
 }

@@ -7,11 +7,15 @@
 //! `start[t]` (the first non-zero tap of its outputs; `k` is the widest band over all tiles, so
 //! every tile has the same shape). Its weight tile `kk` holds, at (r, c), the weight of input
 //! `start[t] + 32·kk + c` for output `32·t + r` (zero outside the taps), scaled by `scale`.
-//! Each weight is split into `hi + lo`, both rounded to 7 significant bits: the matrix unit's
-//! SrcB keeps 7 of them at every fidelity, so the split carries about 14 bits of each
-//! coefficient into the products exactly, where one bf16 copy would carry 7 (an error of up to
-//! 2 levels on a 255 pixel). Pages: tile `t` part `p` (0 = hi, 1 = lo) band tile `kk` is page
-//! `t·2k + p·k + kk`.
+//! Each weight is Pillow's integer `k` (`k / 2^PRECISION_BITS` is the coefficient) split into
+//! three parts, [`split3`]: `k = a·2^15 + b·2^8 + c` with `a` the nearest to `k / 2^15` of `k`'s
+//! nearest multiple of 2^8, and `|b| ≤ 64`, `|c| ≤ 128`. Each part, scaled by 2^-22, has at most
+//! 7 significant bits, which the matrix unit's SrcB keeps at every fidelity, so every product with
+//! a u8 value is exact. Parts 0 and 1 carry `k`'s nearest multiple of 2^8: their products sum to
+//! multiples of 2^-14 below 2^9 (exact in fp32, 23 bits); part 2 sums to B, a multiple of 2^-22
+//! with |B| ≤ 255·`rest_sum`·2^-22, which the planner keeps small enough for the rounding to stay
+//! exact ([`crate::ops::resize`]). Pages: tile `t` part `p` band tile `kk` is page
+//! `t·3k + p·k + kk`.
 
 use superpoint_graph::reference::resize::{taps, PRECISION_BITS};
 
@@ -26,25 +30,33 @@ pub struct AxisFilter {
     pub starts: Vec<u32>,
     /// The weight pages, bf16 bytes in page order.
     pub pages: Vec<u8>,
+    /// The largest sum of |part 2| over one output's taps, in units of 2^-PRECISION_BITS: 255
+    /// times it bounds |B| (module docs).
+    pub rest_sum: u32,
 }
 
-/// Rounds `x` to 7 significant bits (sign, exponent, 6 mantissa bits), half away from zero.
-fn round7(x: f32) -> f32 {
-    f32::from_bits(x.to_bits().wrapping_add(0x1_0000) & 0xFFFE_0000)
+/// The weight parts per filter tile: parts 0 and 1 (the coefficient to 2^-14) and part 2 (the rest).
+pub const PARTS: usize = 3;
+
+/// Part 2 of weight `k` as an integer: `k` minus its nearest multiple of 2^8, in -128..128.
+fn rest(k: i32) -> i32 {
+    k - ((k + 128) >> 8 << 8)
 }
 
-/// `x` as hi + lo parts of 7 significant bits each.
-pub fn split7(x: f64) -> (f32, f32) {
-    let hi = round7(x as f32);
-    (hi, round7((x - f64::from(hi)) as f32))
+/// Pillow's fixed-point weight `k` as three parts whose sum is `k / 2^PRECISION_BITS` exactly,
+/// each with at most 7 significant bits (module docs).
+pub fn split3(k: i32) -> [f32; PARTS] {
+    let m = (k + 128) >> 8;
+    let a = (m + 64) >> 7;
+    let b = m - a * 128;
+    let unit = 2f32.powi(-(PRECISION_BITS as i32));
+    [a << 15, b << 8, rest(k)].map(|p| p as f32 * unit)
 }
 
-/// The filter from `in_size` to `out_size` samples (`out_size` a multiple of 32), its weights
-/// multiplied by `scale`.
-pub fn axis_filter(in_size: usize, out_size: usize, scale: f64) -> AxisFilter {
+/// The filter from `in_size` to `out_size` samples (`out_size` a multiple of 32).
+pub fn axis_filter(in_size: usize, out_size: usize) -> AxisFilter {
     let taps = taps(in_size, out_size);
     let tiles = out_size / 32;
-    let one = f64::from(1u32 << PRECISION_BITS);
     // The inputs each output really reads: Pillow's support can end in zero weights.
     let reads: Vec<(usize, usize)> = taps
         .iter()
@@ -73,25 +85,30 @@ pub fn axis_filter(in_size: usize, out_size: usize, scale: f64) -> AxisFilter {
         .max()
         .unwrap_or(1)
         .max(1);
-    let mut pages = vec![0u8; tiles * 2 * band_tiles * 2048];
+    let mut pages = vec![0u8; tiles * PARTS * band_tiles * 2048];
     for (t, (start, _)) in spans.iter().enumerate() {
         for r in 0..32 {
             let o = &taps[t * 32 + r];
             for (n, w) in o.weights.iter().enumerate().filter(|(_, w)| **w != 0) {
                 let c = o.first + n - start;
-                let (hi, lo) = split7(f64::from(*w) / one * scale);
-                for (part, v) in [hi, lo].into_iter().enumerate() {
-                    let page = t * 2 * band_tiles + part * band_tiles + c / 32;
+                for (part, v) in split3(*w).into_iter().enumerate() {
+                    let page = t * PARTS * band_tiles + part * band_tiles + c / 32;
                     let at = (page * 1024 + face_index(r, c % 32)) * 2;
                     pages[at..at + 2].copy_from_slice(&f32_to_bf16(v).to_le_bytes());
                 }
             }
         }
     }
+    let rest_sum = taps
+        .iter()
+        .map(|o| o.weights.iter().map(|k| rest(*k).unsigned_abs()).sum())
+        .max()
+        .unwrap_or(0);
     AxisFilter {
         band_tiles,
         starts: spans.iter().map(|(s, _)| *s as u32).collect(),
         pages,
+        rest_sum,
     }
 }
 
@@ -118,14 +135,39 @@ mod tests {
         bf16_to_f32(u16::from_le_bytes([f.pages[at], f.pages[at + 1]]))
     }
 
+    /// Significant bits of `x`'s significand (0 for 0).
+    fn significant_bits(x: f32) -> u32 {
+        let m = x.to_bits() & 0x7F_FFFF;
+        if x == 0.0 {
+            0
+        } else {
+            24 - m.trailing_zeros().min(23)
+        }
+    }
+
+    // Every weight Pillow can produce, 0..=2^22: the parts sum to it exactly, in bf16, 7 bits each,
+    // parts 0 + 1 a multiple of 2^-14 and part 2 at most 2^-15.
     #[test]
-    fn split_keeps_fourteen_bits() {
-        let x = 1.0 / 255.0;
-        let (hi, lo) = split7(x);
-        assert_eq!(hi.to_bits() & 0x1_FFFF, 0);
-        assert_eq!(lo.to_bits() & 0x1_FFFF, 0);
-        assert!(((f64::from(hi) + f64::from(lo)) - x).abs() < x * 2f64.powi(-13));
-        assert_eq!(split7(0.75), (0.75, 0.0));
+    fn split_is_exact_in_seven_bit_parts() {
+        let unit = 2f64.powi(-22);
+        for k in 0..=(1 << PRECISION_BITS) {
+            let p = split3(k);
+            let sum: f64 = p.iter().map(|v| f64::from(*v)).sum();
+            assert_eq!(sum, f64::from(k) * unit, "k = {k}");
+            for v in p {
+                assert!(significant_bits(v) <= 7, "k = {k}: part {v}");
+                assert_eq!(bf16_to_f32(f32_to_bf16(v)), v, "k = {k}");
+            }
+            assert_eq!((f64::from(p[0]) + f64::from(p[1])) % 2f64.powi(-14), 0.0);
+            assert!(f64::from(p[2]).abs() <= 2f64.powi(-15), "k = {k}");
+        }
+        assert_eq!(split3(3 << 20), [0.75, 0.0, 0.0]);
+        assert_eq!(split3(1 << 22), [1.0, 0.0, 0.0]);
+        // 0x12345: nearest multiple of 2^8 is 0x123·2^8 (c = 0x45), and 0x123 = 2·2^7 + 0x23.
+        assert_eq!(
+            split3(0x12345).map(|v| (f64::from(v) / unit) as i32),
+            [0x10000, 0x2300, 0x45]
+        );
     }
 
     // 64 -> 32: scale 2, support 2. Output 0 (centre 1) reads inputs 0..3 with 3/7, 3/7, 1/7;
@@ -133,32 +175,46 @@ mod tests {
     // 0..64: two band tiles starting at 0.
     #[test]
     fn downscale_by_two_band_by_hand() {
-        let f = axis_filter(64, 32, 1.0);
+        let f = axis_filter(64, 32);
         assert_eq!((f.band_tiles, f.starts.clone()), (2, vec![0]));
         let w = |page, r, c| weight(&f, page, r, c);
-        let hi_plus_lo = |r, c: usize| w(c / 32, r, c % 32) + w(2 + c / 32, r, c % 32);
-        assert!((hi_plus_lo(0, 0) - 3.0 / 7.0).abs() < 1e-4);
-        assert!((hi_plus_lo(0, 2) - 1.0 / 7.0).abs() < 1e-4);
-        assert_eq!(hi_plus_lo(0, 3), 0.0);
-        assert!((hi_plus_lo(31, 63) - 3.0 / 7.0).abs() < 1e-4);
-        assert!((hi_plus_lo(31, 61) - 1.0 / 7.0).abs() < 1e-4);
+        let sum = |r, c: usize| {
+            (0..PARTS)
+                .map(|p| w(2 * p + c / 32, r, c % 32))
+                .sum::<f32>()
+        };
+        assert!((sum(0, 0) - 3.0 / 7.0).abs() < 1e-6);
+        assert!((sum(0, 2) - 1.0 / 7.0).abs() < 1e-6);
+        assert_eq!(sum(0, 3), 0.0);
+        assert!((sum(31, 63) - 3.0 / 7.0).abs() < 1e-6);
+        assert!((sum(31, 61) - 1.0 / 7.0).abs() < 1e-6);
     }
 
-    // Identity: one band tile per output tile, starting at the tile, weight `scale` on the diagonal.
+    // |part 2| summed over an output's taps: 0 for the identity (weight 2^22). For 64 -> 32 the
+    // inner outputs weigh 1/8, 3/8, 3/8, 1/8 (multiples of 2^8, rest 0); the edge ones 3/7, 3/7,
+    // 1/7: round(2^22·3/7) = 1797559 = 7022·256 - 73 and round(2^22/7) = 599186 = 2341·256 - 110.
     #[test]
-    fn identity_is_a_scaled_diagonal() {
-        let f = axis_filter(64, 64, 1.0 / 255.0);
+    fn rest_sum_by_hand() {
+        assert_eq!(axis_filter(64, 64).rest_sum, 0);
+        assert_eq!(axis_filter(64, 32).rest_sum, 73 + 73 + 110);
+    }
+
+    // Identity: one band tile per output tile, starting at the tile, weight 1 on the diagonal
+    // (all in part 0).
+    #[test]
+    fn identity_is_a_diagonal() {
+        let f = axis_filter(64, 64);
         assert_eq!((f.band_tiles, f.starts.clone()), (1, vec![0, 32]));
-        let (hi, lo) = split7(1.0 / 255.0);
-        assert_eq!(weight(&f, 2, 5, 5), hi);
-        assert_eq!(weight(&f, 3, 5, 5), lo);
-        assert_eq!(weight(&f, 2, 5, 6), 0.0);
+        assert_eq!(weight(&f, 3, 5, 5), 1.0);
+        assert_eq!(weight(&f, 4, 5, 5), 0.0);
+        assert_eq!(weight(&f, 5, 5, 5), 0.0);
+        assert_eq!(weight(&f, 3, 5, 6), 0.0);
     }
 
     #[test]
     fn bands_page_is_columns_then_rows() {
-        let cols = axis_filter(64, 64, 1.0);
-        let rows = axis_filter(32, 32, 1.0);
+        let cols = axis_filter(64, 64);
+        let rows = axis_filter(32, 32);
         let page = pack_bands(&cols, &rows, 64);
         assert_eq!(page.len(), 64);
         assert_eq!(&page[..12], &[0, 0, 0, 0, 32, 0, 0, 0, 0, 0, 0, 0]);

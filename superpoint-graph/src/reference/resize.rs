@@ -105,15 +105,21 @@ fn vertical(data: &[u8], width: usize, in_h: usize, out_h: usize) -> Vec<u8> {
     out
 }
 
+/// Whether Pillow (13) resizes `in_w`×`in_h` to `width`×`height` with the vertical pass first:
+/// when the height shrinks by more than twice as many pixels as the width does. Public so the
+/// device resize rounds its intermediate after the same pass.
+pub fn vertical_first(in_w: usize, in_h: usize, width: usize, height: usize) -> bool {
+    let shrink_h = in_h as i64 - height as i64;
+    let shrink_w = in_w as i64 - width as i64;
+    shrink_h > 0 && shrink_h > 2 * shrink_w
+}
+
 /// Pillow's (13) `Image.resize((width, height), Image.BILINEAR)` of channel 0 of `input`,
 /// exactly. A plane already `width`×`height` is returned unchanged (Pillow returns a copy).
 pub fn pillow_bilinear(input: &Tensor<u8>, width: usize, height: usize) -> Tensor<u8> {
     let (in_w, in_h) = (input.width, input.height);
-    let shrink_h = in_h as i64 - height as i64;
-    let shrink_w = in_w as i64 - width as i64;
-    let vertical_first = shrink_h > 0 && shrink_h > 2 * shrink_w;
     let mut data = input.plane(0).to_vec();
-    if vertical_first {
+    if vertical_first(in_w, in_h, width, height) {
         if height != in_h {
             data = vertical(&data, in_w, in_h, height);
         }

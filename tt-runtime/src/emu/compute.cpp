@@ -453,7 +453,7 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
     static const char *const NAMES[] = {"relu_tile",      "exp_tile",       "recip_tile",     "sqrt_tile",
                                         "rsqrt_tile",     "binary_max_tile", "add_unary_tile", "sub_unary_tile",
                                         "mul_unary_tile", "div_unary_tile", "relu_max_tile",  "binary_min_tile",
-                                        "floor_tile",     "add_binary_tile", "sub_binary_tile"};
+                                        "add_binary_tile", "sub_binary_tile"};
     constexpr uint32_t OPS = sizeof NAMES / sizeof NAMES[0];
     const char *op = sop < OPS ? NAMES[sop] : "sfpu";
     need_math(c, op);
@@ -504,9 +504,6 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
             case ttr_emu::SFPU_DIV_SCALAR:
                 r = v / p;
                 break;
-            case ttr_emu::SFPU_FLOOR:
-                r = std::floor(v);
-                break;
             case ttr_emu::SFPU_ADD_BINARY:
                 r = v + y[i];
                 break;
@@ -522,7 +519,7 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
     static const uint32_t KIND[] = {TTR_SFPU_RELU,   TTR_SFPU_EXP,    TTR_SFPU_RECIP,  TTR_SFPU_SQRT,
                                     TTR_SFPU_RSQRT,  TTR_SFPU_MAX,    TTR_SFPU_SCALAR, TTR_SFPU_SCALAR,
                                     TTR_SFPU_SCALAR, TTR_SFPU_SCALAR, TTR_SFPU_RELU,   TTR_SFPU_MAX,
-                                    TTR_SFPU_SCALAR, TTR_SFPU_MAX,    TTR_SFPU_MAX};
+                                    TTR_SFPU_MAX,    TTR_SFPU_MAX};
     static_assert(sizeof KIND / sizeof KIND[0] == OPS, "one counter kind per SFPU op");
     c.counters->sfpu_ops[sop < OPS ? KIND[sop] : static_cast<uint32_t>(TTR_SFPU_SCALAR)]++;
     c.counters->tile_ops[TTR_OP_SFPU][fidelity(c)]++;

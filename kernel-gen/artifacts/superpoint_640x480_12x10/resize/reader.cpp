@@ -7,7 +7,8 @@
 // for each 32x32 output block (row tile i, column tile j): reads the kv*32 input rows of its band,
 // only the 64-byte-aligned column window of its kh*32 input columns, into a staging buffer;
 // converts them into kv x kh bf16 tiles (zero outside the plane); and reads the block's filter
-// weights, hi and lo parts: 2*kv vertical tiles of row tile i, 2*kh horizontal tiles of column tile j.
+// weights, in parts: parts*kv vertical tiles of row tile i, parts*kh horizontal tiles of column
+// tile j.
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t in_width = get_compile_time_arg_val(0);
@@ -16,8 +17,10 @@ constexpr uint32_t row_bytes = get_compile_time_arg_val(2);
 constexpr uint32_t width_tiles = get_compile_time_arg_val(3);
 constexpr uint32_t kh = get_compile_time_arg_val(4);
 constexpr uint32_t kv = get_compile_time_arg_val(5);
-constexpr uint32_t window = get_compile_time_arg_val(6);
-constexpr uint32_t bands_bytes = get_compile_time_arg_val(7);
+constexpr uint32_t vertical_first = get_compile_time_arg_val(6);
+constexpr uint32_t parts = get_compile_time_arg_val(7);
+constexpr uint32_t window = get_compile_time_arg_val(8);
+constexpr uint32_t bands_bytes = get_compile_time_arg_val(9);
 constexpr uint32_t cb_plane = 0;
 constexpr uint32_t cb_vweights = 1;
 constexpr uint32_t cb_hweights = 2;
@@ -90,8 +93,8 @@ void kernel_main() {
         }
         noc_async_read_barrier();
 
-        read_tiles(cb_vweights, vweights_addr, i * 2 * kv, 2 * kv);
-        read_tiles(cb_hweights, hweights_addr, j * 2 * kh, 2 * kh);
+        read_tiles(cb_vweights, vweights_addr, i * parts * kv, parts * kv);
+        read_tiles(cb_hweights, hweights_addr, j * parts * kh, parts * kh);
 
         cb_reserve_back(cb_plane, kv * kh);
         volatile uint16_t* out = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb_plane));

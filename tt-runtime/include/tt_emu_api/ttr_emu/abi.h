@@ -57,9 +57,8 @@ enum SfpuOp : uint32_t {
     SFPU_DIV_SCALAR = 9,
     SFPU_RELU_MAX = 10,
     SFPU_MIN = 11,
-    SFPU_FLOOR = 12,
-    SFPU_ADD_BINARY = 13,
-    SFPU_SUB_BINARY = 14,
+    SFPU_ADD_BINARY = 12,
+    SFPU_SUB_BINARY = 13,
 };
 
 enum PoolKind : uint32_t { POOL_SUM = 0, POOL_AVG = 1, POOL_MAX = 2 };

@@ -361,24 +361,6 @@ ALWI void binary_min_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
 }
 ALWI void max_tile_init() { binary_max_tile_init(); }
 ALWI void max_tile(uint32_t idst0, uint32_t idst1) { binary_max_tile(idst0, idst1, idst0); }
-// Rounding (eltwise_unary/rounding.h): floor to an integer, in f32.
-ALWI void rounding_op_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_FLOOR); }
-ALWI void floor_tile(uint32_t idst) { ttr_detail::api().sfpu(ttr_emu::SFPU_FLOOR, idst, idst, idst, 0); }
-// Binary SFPU ops of two DST tiles (eltwise_binary_sfpu.h), in f32 with an fp32 DST; the rounding
-// mode only affects a bf16 DST, which these stand-ins round like every other DST write.
-enum class DstRoundingMode : std::uint8_t { Default = 0, NearestEven = 1 };
-ALWI void add_binary_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_ADD_BINARY); }
-ALWI void sub_binary_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_SUB_BINARY); }
-template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,
-          bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void add_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_ADD_BINARY, idst0, idst1, odst, 0);
-}
-template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,
-          bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
-ALWI void sub_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_SUB_BINARY, idst0, idst1, odst, 0);
-}
 ALWI void binop_with_scalar_tile_init() {
     ttr_detail::api().sfpu_init(ttr_emu::SFPU_ADD_SCALAR);
     ttr_detail::api().sfpu_init(ttr_emu::SFPU_SUB_SCALAR);
@@ -396,6 +378,21 @@ ALWI void mul_unary_tile(uint32_t idst, uint32_t param1) {
 }
 ALWI void div_unary_tile(uint32_t idst, uint32_t param1) {
     ttr_detail::api().sfpu(ttr_emu::SFPU_DIV_SCALAR, idst, idst, idst, param1);
+}
+// Binary SFPU ops of two DST tiles (eltwise_binary_sfpu.h), in f32 with an fp32 DST; the rounding
+// mode only affects a bf16 DST, which these stand-ins round like every other DST write.
+enum class DstRoundingMode : std::uint8_t { Default = 0, NearestEven = 1 };
+ALWI void add_binary_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_ADD_BINARY); }
+ALWI void sub_binary_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_SUB_BINARY); }
+template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,
+          bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void add_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
+    ttr_detail::api().sfpu(ttr_emu::SFPU_ADD_BINARY, idst0, idst1, odst, 0);
+}
+template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,
+          bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
+ALWI void sub_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
+    ttr_detail::api().sfpu(ttr_emu::SFPU_SUB_BINARY, idst0, idst1, odst, 0);
 }
 
 }  // namespace ckernel

@@ -1,3 +1,0 @@
-// Stand-in for tt-metal's api/compute/eltwise_unary/rounding.h: the names live in ttr_emu/compute.h.
-#pragma once
-#include "ttr_emu/compute.h"
