@@ -21,12 +21,12 @@
 //!   (adding and subtracting 1.5·2²³, `add/sub_unary_tile`), and the result
 //!   q + round(A − q + B + 2⁻²³) (`sub/add_binary_tile`, the same trick): A − q + B is a
 //!   multiple of 2⁻²² within ½ + 2⁻¹⁶ of 0, so adding 2⁻²³ is exact and never leaves a tie, and
-//!   rounding it to nearest equals Pillow's ⌊A + B + ½⌋ − q. The result is clamped to 0..255 (`relu_max_tile`, clip8,
-//!   which BILINEAR's non-negative weights never reach). So the frame is Pillow's u8 result /255
-//!   up to the f32 product and the bf16 pack: within ½ bf16 ulp (≤ 2⁻⁹) of the host value. This
-//!   rests on two properties of the device, both of the emulator: the matrix unit and the SFPU
-//!   add exactly representable fp32 sums exactly, and SFPU fp32 adds round to nearest (either
-//!   tie rule: no step here meets a tie that matters);
+//!   rounding it to nearest equals Pillow's ⌊A + B + ½⌋ − q. The result is clamped to 0..255
+//!   (`relu_max_tile`, clip8, which BILINEAR's non-negative weights never reach). So the frame
+//!   is Pillow's u8 result /255 up to the f32 product and the bf16 pack: within ½ bf16 ulp
+//!   (≤ 2⁻⁹) of the host value. This rests on two properties of the device, both of the
+//!   emulator: the matrix unit and the SFPU add exactly representable fp32 sums exactly, and
+//!   SFPU fp32 adds round to nearest (either tie rule: no step here meets a tie that matters);
 //! * the writer turns the output tile (Fᵀ or F) into the 32 activation pages of the block's rows
 //!   (channel column 0).
 //!

@@ -35,7 +35,8 @@ pub struct AxisFilter {
     pub rest_sum: u32,
 }
 
-/// The weight parts per filter tile: parts 0 and 1 (the coefficient to 2^-14) and part 2 (the rest).
+/// The weight parts per filter tile: parts 0 and 1 (the coefficient to 2^-14) and part 2 (the
+/// rest).
 pub const PARTS: usize = 3;
 
 /// Part 2 of weight `k` as an integer: `k` minus its nearest multiple of 2^8, in -128..128.
