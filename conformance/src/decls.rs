@@ -206,6 +206,15 @@ fn canonical(ty: clang::Type) -> String {
     ty.get_canonical_type().get_display_name()
 }
 
+/// A by-value parameter's top-level `const` is not part of a function's type ([dcl.fct]/5): it
+/// changes nothing for a caller, so `const uint32_t n` and `uint32_t n` compare equal.
+fn without_top_level_const(ty: String) -> String {
+    match ty.strip_prefix("const ") {
+        Some(rest) if !ty.contains('&') && !ty.contains('*') => rest.to_string(),
+        _ => ty,
+    }
+}
+
 fn record_keyword(entity: Entity) -> &'static str {
     match entity.get_kind() {
         EntityKind::ClassDecl => "class",
@@ -221,7 +230,11 @@ fn function_signature(entity: Entity) -> String {
         .into_iter()
         .filter(|child| child.get_kind() == EntityKind::ParmDecl)
         .map(|param| {
-            let ty = param.get_type().map(canonical).unwrap_or_default();
+            let ty = param
+                .get_type()
+                .map(canonical)
+                .map(without_top_level_const)
+                .unwrap_or_default();
             match default_tokens(param) {
                 Some(default) => format!("{ty} = {default}"),
                 None => ty,
