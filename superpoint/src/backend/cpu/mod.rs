@@ -7,14 +7,21 @@
 //! are reimplemented for the channels-last layout and tested against the reference.
 
 mod conv;
+mod direct;
 mod head;
 mod nms;
+mod packed;
 mod pool;
+mod recycle;
 mod sample;
+mod simd;
 mod tensor;
+mod winograd;
 
 use superpoint_graph::reference::{resize, select};
 use superpoint_graph::{ConvWeights, Kernels, Keypoint, Tensor};
+
+use packed::PackCache;
 
 pub use tensor::Hwc;
 
@@ -23,13 +30,14 @@ pub use tensor::Hwc;
 #[derive(Debug, Default)]
 pub struct CpuKernels {
     pool: Option<rayon::ThreadPool>,
+    packed: PackCache,
 }
 
 impl CpuKernels {
     /// Kernels on rayon's global thread pool (one thread per core unless `RAYON_NUM_THREADS`
     /// says otherwise).
     pub fn new() -> Self {
-        Self { pool: None }
+        Self::default()
     }
 
     /// Kernels on a pool of their own with `threads` threads (0 = one per core).
@@ -38,7 +46,10 @@ impl CpuKernels {
             .num_threads(threads)
             .thread_name(|i| format!("superpoint-cpu-{i}"))
             .build()?;
-        Ok(Self { pool: Some(pool) })
+        Ok(Self {
+            pool: Some(pool),
+            packed: PackCache::default(),
+        })
     }
 
     /// Runs `f` on this backend's pool.
@@ -59,7 +70,7 @@ impl Kernels for CpuKernels {
         )))
     }
     fn conv2d(&self, x: &Hwc, w: &ConvWeights, pad: usize, relu: bool) -> Hwc {
-        self.run(|| conv::conv2d(x, w, pad, relu))
+        self.run(|| conv::conv2d(x, w, pad, relu, &self.packed))
     }
     fn max_pool2(&self, x: &Hwc) -> Hwc {
         self.run(|| pool::max_pool2(x))
