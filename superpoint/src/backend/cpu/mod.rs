@@ -1,10 +1,14 @@
 //! The CPU backend: the graph's ops as fast f32 kernels on all cores.
 //!
 //! Dense values are channels-last ([`Hwc`]), so convolutions are GEMMs with pixels on the large
-//! side (the `gemm` crate, one single-threaded GEMM per block of output rows, blocks spread over
-//! the cores with rayon). The cheap ops with a layout-compatible reference (resize, keypoint
-//! selection on the one-channel NMS map) call the reference definitions directly; the others
-//! are reimplemented for the channels-last layout and tested against the reference.
+//! side (the `gemm` crate, single-threaded per block, blocks spread over the cores with rayon):
+//! 3×3 convolutions with at least 16 input channels run as Winograd F(3×3, 3×3) ([`winograd`]),
+//! the one-channel conv1a as a direct vectorised stencil ([`direct`]), the rest as shifted GEMMs
+//! ([`conv`]). Weights are packed (and Winograd-transformed) once per model ([`packed`]), and
+//! activation buffers are recycled between frames ([`recycle`]). The cheap ops with a
+//! layout-compatible reference (resize, keypoint selection on the one-channel NMS map) call the
+//! reference definitions directly; the others are reimplemented for the channels-last layout and
+//! tested against the reference.
 
 mod conv;
 mod direct;
