@@ -59,3 +59,33 @@ impl PackCache {
         Lent(entry)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::conv::testing::Rng;
+    use super::super::conv::{self, Packed};
+    use super::super::tensor::Hwc;
+    use super::PackCache;
+
+    /// Weights changed in place (same address) must be packed again, not served from the cache.
+    #[test]
+    fn weights_changed_in_place_are_packed_again() {
+        let mut rng = Rng::new(9);
+        let x = Hwc::from_planar(&rng.tensor(19, 6, 7));
+        let mut w = rng.conv(19, 11, 3);
+        let other = rng.conv(19, 11, 3);
+        let cache = PackCache::default();
+        let first = conv::conv2d(&x, &w, 1, false, &cache);
+        let address = w.weight.as_ptr();
+        w.weight.copy_from_slice(&other.weight);
+        assert_eq!(
+            address,
+            w.weight.as_ptr(),
+            "the test needs the same address"
+        );
+        let second = conv::conv2d(&x, &w, 1, false, &cache);
+        let fresh = conv::run(&x, &w, &Packed::new(&w, x.channels()), 1, false);
+        assert_eq!(second, fresh, "stale packed weights were used");
+        assert_ne!(first, second);
+    }
+}
