@@ -43,6 +43,8 @@ struct Any {
 
 template <int Tag>
 struct Vec;
+struct sFloat16a;
+struct sFloat16b;
 template <class T>
 struct is_sfpi : std::false_type {};
 template <int Tag>
@@ -63,6 +65,8 @@ struct Vec {
     Vec(U);
     template <int Other>
     Vec(const Vec<Other> &);
+    Vec(const sFloat16a &);
+    Vec(const sFloat16b &);
     Vec &operator=(const Vec &);
     template <class U>
     Vec &operator=(const U &);

@@ -127,6 +127,7 @@ pub mod plan;
 pub mod program;
 pub mod render;
 pub mod report;
+pub mod runner;
 pub mod variants;
 
 use superpoint_graph::Graph;
