@@ -19,8 +19,8 @@ use kernel_gen::plan::Content;
 use kernel_gen::{check, plan, program, variants, Compiled, Fidelity, Format, Grid};
 use superpoint_graph::{ConvWeights, Op, Tensor, WeightSet};
 use tt_runtime::{
-    Bound, CbSpec, CoreCoord, CoreRange, CostModel, DataFormat, Device, Dispatch, KernelRole,
-    KernelSpec, KernelWork, MathFidelity, StepEstimate,
+    CbSpec, CoreCoord, CoreRange, CostModel, DataFormat, Device, Dispatch, KernelRole, KernelSpec,
+    KernelWork, MathFidelity, StepEstimate,
 };
 
 /// The port's device time per trace replay on a p150a (device profiler, 23 ops).
@@ -260,16 +260,6 @@ fn run(
     Ok(rows)
 }
 
-fn bound_name(b: Bound) -> &'static str {
-    match b {
-        Bound::Fpu => "FPU",
-        Bound::Sfpu => "SFPU",
-        Bound::Noc => "NoC",
-        Bound::Scalar => "RISC-V loops",
-        Bound::Dram => "DRAM",
-    }
-}
-
 fn why(e: &StepEstimate, clock: f64) -> String {
     let s = &e.slowest;
     let us = |cycles: f64| cycles / clock * 1e6;
@@ -338,9 +328,9 @@ fn report(grid: Grid, model: &CostModel) -> Result<(), Box<dyn Error>> {
             r.node,
             r.with_scalar.cores,
             us,
-            bound_name(r.with_scalar.bound()),
+            r.with_scalar.bound(),
             us_without,
-            bound_name(r.without_scalar.bound()),
+            r.without_scalar.bound(),
             r.with_scalar.dram_bytes as f64 / 1e6,
             r.static_dram_bytes as f64 / 1e6,
             why(&r.with_scalar, model.clock_hz)

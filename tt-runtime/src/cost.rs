@@ -217,6 +217,18 @@ pub enum Bound {
     Dram,
 }
 
+impl std::fmt::Display for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(match self {
+            Bound::Fpu => "FPU",
+            Bound::Sfpu => "SFPU",
+            Bound::Noc => "NoC",
+            Bound::Scalar => "RISC-V loops",
+            Bound::Dram => "DRAM",
+        })
+    }
+}
+
 /// The cycle components of one core.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct CoreEstimate {
@@ -466,6 +478,14 @@ mod tests {
         close(step.dram_seconds, 384e-6);
         close(step.seconds(), 386e-6);
         assert_eq!(step.bound(), Bound::Dram);
+    }
+
+    #[test]
+    fn bounds_print_their_names_padded() {
+        assert_eq!(
+            format!("{:<5}|{}", Bound::Fpu, Bound::Scalar),
+            "FPU  |RISC-V loops"
+        );
     }
 
     #[test]
