@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages the build needs (Debian/Ubuntu): cmake and nasm build the
-# bundled libjpeg-turbo, libclang-dev serves bindgen, g++ compiles the emulated kernels.
+# bundled libjpeg-turbo, libclang-dev serves bindgen and the conformance crate, g++ compiles the
+# emulated kernels, g++-multilib lets the conformance check compile kernels for a 32-bit target
+# like the device's RISC-V cores, python3-pip fetches tt-metal's headers for that check.
 # Safe to run again; skips what is already there.
 set -euo pipefail
 need=()
@@ -9,6 +11,8 @@ command -v nasm >/dev/null || need+=(nasm)
 command -v g++ >/dev/null || need+=(g++)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
+echo 'int main() {}' | g++ -m32 -x c++ -fsyntax-only - >/dev/null 2>&1 || need+=(g++-multilib)
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -4,6 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 cargo fmt --all -- --check
-cargo test --workspace --locked
+cargo test --workspace --locked --exclude conformance
+# Conformance with tt-metal's real kernel headers (README, "Conformance"); prints its figures.
+scripts/conformance-headers.sh >/dev/null
+cargo test --locked -p conformance --no-fail-fast -- --nocapture
 cargo run --locked -p kernel-gen -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

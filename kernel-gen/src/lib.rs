@@ -127,11 +127,13 @@ pub mod device;
 pub mod emit;
 pub mod kir;
 pub mod layout;
+pub mod model;
 pub mod ops;
 pub mod plan;
 pub mod program;
 pub mod render;
 pub mod report;
+pub mod runner;
 pub mod variants;
 
 use superpoint_graph::Graph;

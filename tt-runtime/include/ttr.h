@@ -181,6 +181,9 @@ uint64_t ttr_buffer_size(const ttr_buffer *buffer);
 /* Whole-buffer transfers of a DRAM buffer, in page order (size == buffer size). */
 ttr_status ttr_buffer_write(ttr_buffer *buffer, const void *data, uint64_t size);
 ttr_status ttr_buffer_read(ttr_buffer *buffer, void *data, uint64_t size);
+/* Reads `pages` pages of a DRAM buffer from page `first` on (size == pages * page size), e.g. only
+ * the rows the host returns. */
+ttr_status ttr_buffer_read_pages(ttr_buffer *buffer, uint64_t first, uint64_t pages, void *data, uint64_t size);
 /* Transfers to / from one core's copy of an L1 buffer. */
 ttr_status ttr_buffer_write_core(ttr_buffer *buffer, ttr_core core, uint32_t offset, const void *data, uint64_t size);
 ttr_status ttr_buffer_read_core(ttr_buffer *buffer, ttr_core core, uint32_t offset, void *data, uint64_t size);

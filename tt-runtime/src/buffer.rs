@@ -65,6 +65,22 @@ impl Buffer {
         check(unsafe { sys::ttr_buffer_read(self.raw.as_ptr(), data.as_mut_ptr().cast(), len) })
     }
 
+    /// Reads pages `first..first + pages` of a DRAM buffer into `data` (`data.len()` must be
+    /// `pages` times the page size).
+    pub fn read_pages(&self, first: u64, pages: u64, data: &mut [u8]) -> Result<()> {
+        let len = u64::try_from(data.len()).map_err(|_| Error::TooLarge("data"))?;
+        // SAFETY: `data` is valid for `len` bytes of writes.
+        check(unsafe {
+            sys::ttr_buffer_read_pages(
+                self.raw.as_ptr(),
+                first,
+                pages,
+                data.as_mut_ptr().cast(),
+                len,
+            )
+        })
+    }
+
     /// Reads a whole DRAM buffer into a new vector.
     pub fn read_vec(&self) -> Result<Vec<u8>> {
         let len = usize::try_from(self.size()).map_err(|_| Error::TooLarge("buffer"))?;

@@ -4,7 +4,7 @@
 //! The C API is `include/ttr.h`. `build.rs` compiles its implementation (C++17, `cc`) and
 //! generates the raw bindings ([`sys`]) with bindgen (which needs libclang, e.g. Debian's
 //! `libclang-dev`). The safe types wrap the raw handles: [`Device`], [`Buffer`], [`Program`],
-//! [`Trace`], [`Counters`], with typed [`Error`]s and `Drop` releasing device objects. Handles
+//! [`Trace`], [`Counters`] (and [`CostModel`], a roofline of Blackhole device time over them), with typed [`Error`]s and `Drop` releasing device objects. Handles
 //! are reference counted inside, so any drop order is safe.
 //!
 //! # The emulator (default backend)
@@ -46,6 +46,7 @@
 //! L1-interleaved buffers and compute on block-float formats are not emulated.
 
 pub mod buffer;
+pub mod cost;
 pub mod counters;
 pub mod device;
 pub mod error;
@@ -56,6 +57,7 @@ pub mod trace;
 pub mod workload;
 
 pub use buffer::Buffer;
+pub use cost::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
 pub use counters::{Counters, SfpuOp, TileOp, NOC_SIZE_CLASSES, NOC_SIZE_CLASS_LIMITS};
 pub use device::{CoreCoord, CoreRange, Device, DeviceInfo, Dispatch};
 pub use error::{Error, Result};

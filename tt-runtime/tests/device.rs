@@ -67,6 +67,18 @@ fn dram_buffers_round_trip_and_check_sizes() {
     buf.write(&data).unwrap();
     assert_eq!(buf.read_vec().unwrap(), data);
     assert_eq!(buf.address() % 64, 0);
+    // Pages 9..12 (banks 1, 2, 3) alone.
+    let mut some = vec![0u8; 300];
+    buf.read_pages(9, 3, &mut some).unwrap();
+    assert_eq!(some, data[900..1200]);
+    assert!(matches!(
+        expect_err(buf.read_pages(18, 3, &mut some)),
+        Error::InvalidArgument(_)
+    ));
+    assert!(matches!(
+        expect_err(buf.read_pages(0, 2, &mut some)),
+        Error::InvalidArgument(_)
+    ));
     assert!(matches!(
         expect_err(buf.write(&data[..10])),
         Error::InvalidArgument(_)

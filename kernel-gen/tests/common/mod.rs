@@ -5,12 +5,10 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use kernel_gen::kir::{Arg, Role};
-use kernel_gen::{Compiled, Fidelity};
+use kernel_gen::runner::{weight_bytes, Loaded};
+use kernel_gen::Compiled;
 use superpoint_graph::{ConvWeights, Graph, Node, Op, Tensor, WeightSet};
-use tt_runtime::{
-    CbSpec, CoreCoord, CoreRange, DataFormat, Device, Dispatch, KernelSpec, MathFidelity,
-};
+use tt_runtime::{Device, Dispatch};
 
 /// One conv layer of a test graph: name, in, out, kernel, relu.
 pub type Layer = (&'static str, usize, usize, usize, bool);
@@ -137,22 +135,6 @@ pub fn pcc(a: &[f32], b: &[f32]) -> f64 {
     sab / (saa.sqrt() * sbb.sqrt())
 }
 
-fn fidelity(f: Fidelity) -> MathFidelity {
-    match f {
-        Fidelity::LoFi => MathFidelity::LoFi,
-        Fidelity::HiFi2 => MathFidelity::HiFi2,
-        Fidelity::HiFi3 => MathFidelity::HiFi3,
-        Fidelity::HiFi4 => MathFidelity::HiFi4,
-    }
-}
-
-fn range(r: &kernel_gen::CoreRange) -> CoreRange {
-    CoreRange::new(
-        CoreCoord::new(r.start.x, r.start.y),
-        CoreCoord::new(r.end.x, r.end.y),
-    )
-}
-
 /// Opens the emulated p150a with the grid the program was compiled for.
 pub fn open(compiled: &Compiled) -> Device {
     let dispatch = if compiled.program.grid.x == 12 {
@@ -166,112 +148,44 @@ pub fn open(compiled: &Compiled) -> Device {
 /// Every buffer's bytes by name, and the wall time of each step run.
 pub type RunResult = (BTreeMap<String, Vec<u8>>, Vec<(String, Duration)>);
 
-/// Allocates every buffer of the program, writes `inputs` (buffer name → bytes), runs the
-/// steps of the nodes in `nodes` in program order, and returns every buffer's bytes and the
-/// wall time of each step.
+/// Loads the program ([`kernel_gen::runner`]), writes `inputs` (buffer name → bytes), runs the
+/// steps of the nodes in `nodes` in program order, and returns every buffer's bytes and the wall
+/// time of each step.
 pub fn run(
     dev: &Device,
     compiled: &Compiled,
     inputs: &BTreeMap<String, Vec<u8>>,
     nodes: &[&str],
 ) -> RunResult {
-    let program = &compiled.program;
-    let mut buffers = BTreeMap::new();
-    for b in &program.buffers {
-        let buf = dev
-            .dram_buffer(u64::from(b.pages) * u64::from(b.page_bytes), b.page_bytes)
-            .expect("allocate");
-        if let Some(bytes) = inputs.get(&b.name) {
-            buf.write(bytes).expect("write input");
-        }
-        buffers.insert(b.name.clone(), buf);
+    let loaded = Loaded::load(dev, compiled).expect("program loads");
+    for (name, bytes) in inputs {
+        loaded.write(name, bytes).expect("write input");
     }
     let mut times = Vec::new();
-    for step in program
+    for step in compiled
+        .program
         .steps
         .iter()
         .filter(|s| nodes.contains(&s.node.as_str()))
     {
-        let ranges: Vec<CoreRange> = step.ranges.iter().map(range).collect();
-        let mut prog = dev.program().expect("program");
-        for cb in &step.cbs {
-            prog.add_cb(&CbSpec {
-                id: cb.id,
-                cores: ranges.clone(),
-                total_size: cb.pages * cb.page_bytes,
-                page_size: cb.page_bytes,
-                format: match cb.format {
-                    kernel_gen::Format::Bf16 => DataFormat::Float16B,
-                    kernel_gen::Format::Fp32 => DataFormat::Float32,
-                },
-            })
-            .expect("cb");
-        }
-        for k in &step.kernels {
-            let source = &compiled.sources[&k.source];
-            let kr: Vec<CoreRange> = k.ranges.iter().map(range).collect();
-            let ct: Vec<u32> = k.compile_args.iter().map(|a| a.value).collect();
-            let spec = match k.role {
-                Role::Reader => KernelSpec::reader(&k.name, source, &kr),
-                Role::Writer => KernelSpec::writer(&k.name, source, &kr),
-                Role::Compute => KernelSpec::compute(&k.name, source, &kr)
-                    .fidelity(fidelity(k.fidelity.expect("compute fidelity")))
-                    .fp32_dest_acc(k.fp32_dest_acc.expect("compute DST mode")),
-            }
-            .compile_args(&ct);
-            let id = prog.add_kernel(&spec).expect("kernel compiles");
-            for core in &k.runtime_args {
-                let args: Vec<u32> = core
-                    .args
-                    .iter()
-                    .map(|a| match a {
-                        Arg::Const(v) => *v,
-                        Arg::BufferAddress(name) => buffers[name].address(),
-                    })
-                    .collect();
-                prog.set_runtime_args(id, CoreCoord::new(core.core.x, core.core.y), &args)
-                    .expect("runtime args");
-            }
-        }
         let start = Instant::now();
-        if let Err(e) = dev.enqueue(&prog) {
+        if let Err(e) = loaded.run_nodes(dev, &[step.node.as_str()]) {
             panic!("step `{}` failed on the emulator: {e}", step.node);
         }
         times.push((step.node.clone(), start.elapsed()));
     }
-    let out = buffers
+    let out = compiled
+        .program
+        .buffers
         .iter()
-        .map(|(name, buf)| (name.clone(), buf.read_vec().expect("read")))
+        .map(|b| (b.name.clone(), loaded.read(&b.name).expect("read")))
         .collect();
     (out, times)
 }
 
-/// Host bytes of every weight buffer of the program, from `weights`, and of the resize filters.
+/// Host bytes of every weight and resize-filter buffer of the program, from `weights`.
 pub fn weight_inputs(compiled: &Compiled, weights: &WeightSet) -> BTreeMap<String, Vec<u8>> {
-    use kernel_gen::plan::Content;
-    let mut out = BTreeMap::new();
-    for b in &compiled.program.buffers {
-        match &b.content {
-            Content::ConvWeights { entry } => {
-                out.insert(
-                    b.name.clone(),
-                    kernel_gen::layout::pack_conv_weights(&weights[entry]),
-                );
-            }
-            Content::ConvBias { entry } => {
-                out.insert(
-                    b.name.clone(),
-                    kernel_gen::layout::pack_conv_bias(&weights[entry]),
-                );
-            }
-            other => {
-                if let Some(bytes) = kernel_gen::ops::resize::filter_bytes(other) {
-                    out.insert(b.name.clone(), bytes);
-                }
-            }
-        }
-    }
-    out
+    weight_bytes(&compiled.program, weights).expect("every weight entry is in the set")
 }
 
 /// `graph` with `(name, op)` nodes appended, each reading the previous output; the last is the

@@ -90,19 +90,22 @@ uint64_t dram_page_stride(uint32_t page) {
 }
 
 // Copies a whole DRAM buffer to or from host memory, page by page.
-void dram_copy(ttr::Buffer &b, uint8_t *host, bool to_device) {
-    uint64_t pages = b.size / b.page_size;
+void dram_copy_pages(ttr::Buffer &b, uint64_t first, uint64_t pages, uint8_t *host, bool to_device) {
     uint64_t stride = dram_page_stride(b.page_size);
-    for (uint64_t p = 0; p < pages; ++p) {
+    for (uint64_t p = first; p < first + pages; ++p) {
         auto &bank = b.device->banks[p % ttr::DRAM_BANKS];
         uint8_t *dev = bank.data() + b.address + (p / ttr::DRAM_BANKS) * stride;
-        uint8_t *h = host + p * b.page_size;
+        uint8_t *h = host + (p - first) * b.page_size;
         if (to_device) {
             memcpy(dev, h, b.page_size);
         } else {
             memcpy(h, dev, b.page_size);
         }
     }
+}
+
+void dram_copy(ttr::Buffer &b, uint8_t *host, bool to_device) {
+    dram_copy_pages(b, 0, b.size / b.page_size, host, to_device);
 }
 
 ttr::Core &l1_core(ttr::Buffer &b, ttr_core core, uint32_t offset, uint64_t size) {
@@ -297,6 +300,29 @@ ttr_status ttr_buffer_read(ttr_buffer *buffer, void *data, uint64_t size) {
                     static_cast<unsigned long long>(b.size)));
         }
         dram_copy(b, static_cast<uint8_t *>(data), false);
+    });
+}
+
+ttr_status ttr_buffer_read_pages(ttr_buffer *buffer, uint64_t first, uint64_t pages, void *data, uint64_t size) {
+    return guard([&] {
+        need(buffer, "buffer");
+        need(data, "data");
+        ttr::Buffer &b = *buffer->b;
+        std::lock_guard<std::mutex> lock(b.device->mu);
+        no_capture(*b.device, "ttr_buffer_read_pages");
+        if (!b.dram) {
+            bad("this is an L1 buffer; use ttr_buffer_read_core");
+        }
+        uint64_t total = b.size / b.page_size;
+        if (first > total || pages > total - first) {
+            bad(fmt("pages %llu..%llu of a buffer of %llu pages", static_cast<unsigned long long>(first),
+                    static_cast<unsigned long long>(first + pages), static_cast<unsigned long long>(total)));
+        }
+        if (size != pages * b.page_size) {
+            bad(fmt("read of %llu bytes for %llu pages of %u bytes", static_cast<unsigned long long>(size),
+                    static_cast<unsigned long long>(pages), b.page_size));
+        }
+        dram_copy_pages(b, first, pages, static_cast<uint8_t *>(data), false);
     });
 }
 

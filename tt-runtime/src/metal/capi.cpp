@@ -653,6 +653,30 @@ ttr_status ttr_buffer_read(ttr_buffer *buffer, void *data, uint64_t size) {
     });
 }
 
+// Reads the whole buffer and copies the page range out: correct on any tt-metal version. A region
+// read (BufferRegion) would move fewer bytes, but its API at the pin is not verified here.
+ttr_status ttr_buffer_read_pages(ttr_buffer *buffer, uint64_t first, uint64_t pages, void *data, uint64_t size) {
+    return guard(TTR_ERR_INTERNAL, [&] {
+        need(buffer, "buffer");
+        need(data, "data");
+        MBuffer &b = *buffer->b;
+        std::lock_guard<std::mutex> lock(b.dev->mu);
+        no_capture(*b.dev, "ttr_buffer_read_pages");
+        if (!b.dram) {
+            bad("this is an L1 buffer; use ttr_buffer_read_core");
+        }
+        uint64_t total = b.size / b.page_size;
+        if (first > total || pages > total - first || size != pages * b.page_size) {
+            bad(strf("pages %llu+%llu (%llu bytes) of a buffer of %llu pages of %u bytes",
+                     static_cast<unsigned long long>(first), static_cast<unsigned long long>(pages),
+                     static_cast<unsigned long long>(size), static_cast<unsigned long long>(total), b.page_size));
+        }
+        std::vector<uint8_t> host(b.size);
+        dist::EnqueueReadMeshBuffer(b.dev->cq(), host, b.buf, true);
+        memcpy(data, host.data() + first * b.page_size, size);
+    });
+}
+
 ttr_status ttr_buffer_write_core(ttr_buffer *buffer, ttr_core core, uint32_t offset, const void *data,
                                  uint64_t size) {
     return guard(TTR_ERR_INTERNAL, [&] {

@@ -173,7 +173,7 @@ void kernel_main() {
                     for (uint32_t h = 0; h < 2; ++h) {
                         const uint32_t src = (p % 32 / 16 * 2 + h) * 512 + (p % 16) * half_row;
                         const uint32_t to = nbr_l1 + (k * channel_tiles + ct) * tile + face_offset(row, 16 * h) * 2;
-                        noc_async_read(get_noc_addr((p / 32) * channel_tiles + ct, map, src - src % chunk), to - lead, chunk);
+                        noc_async_read(map.get_noc_addr((p / 32) * channel_tiles + ct, src - src % chunk), to - lead, chunk);
                     }
                 }
             }

@@ -2,8 +2,13 @@
 // Do not edit: change the template or the plan and regenerate.
 //
 // The maximum of the four tap tiles of each (block, channel tile): copy into DST, SFPU max, pack.
-#include "api/compute/tile_move_copy.h"
 #include "api/compute/binary_max_min.h"
+#include "api/compute/cb_api.h"
+#include "api/compute/common.h"
+#include "api/compute/compute_kernel_hw_startup.h"
+#include "api/compute/pack.h"
+#include "api/compute/reg_api.h"
+#include "api/compute/tile_move_copy.h"
 
 constexpr uint32_t height = get_compile_time_arg_val(0);
 constexpr uint32_t width = get_compile_time_arg_val(1);

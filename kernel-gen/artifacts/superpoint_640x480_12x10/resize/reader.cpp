@@ -89,7 +89,7 @@ void kernel_main() {
         uint32_t end = (c0 + kh * 32 + 63) / 64 * 64;
         end = end > row_bytes ? row_bytes : end;
         for (uint32_t r = 0; r < kv * 32 && r0 + r < in_height; ++r) {
-            noc_async_read(get_noc_addr(r0 + r, plane, o0), rows_l1 + r * window, end - o0);
+            noc_async_read(plane.get_noc_addr(r0 + r, o0), rows_l1 + r * window, end - o0);
         }
         noc_async_read_barrier();
 

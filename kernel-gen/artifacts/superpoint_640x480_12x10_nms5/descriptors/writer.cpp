@@ -61,7 +61,7 @@ void kernel_main() {
                 for (uint32_t j = 0; j < group; ++j) {
                     for (uint32_t h = 0; h < 2; ++h) {
                         noc_async_write(l1 + j * tile + face_offset(2 * c + 1, 16 * h) * 4,
-                                        get_noc_addr(row, output, ((g * group + j) * 32 + 16 * h) * 4), half_row);
+                                        output.get_noc_addr(row, ((g * group + j) * 32 + 16 * h) * 4), half_row);
                     }
                 }
             }

@@ -13,7 +13,7 @@ const PIXELS_PER_TASK: usize = 256;
 /// Softmax over the channels of every pixel.
 pub(crate) fn softmax(x: &Hwc) -> Hwc {
     let c = x.channels();
-    let mut out = Hwc::zeros(c, x.height(), x.width());
+    let mut out = Hwc::for_overwrite(c, x.height(), x.width());
     if out.data().is_empty() {
         return out;
     }
@@ -66,7 +66,7 @@ pub(crate) fn dustbin_fold(x: &Hwc, cell: usize) -> Hwc {
 /// Every pixel's channel vector divided by its L2 norm (at least `EPS`).
 pub(crate) fn l2_normalize(x: &Hwc) -> Hwc {
     let c = x.channels();
-    let mut out = Hwc::zeros(c, x.height(), x.width());
+    let mut out = Hwc::for_overwrite(c, x.height(), x.width());
     if out.data().is_empty() {
         return out;
     }

@@ -1,20 +1,31 @@
 //! The CPU backend: the graph's ops as fast f32 kernels on all cores.
 //!
 //! Dense values are channels-last ([`Hwc`]), so convolutions are GEMMs with pixels on the large
-//! side (the `gemm` crate, one single-threaded GEMM per block of output rows, blocks spread over
-//! the cores with rayon). The cheap ops with a layout-compatible reference (resize, keypoint
-//! selection on the one-channel NMS map) call the reference definitions directly; the others
-//! are reimplemented for the channels-last layout and tested against the reference.
+//! side (the `gemm` crate, single-threaded per block, blocks spread over the cores with rayon):
+//! 3×3 convolutions with at least 16 input channels run as Winograd F(3×3, 3×3) ([`winograd`]),
+//! the one-channel conv1a as a direct vectorised stencil ([`direct`]), the rest as shifted GEMMs
+//! ([`conv`]). Weights are packed (and Winograd-transformed) once per model ([`packed`]), and
+//! activation buffers are recycled between frames ([`recycle`]). The cheap ops with a
+//! layout-compatible reference (resize, keypoint selection on the one-channel NMS map) call the
+//! reference definitions directly; the others are reimplemented for the channels-last layout and
+//! tested against the reference.
 
 mod conv;
+mod direct;
 mod head;
 mod nms;
+mod packed;
 mod pool;
+mod recycle;
 mod sample;
+mod simd;
 mod tensor;
+mod winograd;
 
 use superpoint_graph::reference::{resize, select};
 use superpoint_graph::{ConvWeights, Kernels, Keypoint, Tensor};
+
+use packed::PackCache;
 
 pub use tensor::Hwc;
 
@@ -23,13 +34,14 @@ pub use tensor::Hwc;
 #[derive(Debug, Default)]
 pub struct CpuKernels {
     pool: Option<rayon::ThreadPool>,
+    packed: PackCache,
 }
 
 impl CpuKernels {
     /// Kernels on rayon's global thread pool (one thread per core unless `RAYON_NUM_THREADS`
     /// says otherwise).
     pub fn new() -> Self {
-        Self { pool: None }
+        Self::default()
     }
 
     /// Kernels on a pool of their own with `threads` threads (0 = one per core).
@@ -38,7 +50,10 @@ impl CpuKernels {
             .num_threads(threads)
             .thread_name(|i| format!("superpoint-cpu-{i}"))
             .build()?;
-        Ok(Self { pool: Some(pool) })
+        Ok(Self {
+            pool: Some(pool),
+            packed: PackCache::default(),
+        })
     }
 
     /// Runs `f` on this backend's pool.
@@ -59,7 +74,7 @@ impl Kernels for CpuKernels {
         )))
     }
     fn conv2d(&self, x: &Hwc, w: &ConvWeights, pad: usize, relu: bool) -> Hwc {
-        self.run(|| conv::conv2d(x, w, pad, relu))
+        self.run(|| conv::conv2d(x, w, pad, relu, &self.packed))
     }
     fn max_pool2(&self, x: &Hwc) -> Hwc {
         self.run(|| pool::max_pool2(x))

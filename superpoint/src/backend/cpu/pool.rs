@@ -7,7 +7,7 @@ use super::tensor::Hwc;
 /// The 2×2 max-pool of `x` (an odd trailing row or column is dropped, as in the reference).
 pub(crate) fn max_pool2(x: &Hwc) -> Hwc {
     let (c, oh, ow) = (x.channels(), x.height() / 2, x.width() / 2);
-    let mut out = Hwc::zeros(c, oh, ow);
+    let mut out = Hwc::for_overwrite(c, oh, ow);
     if out.data().is_empty() {
         return out;
     }

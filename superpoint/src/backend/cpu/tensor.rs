@@ -3,6 +3,8 @@
 
 use superpoint_graph::Tensor;
 
+use super::recycle;
+
 /// A dense C×H×W value stored channels-last: element (c, y, x) is at `(y * width + x) * channels + c`.
 /// With one channel this is the same memory order as the planar [`Tensor`].
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +23,17 @@ impl Hwc {
             height,
             width,
             data: vec![0.0; channels * height * width],
+        }
+    }
+
+    /// A tensor of the given shape whose elements are unspecified: for kernels that write
+    /// every element. Its buffer may be a recycled one (see [`recycle`]).
+    pub(crate) fn for_overwrite(channels: usize, height: usize, width: usize) -> Self {
+        Self {
+            channels,
+            height,
+            width,
+            data: recycle::take(channels * height * width),
         }
     }
 
@@ -111,5 +124,11 @@ impl Hwc {
     pub(crate) fn row(&self, y: usize) -> &[f32] {
         let n = self.width * self.channels;
         &self.data[y * n..(y + 1) * n]
+    }
+}
+
+impl Drop for Hwc {
+    fn drop(&mut self) {
+        recycle::give_back(std::mem::take(&mut self.data));
     }
 }

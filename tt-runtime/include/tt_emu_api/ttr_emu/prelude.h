@@ -1,5 +1,7 @@
 // Kernel-side basics shared by every stand-in header: the call table pointer, argument access,
 // compile-time args, DataFormat, CB indices and the attribute macros of the tt-metal kernel API.
+// What only one kernel kind gets (the CB calls, whose spelling differs between the data-movement
+// and the compute API, ALWI, the legacy compute entry point) lives in that kind's header.
 //
 // The emulator compiles a kernel with TTR_CT_ARGS_LIST (the compile-time args followed by a
 // comma) and TTR_CT_ARG_COUNT defined; L1 addresses handed to kernels are pointer-sized values
@@ -19,7 +21,6 @@
 #endif
 
 #define FORCE_INLINE inline __attribute__((always_inline))
-#define ALWI inline __attribute__((always_inline))
 #define tt_l1_ptr
 #define tt_reg_ptr
 
@@ -86,26 +87,3 @@ enum CBIndex : uint8_t {
 #undef TTR_CB
 };
 }  // namespace tt
-
-// Entry points: `void kernel_main()` or the older `namespace NAMESPACE { void MAIN { ... } }`.
-#define NAMESPACE ttr_legacy_ns
-#define MAIN kernel_main()
-void kernel_main() __attribute__((weak));
-namespace ttr_legacy_ns {
-void kernel_main() __attribute__((weak));
-}
-
-// Circular buffers (data movement and compute alike).
-inline void cb_reserve_back(int32_t cb, int32_t pages) { ttr_emu::api->cb_reserve_back(cb, pages); }
-inline void cb_push_back(int32_t cb, int32_t pages) { ttr_emu::api->cb_push_back(cb, pages); }
-inline void cb_wait_front(int32_t cb, int32_t pages) { ttr_emu::api->cb_wait_front(cb, pages); }
-inline void cb_pop_front(int32_t cb, int32_t pages) { ttr_emu::api->cb_pop_front(cb, pages); }
-inline uint32_t get_write_ptr(uint32_t cb) { return ttr_emu::api->cb_write_ptr(static_cast<int32_t>(cb)); }
-inline uint32_t get_read_ptr(uint32_t cb) { return ttr_emu::api->cb_read_ptr(static_cast<int32_t>(cb)); }
-inline uint32_t get_tile_size(uint32_t cb) { return ttr_emu::api->cb_tile_size(static_cast<int32_t>(cb)); }
-inline bool cb_pages_available_at_front(int32_t cb, int32_t pages) {
-    return ttr_emu::api->cb_pages_available_at_front(cb, pages) != 0;
-}
-inline bool cb_pages_reservable_at_back(int32_t cb, int32_t pages) {
-    return ttr_emu::api->cb_pages_reservable_at_back(cb, pages) != 0;
-}

@@ -1,0 +1,372 @@
+//! Runs a compiled program on a tt-runtime device (the emulator, or a card with the `metal`
+//! build): allocates its DRAM buffers, builds each step's program once (kernels, CBs, runtime
+//! args), fills the weight and filter buffers, and then runs the steps in launch order, directly
+//! or captured in a trace. Buffers are reached by name; an NMS-variant program shares the main
+//! program's buffers for its external inputs, so nothing is copied between the two.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use superpoint_graph::WeightSet;
+use thiserror::Error;
+use tt_runtime::{
+    Buffer, CbSpec, CoreCoord, Counters, DataFormat, Device, KernelId, KernelSpec, MathFidelity,
+    Program, Trace,
+};
+
+use crate::device::{Core, CoreRange, Fidelity, Format};
+use crate::kir::{Arg, Role};
+use crate::layout::{pack_conv_bias, pack_conv_weights};
+use crate::plan::Content;
+use crate::program::{Compiled, DeviceProgram};
+
+/// What went wrong loading or running a program.
+#[derive(Debug, Error)]
+pub enum RunError {
+    #[error("tt-runtime: {0}")]
+    Runtime(#[from] tt_runtime::Error),
+    #[error("kernel `{kernel}`: its source `{source_name}` is not in the compiled program")]
+    MissingSource { kernel: String, source_name: String },
+    #[error("compute kernel `{0}` has no fidelity or DST mode in the program")]
+    ComputeConfig(String),
+    #[error(
+        "kernel `{kernel}`: runtime arg names buffer `{buffer}`, which the program does not have"
+    )]
+    UnknownArgBuffer { kernel: String, buffer: String },
+    #[error("buffer `{0}` is not in the program")]
+    UnknownBuffer(String),
+    #[error("buffer `{buffer}` holds {size} bytes, got {len}")]
+    Size { buffer: String, size: u64, len: u64 },
+    #[error("buffer `{buffer}` needs weight entry `{entry}`, which the weight set does not have")]
+    MissingWeights { buffer: String, entry: String },
+    #[error("external buffer `{0}` is not in the program it should be shared from")]
+    NotShared(String),
+}
+
+/// Work counters of one kernel of a step, per core.
+#[derive(Debug, Clone)]
+pub struct KernelCounters {
+    pub kernel: String,
+    pub role: Role,
+    pub cores: Vec<(Core, Counters)>,
+}
+
+/// Work counters of one step (one node's program).
+#[derive(Debug, Clone)]
+pub struct StepCounters {
+    pub node: String,
+    pub op: String,
+    pub kernels: Vec<KernelCounters>,
+}
+
+/// The bytes of every weight and resize-filter buffer of `program`, by buffer name: convolution
+/// weights and biases from `weights`, resize filters from the program's sizes.
+pub fn weight_bytes(
+    program: &DeviceProgram,
+    weights: &WeightSet,
+) -> Result<BTreeMap<String, Vec<u8>>, RunError> {
+    let mut out = BTreeMap::new();
+    for b in &program.buffers {
+        let bytes = match &b.content {
+            Content::ConvWeights { entry } | Content::ConvBias { entry } => {
+                let w = weights.get(entry).ok_or_else(|| RunError::MissingWeights {
+                    buffer: b.name.clone(),
+                    entry: entry.clone(),
+                })?;
+                if matches!(b.content, Content::ConvWeights { .. }) {
+                    pack_conv_weights(w)
+                } else {
+                    pack_conv_bias(w)
+                }
+            }
+            other => match crate::ops::resize::filter_bytes(other) {
+                Some(bytes) => bytes,
+                None => continue,
+            },
+        };
+        out.insert(b.name.clone(), bytes);
+    }
+    Ok(out)
+}
+
+struct LoadedStep {
+    node: String,
+    op: String,
+    program: Program,
+    kernels: Vec<(String, Role, KernelId, Vec<Core>)>,
+}
+
+/// A compiled program loaded on a device.
+pub struct Loaded {
+    program: DeviceProgram,
+    buffers: BTreeMap<String, Arc<Buffer>>,
+    steps: Vec<LoadedStep>,
+}
+
+fn cores(ranges: &[CoreRange]) -> Vec<Core> {
+    ranges
+        .iter()
+        .flat_map(|r| {
+            (r.start.y..=r.end.y)
+                .flat_map(move |y| (r.start.x..=r.end.x).map(move |x| Core { x, y }))
+        })
+        .collect()
+}
+
+fn runtime_range(r: &CoreRange) -> tt_runtime::CoreRange {
+    tt_runtime::CoreRange::new(
+        CoreCoord::new(r.start.x, r.start.y),
+        CoreCoord::new(r.end.x, r.end.y),
+    )
+}
+
+fn fidelity(f: Fidelity) -> MathFidelity {
+    match f {
+        Fidelity::LoFi => MathFidelity::LoFi,
+        Fidelity::HiFi2 => MathFidelity::HiFi2,
+        Fidelity::HiFi3 => MathFidelity::HiFi3,
+        Fidelity::HiFi4 => MathFidelity::HiFi4,
+    }
+}
+
+fn data_format(f: Format) -> DataFormat {
+    match f {
+        Format::Bf16 => DataFormat::Float16B,
+        Format::Fp32 => DataFormat::Float32,
+    }
+}
+
+impl Loaded {
+    /// Loads `compiled` on `dev`; external inputs get buffers of their own, which the caller fills.
+    pub fn load(dev: &Device, compiled: &Compiled) -> Result<Loaded, RunError> {
+        Loaded::load_with(dev, compiled, None)
+    }
+
+    /// Loads `compiled` on `dev`, its external inputs being `main`'s buffers of the same names.
+    pub fn load_sharing(
+        dev: &Device,
+        compiled: &Compiled,
+        main: &Loaded,
+    ) -> Result<Loaded, RunError> {
+        Loaded::load_with(dev, compiled, Some(main))
+    }
+
+    fn load_with(
+        dev: &Device,
+        compiled: &Compiled,
+        main: Option<&Loaded>,
+    ) -> Result<Loaded, RunError> {
+        let program = compiled.program.clone();
+        let mut buffers = BTreeMap::new();
+        for b in &program.buffers {
+            let shared = match (&b.content, main) {
+                (Content::External { .. }, Some(main)) => Some(
+                    main.buffers
+                        .get(&b.name)
+                        .cloned()
+                        .ok_or_else(|| RunError::NotShared(b.name.clone()))?,
+                ),
+                _ => None,
+            };
+            let buffer = match shared {
+                Some(buffer) => buffer,
+                None => Arc::new(
+                    dev.dram_buffer(u64::from(b.pages) * u64::from(b.page_bytes), b.page_bytes)?,
+                ),
+            };
+            buffers.insert(b.name.clone(), buffer);
+        }
+        let mut steps = Vec::with_capacity(program.steps.len());
+        for step in &program.steps {
+            let ranges: Vec<tt_runtime::CoreRange> =
+                step.ranges.iter().map(runtime_range).collect();
+            let mut prog = dev.program()?;
+            for cb in &step.cbs {
+                prog.add_cb(&CbSpec {
+                    id: cb.id,
+                    cores: ranges.clone(),
+                    total_size: cb.pages * cb.page_bytes,
+                    page_size: cb.page_bytes,
+                    format: data_format(cb.format),
+                })?;
+            }
+            let mut kernels = Vec::with_capacity(step.kernels.len());
+            for k in &step.kernels {
+                let source =
+                    compiled
+                        .sources
+                        .get(&k.source)
+                        .ok_or_else(|| RunError::MissingSource {
+                            kernel: k.name.clone(),
+                            source_name: k.source.clone(),
+                        })?;
+                let kr: Vec<tt_runtime::CoreRange> = k.ranges.iter().map(runtime_range).collect();
+                let compile_args: Vec<u32> = k.compile_args.iter().map(|a| a.value).collect();
+                let spec = match k.role {
+                    Role::Reader => KernelSpec::reader(&k.name, source, &kr),
+                    Role::Writer => KernelSpec::writer(&k.name, source, &kr),
+                    Role::Compute => {
+                        let (Some(f), Some(fp32)) = (k.fidelity, k.fp32_dest_acc) else {
+                            return Err(RunError::ComputeConfig(k.name.clone()));
+                        };
+                        KernelSpec::compute(&k.name, source, &kr)
+                            .fidelity(fidelity(f))
+                            .fp32_dest_acc(fp32)
+                    }
+                }
+                .compile_args(&compile_args);
+                let id = prog.add_kernel(&spec)?;
+                for core in &k.runtime_args {
+                    let args = core
+                        .args
+                        .iter()
+                        .map(|a| match a {
+                            Arg::Const(v) => Ok(*v),
+                            Arg::BufferAddress(name) => buffers
+                                .get(name)
+                                .map(|b| b.address())
+                                .ok_or_else(|| RunError::UnknownArgBuffer {
+                                    kernel: k.name.clone(),
+                                    buffer: name.clone(),
+                                }),
+                        })
+                        .collect::<Result<Vec<u32>, RunError>>()?;
+                    prog.set_runtime_args(id, CoreCoord::new(core.core.x, core.core.y), &args)?;
+                }
+                kernels.push((k.name.clone(), k.role, id, cores(&k.ranges)));
+            }
+            steps.push(LoadedStep {
+                node: step.node.clone(),
+                op: step.op.clone(),
+                program: prog,
+                kernels,
+            });
+        }
+        Ok(Loaded {
+            program,
+            buffers,
+            steps,
+        })
+    }
+
+    /// The dispatch program this was loaded from.
+    pub fn program(&self) -> &DeviceProgram {
+        &self.program
+    }
+
+    fn buffer(&self, name: &str) -> Result<&Buffer, RunError> {
+        self.buffers
+            .get(name)
+            .map(|b| b.as_ref())
+            .ok_or_else(|| RunError::UnknownBuffer(name.to_string()))
+    }
+
+    /// Writes the whole buffer `name`.
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<(), RunError> {
+        let buffer = self.buffer(name)?;
+        if bytes.len() as u64 != buffer.size() {
+            return Err(RunError::Size {
+                buffer: name.to_string(),
+                size: buffer.size(),
+                len: bytes.len() as u64,
+            });
+        }
+        Ok(buffer.write(bytes)?)
+    }
+
+    /// Reads the whole buffer `name`.
+    pub fn read(&self, name: &str) -> Result<Vec<u8>, RunError> {
+        Ok(self.buffer(name)?.read_vec()?)
+    }
+
+    /// Reads pages `first..first + pages` of buffer `name` (e.g. the descriptor rows returned).
+    pub fn read_pages(&self, name: &str, first: u64, pages: u64) -> Result<Vec<u8>, RunError> {
+        let page_bytes = self
+            .program
+            .buffers
+            .iter()
+            .find(|b| b.name == name)
+            .map(|b| u64::from(b.page_bytes))
+            .ok_or_else(|| RunError::UnknownBuffer(name.to_string()))?;
+        let mut out = vec![0u8; (pages * page_bytes) as usize];
+        self.buffer(name)?.read_pages(first, pages, &mut out)?;
+        Ok(out)
+    }
+
+    /// Fills every weight and resize-filter buffer ([`weight_bytes`]).
+    pub fn upload_weights(&self, weights: &WeightSet) -> Result<(), RunError> {
+        for (name, bytes) in weight_bytes(&self.program, weights)? {
+            self.write(&name, &bytes)?;
+        }
+        Ok(())
+    }
+
+    /// Runs every step in launch order and waits for the device.
+    pub fn run(&self, dev: &Device) -> Result<(), RunError> {
+        for step in &self.steps {
+            dev.enqueue(&step.program)?;
+        }
+        Ok(dev.finish()?)
+    }
+
+    /// Runs the steps of the named nodes only, in launch order.
+    pub fn run_nodes(&self, dev: &Device, nodes: &[&str]) -> Result<(), RunError> {
+        for step in self
+            .steps
+            .iter()
+            .filter(|s| nodes.contains(&s.node.as_str()))
+        {
+            dev.enqueue(&step.program)?;
+        }
+        Ok(dev.finish()?)
+    }
+
+    /// Captures every step in a trace (the program must have run once before).
+    pub fn capture(&self, dev: &Device) -> Result<Trace, RunError> {
+        Ok(dev.capture_trace(|d| {
+            for step in &self.steps {
+                d.enqueue(&step.program)?;
+            }
+            Ok(())
+        })?)
+    }
+
+    /// Work counters of every step since loading (or the last reset), per kernel and core.
+    pub fn counters(&self) -> Result<Vec<StepCounters>, RunError> {
+        self.steps
+            .iter()
+            .map(|s| {
+                let kernels = s
+                    .kernels
+                    .iter()
+                    .map(|(name, role, id, cores)| {
+                        let per_core = cores
+                            .iter()
+                            .map(|c| {
+                                Ok((*c, s.program.core_counters(*id, CoreCoord::new(c.x, c.y))?))
+                            })
+                            .collect::<Result<Vec<_>, RunError>>()?;
+                        Ok(KernelCounters {
+                            kernel: name.clone(),
+                            role: *role,
+                            cores: per_core,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, RunError>>()?;
+                Ok(StepCounters {
+                    node: s.node.clone(),
+                    op: s.op.clone(),
+                    kernels,
+                })
+            })
+            .collect()
+    }
+
+    /// Zeroes the work counters of every step.
+    pub fn reset_counters(&mut self) -> Result<(), RunError> {
+        for step in &mut self.steps {
+            step.program.reset_counters()?;
+        }
+        Ok(())
+    }
+}

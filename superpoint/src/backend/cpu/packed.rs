@@ -1,0 +1,91 @@
+//! Packed convolution weights, memoised per weight tensor so that a model packs (and
+//! Winograd-transforms) its weights once, on first use, instead of on every frame.
+//!
+//! An entry is found by the address of the weight data and the input channel count, and is used
+//! only if its copy of the weights still equals them (an address can be reused by other weights
+//! after the first are dropped; then the entry is replaced).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use superpoint_graph::ConvWeights;
+
+use super::conv::Packed;
+
+/// Entries kept at most; past that the cache starts over (a model has 12 convolutions).
+const MAX_ENTRIES: usize = 64;
+
+/// The packed weights of the convolutions a [`super::CpuKernels`] has run.
+#[derive(Debug, Default)]
+pub(crate) struct PackCache {
+    entries: Mutex<HashMap<(usize, usize), Arc<Entry>>>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    /// The weights `packed` was made from.
+    weight: Vec<f32>,
+    packed: Packed,
+}
+
+/// Packed weights lent out by the cache.
+pub(crate) struct Lent(Arc<Entry>);
+
+impl std::ops::Deref for Lent {
+    type Target = Packed;
+    fn deref(&self) -> &Packed {
+        &self.0.packed
+    }
+}
+
+impl PackCache {
+    /// `w` packed for an input with `channels` channels.
+    pub(crate) fn get(&self, w: &ConvWeights, channels: usize) -> Lent {
+        let key = (w.weight.as_ptr() as usize, channels);
+        let lock = || self.entries.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = lock().get(&key).filter(|e| e.weight == w.weight) {
+            return Lent(Arc::clone(entry));
+        }
+        // Pack without holding the lock; two threads may both pack the same weights once.
+        let entry = Arc::new(Entry {
+            weight: w.weight.clone(),
+            packed: Packed::new(w, channels),
+        });
+        let mut entries = lock();
+        if entries.len() >= MAX_ENTRIES {
+            entries.clear();
+        }
+        entries.insert(key, Arc::clone(&entry));
+        Lent(entry)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::conv::testing::Rng;
+    use super::super::conv::{self, Packed};
+    use super::super::tensor::Hwc;
+    use super::PackCache;
+
+    /// Weights changed in place (same address) must be packed again, not served from the cache.
+    #[test]
+    fn weights_changed_in_place_are_packed_again() {
+        let mut rng = Rng::new(9);
+        let x = Hwc::from_planar(&rng.tensor(19, 6, 7));
+        let mut w = rng.conv(19, 11, 3);
+        let other = rng.conv(19, 11, 3);
+        let cache = PackCache::default();
+        let first = conv::conv2d(&x, &w, 1, false, &cache);
+        let address = w.weight.as_ptr();
+        w.weight.copy_from_slice(&other.weight);
+        assert_eq!(
+            address,
+            w.weight.as_ptr(),
+            "the test needs the same address"
+        );
+        let second = conv::conv2d(&x, &w, 1, false, &cache);
+        let fresh = conv::run(&x, &w, &Packed::new(&w, x.channels()), 1, false);
+        assert_eq!(second, fresh, "stale packed weights were used");
+        assert_ne!(first, second);
+    }
+}

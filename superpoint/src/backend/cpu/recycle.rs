@@ -1,0 +1,86 @@
+//! Recycled tensor buffers. A 640×480 frame allocates about 250 MB of activations; fresh
+//! allocations that large come from the OS as untouched pages, and touching them (a page fault
+//! and a page clear per 4 KiB) costs about a third of a convolution's time. Large buffers of
+//! dropped [`super::Hwc`]s are kept here (at most [`MAX_BYTES`] in all, process-wide) and handed
+//! to the next output of a kernel that overwrites all of it.
+
+use std::sync::{Mutex, PoisonError};
+
+/// Buffers smaller than this (in f32) are left to the allocator.
+const MIN_LEN: usize = 1 << 18;
+/// Bytes of buffers kept at most; past that the oldest are freed.
+const MAX_BYTES: usize = 512 << 20;
+
+static KEPT: Mutex<Vec<Vec<f32>>> = Mutex::new(Vec::new());
+
+fn kept() -> std::sync::MutexGuard<'static, Vec<Vec<f32>>> {
+    KEPT.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Keeps `buf` for reuse if it is large enough to be worth it.
+pub(crate) fn give_back(buf: Vec<f32>) {
+    if buf.capacity() < MIN_LEN {
+        return;
+    }
+    let mut kept = kept();
+    kept.push(buf);
+    let mut bytes: usize = kept.iter().map(|b| b.capacity() * 4).sum();
+    while bytes > MAX_BYTES {
+        bytes -= kept.remove(0).capacity() * 4;
+    }
+}
+
+/// A buffer of `len` f32 whose contents are unspecified (finite or not): the caller overwrites
+/// every element. The smallest kept buffer that fits, else a new one.
+pub(crate) fn take(len: usize) -> Vec<f32> {
+    let reused = if len < MIN_LEN {
+        None
+    } else {
+        let mut kept = kept();
+        let best = kept
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.capacity() >= len)
+            .min_by_key(|(_, b)| b.capacity())
+            .map(|(i, _)| i);
+        best.map(|i| kept.swap_remove(i))
+    };
+    let mut buf = reused.unwrap_or_default();
+    buf.truncate(len);
+    buf.resize(len, 0.0);
+    buf
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::conv::testing::{check, Rng};
+    use super::super::conv::Packed;
+    use super::super::pool::max_pool2;
+    use super::super::tensor::Hwc;
+    use super::{give_back, MIN_LEN};
+
+    /// Kernels that take recycled buffers overwrite all of them: with the pool full of NaN
+    /// buffers, every path still matches the reference (outputs of at least `MIN_LEN` floats).
+    #[test]
+    fn stale_buffer_contents_never_reach_an_output() {
+        for _ in 0..4 {
+            give_back(vec![f32::NAN; 2 * MIN_LEN]);
+        }
+        let mut rng = Rng::new(10);
+        // 64×65×65 outputs hold more than MIN_LEN floats: Winograd, direct and shifted GEMMs.
+        let x = rng.tensor(16, 65, 65);
+        let w = rng.conv(16, 64, 3);
+        check(&x, &w, &Packed::new(&w, 16), 1);
+        let x1 = rng.tensor(1, 65, 65);
+        let w1 = rng.conv(1, 64, 3);
+        check(&x1, &w1, &Packed::new(&w1, 1), 1);
+        let w2 = rng.conv(16, 64, 1);
+        check(&x, &w2, &Packed::new(&w2, 16), 0);
+
+        give_back(vec![f32::NAN; 2 * MIN_LEN]);
+        let big = Hwc::from_planar(&rng.tensor(64, 130, 130));
+        let pooled = max_pool2(&big).to_planar();
+        let want = superpoint_graph::reference::pool::max_pool2(&big.to_planar());
+        assert_eq!(pooled, want);
+    }
+}

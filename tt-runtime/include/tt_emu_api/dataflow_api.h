@@ -1,3 +1,0 @@
-// Old include path of the data-movement API.
-#pragma once
-#include "api/dataflow/dataflow_api.h"
