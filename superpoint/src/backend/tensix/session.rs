@@ -23,6 +23,9 @@ use crate::options::Options;
 
 pub use kernel_gen::runner::StepCounters;
 
+/// Descriptor rows: (dim, N × dim values).
+pub type Rows = (usize, Vec<f32>);
+
 /// NMS radii the device programs run: the main program's and the variants' 1..=8.
 pub fn device_radii() -> Vec<usize> {
     (1..=MAX_DEVICE_RADIUS).collect()
@@ -365,7 +368,7 @@ impl Session {
         host: &CpuKernels,
         frame: &Frame,
         options: &Options,
-    ) -> Result<(Vec<Keypoint>, Option<(usize, Vec<f32>)>), TensixError> {
+    ) -> Result<(Vec<Keypoint>, Option<Rows>), TensixError> {
         let threshold = options.keypoint_threshold;
         let device = self.nms_program(frame).filter(|_| frame.device_select);
         let Some(program) = device else {
@@ -453,7 +456,7 @@ impl Session {
         &self,
         program: &Program,
         list: &[(u32, Keypoint)],
-    ) -> Result<(usize, Vec<f32>), TensixError> {
+    ) -> Result<Rows, TensixError> {
         let name = names::DESCRIPTORS;
         let Some(DeviceTensor::Descriptors { dim, .. }) = program.tensor(name) else {
             return Err(malformed(name, "the program has no descriptor rows"));
