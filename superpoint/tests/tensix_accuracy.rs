@@ -9,7 +9,8 @@
 //! host, are exactly the host selection on the device's own NMS map, and its descriptors are
 //! the host sampling of its own dense map; the device NMS map equals the host NMS of the device
 //! score map bit for bit (r = 4 and the variants r = 2, 8); a replayed trace gives the same
-//! output bit for bit as direct launches; frames that are not multiples of 32 are a typed error.
+//! output bit for bit as direct launches; r = 0 and a threshold below the compiled one are the
+//! reference ops on the device maps; frames that are not multiples of 32 are a typed error.
 //!
 //! One model is shared by the tests (a 640×480 frame takes seconds on the emulator), and each
 //! case runs once.
@@ -377,4 +378,55 @@ fn frames_that_are_not_multiples_of_32_are_a_typed_error() {
         ),
         "{err}"
     );
+}
+
+#[test]
+fn host_post_processing_of_the_device_maps_for_radius_0_and_a_low_threshold() {
+    // r = 0 has no device program: the host runs NMS, selection and sampling on the device's
+    // score map and dense descriptors. A threshold below the compiled 0.005 makes the host select
+    // from the device's NMS map. Either way the result is the reference ops on the device maps.
+    let case = cases()
+        .into_iter()
+        .find(|c| c.name == "astronaut_default")
+        .expect("case");
+    let plane = case.input_plane();
+    for (radius, threshold) in [(0, 0.005), (4, 0.002)] {
+        let o = Options {
+            nms_radius: radius,
+            keypoint_threshold: threshold,
+            max_keypoints: -1,
+            ..options(&case)
+        };
+        let (detection, device) = model()
+            .detect_with_maps(
+                Input::plane(plane.data.clone(), plane.width, plane.height),
+                &o,
+            )
+            .expect("runs");
+        let host_nms = nms(&device.scores, radius);
+        assert!(
+            host_nms
+                .data
+                .iter()
+                .zip(&device.nms.data)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "r = {radius}"
+        );
+        let want = select_keypoints(&host_nms, threshold, 4, -1);
+        assert!(want.len() > 1024, "r = {radius}: {} keypoints", want.len());
+        let got: Vec<[f32; 2]> = want.iter().map(|k| [k.x as f32, k.y as f32]).collect();
+        assert_eq!(
+            detection.keypoints, got,
+            "r = {radius}, threshold {threshold}"
+        );
+        let rows = detection.descriptors.as_deref().expect("descriptors");
+        let host = sample_descriptors(&device.descriptors, &want, 8);
+        assert_eq!(rows.len(), host.len());
+        let worst = max_abs_diff(rows, &host);
+        println!(
+            "r = {radius}, threshold {threshold}: {} keypoints, descriptor max abs {worst:.2e}",
+            want.len()
+        );
+        assert!(worst <= ROW_ABS_MAX, "r = {radius}: {worst}");
+    }
 }
