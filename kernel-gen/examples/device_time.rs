@@ -12,22 +12,13 @@
 //! `cargo run -p kernel-gen --example device_time` (about 1.5 min for both grids on 2 cores; the
 //! dev profile is optimised).
 
-use std::collections::BTreeMap;
 use std::error::Error;
 
-use kernel_gen::kir::{self, Arg, Call, Kir, Role};
-use kernel_gen::plan::Content;
-use kernel_gen::{check, plan, program, variants, Compiled, Fidelity, Format, Grid};
+use kernel_gen::model::{estimate, why, GOAL_US, PORT_MEASURED_US};
+use kernel_gen::runner::Loaded;
+use kernel_gen::{check, kir, plan, program, variants, Grid};
 use superpoint_graph::{ConvWeights, Op, Tensor, WeightSet};
-use tt_runtime::{
-    CbSpec, CoreCoord, CoreRange, CostModel, DataFormat, Device, Dispatch, KernelRole, KernelSpec,
-    KernelWork, MathFidelity, StepEstimate,
-};
-
-/// The port's device time per trace replay on a p150a (device profiler, 23 ops).
-const PORT_MEASURED_US: f64 = 462.8;
-/// DESIGN §6 goal for the modeled device program.
-const GOAL_US: f64 = 250.0;
+use tt_runtime::{CostModel, Device, Dispatch};
 
 /// SplitMix64, for reproducible random weights and planes.
 struct Rng(u64);
@@ -74,209 +65,6 @@ fn random_weights(graph: &superpoint_graph::Graph, rng: &mut Rng) -> WeightSet {
     set
 }
 
-/// Host bytes of every buffer the host writes: the plane, the weights, the resize filters.
-fn inputs(
-    compiled: &Compiled,
-    weights: &WeightSet,
-    plane: &Tensor<u8>,
-) -> Result<BTreeMap<String, Vec<u8>>, Box<dyn Error>> {
-    let mut out = BTreeMap::new();
-    for b in &compiled.program.buffers {
-        let bytes = match &b.content {
-            Content::Input { .. } => Some(kernel_gen::ops::resize::pack_plane(plane)),
-            Content::ConvWeights { entry } | Content::ConvBias { entry } => {
-                let w = weights
-                    .get(entry)
-                    .ok_or_else(|| format!("no weights for `{entry}`"))?;
-                Some(match b.content {
-                    Content::ConvWeights { .. } => kernel_gen::layout::pack_conv_weights(w),
-                    _ => kernel_gen::layout::pack_conv_bias(w),
-                })
-            }
-            other => kernel_gen::ops::resize::filter_bytes(other),
-        };
-        if let Some(bytes) = bytes {
-            out.insert(b.name.clone(), bytes);
-        }
-    }
-    Ok(out)
-}
-
-fn range(r: &kernel_gen::CoreRange) -> CoreRange {
-    CoreRange::new(
-        CoreCoord::new(r.start.x, r.start.y),
-        CoreCoord::new(r.end.x, r.end.y),
-    )
-}
-
-fn fidelity(f: Fidelity) -> MathFidelity {
-    match f {
-        Fidelity::LoFi => MathFidelity::LoFi,
-        Fidelity::HiFi2 => MathFidelity::HiFi2,
-        Fidelity::HiFi3 => MathFidelity::HiFi3,
-        Fidelity::HiFi4 => MathFidelity::HiFi4,
-    }
-}
-
-/// L1 bytes a kernel rearranges on its RISC-V on a core with `blocks` output blocks.
-fn gather_bytes(body: &[Call], blocks: u32) -> u64 {
-    let mut bytes = 0;
-    kir::walk(body, blocks, 1, &mut |call, times| {
-        if let Call::L1Gather { bytes: b } = call {
-            bytes += times * u64::from(*b);
-        }
-    });
-    bytes
-}
-
-/// One row of the table: a step's estimate with and without the scalar work.
-struct Row {
-    node: String,
-    /// DRAM bytes the kernel IR's static report expects (worst case: no cache hits).
-    static_dram_bytes: u64,
-    with_scalar: StepEstimate,
-    without_scalar: StepEstimate,
-}
-
-/// Runs every step of `compiled` once and models it.
-fn run(
-    dev: &Device,
-    compiled: &Compiled,
-    kir: &Kir,
-    inputs: &BTreeMap<String, Vec<u8>>,
-    model: &CostModel,
-) -> Result<Vec<Row>, Box<dyn Error>> {
-    let program = &compiled.program;
-    let mut buffers = BTreeMap::new();
-    for b in &program.buffers {
-        let buf = dev.dram_buffer(u64::from(b.pages) * u64::from(b.page_bytes), b.page_bytes)?;
-        if let Some(bytes) = inputs.get(&b.name) {
-            buf.write(bytes)?;
-        }
-        buffers.insert(b.name.clone(), buf);
-    }
-    let static_dram: BTreeMap<String, u64> = kernel_gen::report::report(kir)
-        .into_iter()
-        .map(|r| (r.node, r.dram_read_bytes + r.dram_write_bytes))
-        .collect();
-    let mut rows = Vec::new();
-    for (step, node) in program.steps.iter().zip(&kir.nodes) {
-        let ranges: Vec<CoreRange> = step.ranges.iter().map(range).collect();
-        let mut prog = dev.program()?;
-        for cb in &step.cbs {
-            prog.add_cb(&CbSpec {
-                id: cb.id,
-                cores: ranges.clone(),
-                total_size: cb.pages * cb.page_bytes,
-                page_size: cb.page_bytes,
-                format: match cb.format {
-                    Format::Bf16 => DataFormat::Float16B,
-                    Format::Fp32 => DataFormat::Float32,
-                },
-            })?;
-        }
-        let mut ids = Vec::new();
-        for (k, kk) in step.kernels.iter().zip(&node.kernels) {
-            let source = compiled
-                .sources
-                .get(&k.source)
-                .ok_or_else(|| format!("no source `{}`", k.source))?;
-            let kr: Vec<CoreRange> = k.ranges.iter().map(range).collect();
-            let ct: Vec<u32> = k.compile_args.iter().map(|a| a.value).collect();
-            let (spec, role) = match k.role {
-                Role::Reader => (KernelSpec::reader(&k.name, source, &kr), KernelRole::Reader),
-                Role::Writer => (KernelSpec::writer(&k.name, source, &kr), KernelRole::Writer),
-                Role::Compute => {
-                    let missing = || format!("compute kernel `{}` has no precision", k.name);
-                    (
-                        KernelSpec::compute(&k.name, source, &kr)
-                            .fidelity(fidelity(k.fidelity.ok_or_else(missing)?))
-                            .fp32_dest_acc(k.fp32_dest_acc.ok_or_else(missing)?),
-                        KernelRole::Compute,
-                    )
-                }
-            };
-            let id = prog.add_kernel(&spec.compile_args(&ct))?;
-            for core in &k.runtime_args {
-                let mut args = Vec::with_capacity(core.args.len());
-                for a in &core.args {
-                    args.push(match a {
-                        Arg::Const(v) => *v,
-                        Arg::BufferAddress(name) => buffers
-                            .get(name)
-                            .ok_or_else(|| format!("no buffer `{name}`"))?
-                            .address(),
-                    });
-                }
-                prog.set_runtime_args(id, CoreCoord::new(core.core.x, core.core.y), &args)?;
-            }
-            ids.push((id, role, kk, &k.ranges));
-        }
-        dev.enqueue(&prog)
-            .map_err(|e| format!("step `{}` failed on the emulator: {e}", step.node))?;
-
-        let mut cores: BTreeMap<(u32, u32), Vec<KernelWork>> = BTreeMap::new();
-        for (id, role, kk, kranges) in ids {
-            for r in kranges.iter() {
-                for y in r.start.y..=r.end.y {
-                    for x in r.start.x..=r.end.x {
-                        let counters = prog.core_counters(id, CoreCoord::new(x, y))?;
-                        let blocks = node
-                            .blocks
-                            .iter()
-                            .find(|(c, _)| c.x == x && c.y == y)
-                            .map_or(0, |(_, b)| *b);
-                        let scalar = model.l1_rearrange_cycles(gather_bytes(&kk.body, blocks));
-                        cores.entry((x, y)).or_default().push(KernelWork {
-                            role,
-                            counters,
-                            scalar_cycles: scalar,
-                        });
-                    }
-                }
-            }
-        }
-        let with: Vec<Vec<KernelWork>> = cores.into_values().collect();
-        let without: Vec<Vec<KernelWork>> = with
-            .iter()
-            .map(|ks| {
-                ks.iter()
-                    .map(|k| KernelWork {
-                        scalar_cycles: 0.0,
-                        ..*k
-                    })
-                    .collect()
-            })
-            .collect();
-        rows.push(Row {
-            node: step.node.clone(),
-            static_dram_bytes: static_dram
-                .get(&step.node)
-                .copied()
-                .ok_or_else(|| format!("no static report for `{}`", step.node))?,
-            with_scalar: model.step(&with),
-            without_scalar: model.step(&without),
-        });
-    }
-    Ok(rows)
-}
-
-fn why(e: &StepEstimate, clock: f64) -> String {
-    let s = &e.slowest;
-    let us = |cycles: f64| cycles / clock * 1e6;
-    format!(
-        "fpu {:.1} sfpu {:.1} pack {:.1} | rd noc {:.1} scalar {:.1} | wr noc {:.1} scalar {:.1} | dram {:.1}",
-        us(s.fpu),
-        us(s.sfpu),
-        us(s.pack),
-        us(s.reader_noc),
-        us(s.reader_scalar),
-        us(s.writer_noc),
-        us(s.writer_scalar),
-        e.dram_seconds * 1e6
-    )
-}
-
 fn report(grid: Grid, model: &CostModel) -> Result<(), Box<dyn Error>> {
     let variant = variants::main_program(640, 480, None, grid);
     let planned = plan::plan(&variant.graph, &variant.params)?;
@@ -291,7 +79,6 @@ fn report(grid: Grid, model: &CostModel) -> Result<(), Box<dyn Error>> {
         .collect();
     let plane =
         Tensor::from_vec(1, 480, 640, plane_data).ok_or("a 640×480 plane needs 640·480 bytes")?;
-    let inputs = inputs(&compiled, &weights, &plane)?;
 
     let dispatch = if grid == Grid::ETH_DISPATCH {
         Dispatch::Eth
@@ -299,7 +86,11 @@ fn report(grid: Grid, model: &CostModel) -> Result<(), Box<dyn Error>> {
         Dispatch::Tensix
     };
     let dev = Device::open(dispatch)?;
-    let rows = run(&dev, &compiled, &kir, &inputs, model)?;
+    let loaded = Loaded::load(&dev, &compiled)?;
+    loaded.upload_weights(&weights)?;
+    loaded.write("input", &kernel_gen::ops::resize::pack_plane(&plane))?;
+    loaded.run(&dev)?;
+    let rows = estimate(&kir, &loaded.counters()?, model)?;
 
     println!(
         "\n== {} on {}x{} (MODELED device time, CostModel::BLACKHOLE; launch {:.1} µs per step included) ==",

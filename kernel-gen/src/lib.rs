@@ -122,6 +122,7 @@ pub mod device;
 pub mod emit;
 pub mod kir;
 pub mod layout;
+pub mod model;
 pub mod ops;
 pub mod plan;
 pub mod program;

@@ -1,14 +1,19 @@
 //! insta snapshots of the emitted kernels, one per (node, kernel role), and of the dispatch
-//! program, for small test graphs: a conv with odd channel counts and a pool. They live in the
-//! top-level `snapshots/` folder.
+//! program, for the shipped default program (640×480 on 12×10) and small test graphs: a conv
+//! with odd channel counts and a pool (the other op families have their own snapshot files).
+//! They live in the top-level `snapshots/` folder.
 
 mod common;
 
 use common::{chain, Layer};
-use kernel_gen::{compile, PlanParams};
+use kernel_gen::{compile, variants, Compiled, Grid, PlanParams};
 
 fn snapshot_graph(graph_name: &str, layers: &[Layer]) {
     let compiled = compile(&chain(64, 32, layers), &PlanParams::default()).expect("compiles");
+    snapshot_compiled(graph_name, &compiled);
+}
+
+fn snapshot_compiled(graph_name: &str, compiled: &Compiled) {
     insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
         for (file, text) in &compiled.sources {
             let name = format!("{graph_name}__{}", file.trim_end_matches(".cpp").replace('/', "__"));
@@ -17,6 +22,13 @@ fn snapshot_graph(graph_name: &str, layers: &[Layer]) {
         let json = compiled.program.to_json().expect("json");
         insta::assert_snapshot!(format!("{graph_name}__program"), json);
     });
+}
+
+#[test]
+fn default_program() {
+    let variant = variants::main_program(640, 480, None, Grid::ETH_DISPATCH);
+    let compiled = compile(&variant.graph, &variant.params).expect("compiles");
+    snapshot_compiled("superpoint_640x480", &compiled);
 }
 
 #[test]

@@ -20,25 +20,8 @@ pub use tensor::{DeviceTensor, LayoutError, Part};
 
 use superpoint_graph::{ConvWeights, Tensor};
 
-/// Element (i, j) of a 32×32 tile in the 4-face layout.
-pub const fn face_index(i: usize, j: usize) -> usize {
-    (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16
-}
-
-/// bf16 bits of an f32, round to nearest, ties to even (the host conversion).
-pub fn f32_to_bf16(x: f32) -> u16 {
-    let u = x.to_bits();
-    if x.is_nan() {
-        return ((u >> 16) as u16) | 0x0040;
-    }
-    let lsb = (u >> 16) & 1;
-    (u.wrapping_add(0x7FFF + lsb) >> 16) as u16
-}
-
-/// The f32 value of bf16 bits.
-pub fn bf16_to_f32(h: u16) -> f32 {
-    f32::from_bits(u32::from(h) << 16)
-}
+/// The tile and bf16 helpers are tt-runtime's, so the host packing here and the runtime agree.
+pub use tt_runtime::host::{bf16_to_f32, f32_to_bf16, face_index};
 
 /// Tiles needed for `n` rows or columns.
 pub fn tiles(n: usize) -> usize {
