@@ -15,7 +15,6 @@
 
 mod error;
 mod host;
-mod modeled;
 mod programs;
 mod session;
 
@@ -27,7 +26,6 @@ use serde::Serialize;
 use superpoint_graph::{Tensor, WeightSet};
 
 pub use error::TensixError;
-pub use modeled::{modeled, NodeTime};
 pub use session::{LoadedProgram, StepCounters};
 
 use super::{DenseMaps, FrameResult};
