@@ -52,6 +52,8 @@ pub enum Error {
     #[error("the {backend} backend is not available: {why}")]
     BackendUnavailable { backend: &'static str, why: String },
     #[error(transparent)]
+    Tensix(#[from] crate::backend::tensix::TensixError),
+    #[error(transparent)]
     Graph(#[from] superpoint_graph::GraphError),
     #[error(transparent)]
     Eval(#[from] superpoint_graph::EvalError),

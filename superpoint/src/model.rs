@@ -6,10 +6,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use superpoint_graph::{names, run, superpoint_with, Keypoint, Tensor, WeightSet};
+use superpoint_graph::{names, run, superpoint_with, Kernels, Tensor, WeightSet};
 
 use crate::backend::cpu::CpuKernels;
-use crate::backend::Backend;
+use crate::backend::tensix::{TensixBackend, TensixConfig};
+use crate::backend::{Backend, DenseMaps, FrameResult};
 use crate::decode::decode_plane;
 use crate::error::Result;
 use crate::hub::{self, HubEnv, WeightsSource};
@@ -24,8 +25,14 @@ pub struct SuperPoint {
     weights: Arc<WeightSet>,
     source: WeightsSource,
     backend: Backend,
-    kernels: CpuKernels,
+    engine: Engine,
     decode_workers: usize,
+}
+
+/// What runs the graph: the CPU kernels, or the generated program on a Tensix device.
+enum Engine {
+    Cpu(CpuKernels),
+    Tensix(Box<TensixBackend>),
 }
 
 /// Configures a [`SuperPoint`] before loading it.
@@ -35,6 +42,7 @@ pub struct Builder {
     backend: Backend,
     decode_workers: usize,
     hub_env: Option<HubEnv>,
+    tensix: TensixConfig,
 }
 
 impl Default for Builder {
@@ -47,6 +55,7 @@ impl Default for Builder {
                 .unwrap_or(2)
                 .clamp(1, 4),
             hub_env: None,
+            tensix: TensixConfig::default(),
         }
     }
 }
@@ -76,6 +85,12 @@ impl Builder {
         self
     }
 
+    /// How the Tensix backend runs (grid, traces); used when the backend resolves to Tensix.
+    pub fn tensix(mut self, config: TensixConfig) -> Self {
+        self.tensix = config;
+        self
+    }
+
     /// Loads the weights and opens the backend.
     pub fn build(self) -> Result<SuperPoint> {
         let source = match self.weights {
@@ -84,11 +99,19 @@ impl Builder {
         };
         let weights = load_safetensors(source.path())?;
         let backend = self.backend.resolve()?;
+        let weights = Arc::new(weights);
+        let engine = match backend {
+            Backend::Tensix => Engine::Tensix(Box::new(TensixBackend::open(
+                self.tensix,
+                Arc::clone(&weights),
+            )?)),
+            _ => Engine::Cpu(CpuKernels::new()),
+        };
         Ok(SuperPoint {
-            weights: Arc::new(weights),
+            weights,
             source,
             backend,
-            kernels: CpuKernels::new(),
+            engine,
             decode_workers: self.decode_workers,
         })
     }
@@ -118,6 +141,33 @@ impl SuperPoint {
     /// The backend that runs the network.
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The Tensix backend, when it runs the network (device facts, programs, traces).
+    pub fn tensix(&self) -> Option<&TensixBackend> {
+        match &self.engine {
+            Engine::Tensix(t) => Some(t),
+            Engine::Cpu(_) => None,
+        }
+    }
+
+    /// The detection of one image together with the dense maps the backend computed on the way
+    /// (pre-NMS scores, post-NMS scores, normalised descriptors), from the same run; for
+    /// accuracy checks and debugging.
+    pub fn detect_with_maps<'a>(
+        &self,
+        input: impl Into<Input<'a>>,
+        options: &Options,
+    ) -> Result<(Detection, DenseMaps)> {
+        options.validate()?;
+        let start = Instant::now();
+        let plane = decode_plane(&input.into(), options.plane_spec())?;
+        let (detection, maps) = self.run_plane(plane, options, start.elapsed(), true)?;
+        let maps = maps.ok_or(crate::error::Error::BackendUnavailable {
+            backend: self.backend.name(),
+            why: "the backend returned no dense maps".to_string(),
+        })?;
+        Ok((detection, maps))
     }
 
     /// Keypoints, scores and descriptors of one image.
@@ -156,22 +206,31 @@ impl SuperPoint {
         options: &Options,
         decode: Duration,
     ) -> Result<Detection> {
+        self.run_plane(plane, options, decode, false)
+            .map(|(detection, _)| detection)
+    }
+
+    /// Runs the graph on a decoded plane, also returning the dense maps when `maps` is set.
+    fn run_plane(
+        &self,
+        plane: Tensor<u8>,
+        options: &Options,
+        decode: Duration,
+        maps: bool,
+    ) -> Result<(Detection, Option<DenseMaps>)> {
         options.validate()?;
         let (w0, h0) = (plane.width, plane.height);
         let (w, h) = options.frame;
-        let full = superpoint_with(&options.graph_params());
-        let graph = if options.return_descriptors {
-            full
-        } else {
-            full.pruned(&[names::KEYPOINTS])
-        };
         let run_start = Instant::now();
-        let values = run(&self.kernels, &graph, &self.weights, &plane, &[])?;
+        let (frame, dense) = match &self.engine {
+            Engine::Cpu(k) => cpu_frame(k, &self.weights, &plane, options, maps)?,
+            Engine::Tensix(t) => t.detect(&plane, options, maps)?,
+        };
         let run_ms = millis(run_start.elapsed());
         let rescale_start = Instant::now();
-        let keypoints: &[Keypoint] = values.keypoints(names::KEYPOINTS).unwrap_or(&[]);
-        let (descriptor_dim, descriptors) = match values.descriptors(names::DESCRIPTORS) {
-            Some((dim, data)) => (dim, Some(data.to_vec())),
+        let keypoints = &frame.keypoints;
+        let (descriptor_dim, descriptors) = match frame.descriptors {
+            Some((dim, data)) => (dim, Some(data)),
             None => (0, None),
         };
         let sx = w0 as f64 / w as f64;
@@ -182,18 +241,9 @@ impl SuperPoint {
             .collect();
         let scores = keypoints.iter().map(|k| k.score).collect();
         let rescale_ms = millis(rescale_start.elapsed());
-        let node_ms = |wanted: &[&str]| -> f64 {
-            values
-                .timings
-                .iter()
-                .filter(|(n, _)| wanted.contains(&n.as_str()))
-                .map(|(_, d)| millis(*d))
-                .sum()
-        };
-        let resize_ms = node_ms(&[names::RESIZE]);
-        let select_ms = node_ms(&[names::KEYPOINTS, names::DESCRIPTORS]);
+        let (resize_ms, select_ms) = (frame.resize_ms, frame.select_ms);
         let decode_ms = millis(decode);
-        Ok(Detection {
+        let detection = Detection {
             keypoints: points,
             scores,
             descriptors,
@@ -208,8 +258,63 @@ impl SuperPoint {
                 postprocess: select_ms + rescale_ms,
                 total: decode_ms + run_ms + rescale_ms,
             },
-        })
+        };
+        Ok((detection, dense))
     }
+}
+
+/// One frame on the CPU kernels: the graph, with the resize and selection times taken from its
+/// node timings, and the dense maps when `maps` is set.
+fn cpu_frame(
+    kernels: &CpuKernels,
+    weights: &WeightSet,
+    plane: &Tensor<u8>,
+    options: &Options,
+    maps: bool,
+) -> Result<(FrameResult, Option<DenseMaps>)> {
+    let full = superpoint_with(&options.graph_params());
+    let graph = if options.return_descriptors || maps {
+        full
+    } else {
+        full.pruned(&[names::KEYPOINTS])
+    };
+    let keep: &[&str] = if maps {
+        &[names::SCORES, names::NMS, names::DESCRIPTORS_DENSE]
+    } else {
+        &[]
+    };
+    let values = run(kernels, &graph, weights, plane, keep)?;
+    let dense = |name: &str| values.dense(name).map(|d| kernels.to_planar(d));
+    let dense_maps = match (
+        dense(names::SCORES),
+        dense(names::NMS),
+        dense(names::DESCRIPTORS_DENSE),
+    ) {
+        (Some(scores), Some(nms), Some(descriptors)) if maps => Some(DenseMaps {
+            scores,
+            nms,
+            descriptors,
+        }),
+        _ => None,
+    };
+    let node_ms = |wanted: &[&str]| -> f64 {
+        values
+            .timings
+            .iter()
+            .filter(|(n, _)| wanted.contains(&n.as_str()))
+            .map(|(_, d)| millis(*d))
+            .sum()
+    };
+    let frame = FrameResult {
+        keypoints: values.keypoints(names::KEYPOINTS).unwrap_or(&[]).to_vec(),
+        descriptors: values
+            .descriptors(names::DESCRIPTORS)
+            .filter(|_| options.return_descriptors)
+            .map(|(dim, data)| (dim, data.to_vec())),
+        resize_ms: node_ms(&[names::RESIZE]),
+        select_ms: node_ms(&[names::KEYPOINTS, names::DESCRIPTORS]),
+    };
+    Ok((frame, dense_maps))
 }
 
 fn millis(d: Duration) -> f64 {

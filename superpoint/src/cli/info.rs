@@ -15,6 +15,38 @@ pub fn run(args: &ModelArgs) -> anyhow::Result<()> {
         Ok(model) => {
             println!("weights: {}", model.weights_source());
             println!("backend: {}", model.backend().name());
+            if let Some(t) = model.tensix() {
+                let i = t.info();
+                println!(
+                    "tensix: {} runtime, grid {}, {} dispatch, traces {}",
+                    i.runtime,
+                    i.grid.name(),
+                    i.dispatch,
+                    if i.trace { "on" } else { "off" }
+                );
+                println!(
+                    "tensix device: {} KiB L1 per core, {} DRAM banks",
+                    i.l1_bytes / 1024,
+                    i.dram_banks
+                );
+                println!(
+                    "tensix variants: NMS radius {:?} on the device (others on the host); the default 640x480 trace replays {} programs",
+                    i.device_radii, i.default_trace_steps
+                );
+                for p in &i.programs {
+                    println!(
+                        "tensix program {} {}x{} from {}x{}: {} programs per trace, trace {}, {} frames",
+                        p.kind,
+                        p.frame[0],
+                        p.frame[1],
+                        p.input[0],
+                        p.input[1],
+                        p.steps,
+                        if p.trace_captured { "captured" } else { "not captured yet" },
+                        p.frames
+                    );
+                }
+            }
         }
         Err(e) => println!("weights: not loaded: {e:#}"),
     }

@@ -1,5 +1,6 @@
 //! Command-line arguments and dispatch of the `superpoint` binary.
 
+mod bench;
 mod detect;
 mod info;
 mod npy;
@@ -9,6 +10,7 @@ mod serve;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use superpoint::backend::tensix::{TensixConfig, TensixGrid};
 use superpoint::{Backend, Channel, Options, SuperPoint};
 
 /// SuperPoint keypoints and descriptors, on the CPU or a Tenstorrent device.
@@ -25,6 +27,8 @@ enum Command {
     Detect(detect::DetectArgs),
     /// Show the version, the weights that would be used and the available backends.
     Info(ModelArgs),
+    /// Modeled device time per node of one frame on the Tensix backend, on both grids.
+    Bench(bench::BenchArgs),
     /// Serve the HTTP API (POST /predict, /predict_raw, /predict_plane; GET /health, /info).
     Serve(serve::ServeArgs),
 }
@@ -39,11 +43,19 @@ pub struct ModelArgs {
     /// Which backend runs the network.
     #[arg(long, value_enum, default_value = "auto")]
     backend: Backend,
+    /// The Tensix compute grid (12x10: Ethernet dispatch; 11x10: Tensix dispatch).
+    #[arg(long, value_enum, default_value = "12x10")]
+    grid: TensixGrid,
 }
 
 impl ModelArgs {
     fn load(&self) -> anyhow::Result<SuperPoint> {
-        let mut builder = SuperPoint::builder().backend(self.backend);
+        let mut builder = SuperPoint::builder()
+            .backend(self.backend)
+            .tensix(TensixConfig {
+                grid: self.grid,
+                ..TensixConfig::default()
+            });
         if let Some(path) = &self.weights {
             builder = builder.weights(path);
         }
@@ -109,6 +121,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Detect(args) => detect::run(&args),
         Command::Info(args) => info::run(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Serve(args) => serve::run(&args),
     }
 }

@@ -14,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use thiserror::Error;
 
+use crate::backend::tensix::TensixError;
 use crate::error::Error;
 
 /// A failed request: the status and the message sent as `{"error": message}`.
@@ -84,14 +85,18 @@ impl From<Error> for ApiError {
             | Error::Decode(_)
             | Error::ImageSize { .. }
             | Error::PlaneLength { .. }
-            | Error::InvalidOption { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            | Error::InvalidOption { .. }
+            | Error::Tensix(TensixError::FrameSize { .. } | TensixError::InputSize { .. }) => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             Error::Io { .. }
             | Error::Weights { .. }
             | Error::WeightTensor { .. }
             | Error::WeightsUnavailable(_)
             | Error::BackendUnavailable { .. }
             | Error::Graph(_)
-            | Error::Eval(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            | Error::Eval(_)
+            | Error::Tensix(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         Self::new(status, e.to_string())
     }

@@ -1,0 +1,203 @@
+//! The Tensix backend: the program `kernel-gen` generates, run on `tt-runtime` (the emulator of a
+//! Blackhole p150a unless the runtime is built on tt-metal with a card present).
+//!
+//! Opening it opens the device with the dispatch the grid needs (12×10 → Ethernet dispatch,
+//! 11×10 → Tensix dispatch). Programs load on first use and stay loaded: the main program per
+//! (frame, input plane size) — the 640×480 one with an identity resize is the checked-in
+//! artifact, the others are compiled by `kernel-gen` — with every weight and resize-filter buffer
+//! uploaded once; an NMS-variant program per (frame, radius 1..8 other than 4), sharing the main
+//! program's score map and dense descriptors. The first frame of a program runs its steps
+//! directly (the warm-up every program needs before capture) and then its trace is captured;
+//! later frames replay it. Per frame only the u8 plane is written; the candidate counts, the
+//! records they cover and the descriptor rows of the returned keypoints are read back, and the
+//! host orders and cuts ([`host`]). Radius 0 or > 8, or a threshold below the compiled one,
+//! post-process the device's maps on the host. One mutex serialises the device.
+
+mod error;
+mod host;
+mod programs;
+mod session;
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
+
+use kernel_gen::Grid;
+use serde::Serialize;
+use superpoint_graph::{Tensor, WeightSet};
+
+pub use error::TensixError;
+pub use session::{LoadedProgram, StepCounters};
+
+use super::{DenseMaps, FrameResult};
+use crate::backend::cpu::CpuKernels;
+use crate::error::Result;
+use crate::options::Options;
+use session::Session;
+
+/// The compute grid the programs are compiled for; it decides the dispatch placement.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+pub enum TensixGrid {
+    /// 12×10 cores, dispatch on the Ethernet cores.
+    #[default]
+    #[value(name = "12x10")]
+    #[serde(rename = "12x10")]
+    Eth12x10,
+    /// 11×10 cores, dispatch on a Tensix column.
+    #[value(name = "11x10")]
+    #[serde(rename = "11x10")]
+    Tensix11x10,
+}
+
+impl TensixGrid {
+    /// The grid kernel-gen compiles for.
+    pub fn grid(self) -> Grid {
+        match self {
+            TensixGrid::Eth12x10 => Grid::ETH_DISPATCH,
+            TensixGrid::Tensix11x10 => Grid::TENSIX_DISPATCH,
+        }
+    }
+
+    /// The dispatch placement the device is opened with.
+    pub fn dispatch(self) -> tt_runtime::Dispatch {
+        match self {
+            TensixGrid::Eth12x10 => tt_runtime::Dispatch::Eth,
+            TensixGrid::Tensix11x10 => tt_runtime::Dispatch::Tensix,
+        }
+    }
+
+    /// "12x10" or "11x10".
+    pub fn name(self) -> &'static str {
+        match self {
+            TensixGrid::Eth12x10 => "12x10",
+            TensixGrid::Tensix11x10 => "11x10",
+        }
+    }
+}
+
+/// How the Tensix backend runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TensixConfig {
+    pub grid: TensixGrid,
+    /// Replay captured traces after each program's first frame (default); `false` runs every
+    /// step directly each frame.
+    pub trace: bool,
+}
+
+impl Default for TensixConfig {
+    fn default() -> Self {
+        Self {
+            grid: TensixGrid::default(),
+            trace: true,
+        }
+    }
+}
+
+/// True when the runtime drives real hardware (built on tt-metal), not the emulator.
+pub fn card_present() -> bool {
+    tt_runtime::Device::backend_name() == "tt-metal"
+}
+
+/// Facts about the opened device and the loaded programs.
+#[derive(Debug, Clone, Serialize)]
+pub struct TensixInfo {
+    /// "emulator" or "tt-metal".
+    pub runtime: String,
+    pub grid: TensixGrid,
+    /// "eth" or "tensix".
+    pub dispatch: &'static str,
+    pub trace: bool,
+    /// L1 bytes per core and DRAM banks, as the runtime reports them.
+    pub l1_bytes: u32,
+    pub dram_banks: u32,
+    /// Steps (device programs) the trace of the default 640×480 main program replays.
+    pub default_trace_steps: usize,
+    /// NMS radii the device runs (the main program's and the variants'); others run on the host.
+    pub device_radii: Vec<usize>,
+    pub programs: Vec<LoadedProgram>,
+}
+
+/// The Tensix backend of a model.
+pub struct TensixBackend {
+    config: TensixConfig,
+    weights: Arc<WeightSet>,
+    host: CpuKernels,
+    session: Mutex<Session>,
+}
+
+impl TensixBackend {
+    /// Opens the device for `config.grid`; programs load at first use.
+    pub fn open(config: TensixConfig, weights: Arc<WeightSet>) -> Result<Self> {
+        let session = Session::open(config)?;
+        Ok(Self {
+            config,
+            weights,
+            host: CpuKernels::new(),
+            session: Mutex::new(session),
+        })
+    }
+
+    /// The configuration it was opened with.
+    pub fn config(&self) -> TensixConfig {
+        self.config
+    }
+
+    fn session(&self) -> MutexGuard<'_, Session> {
+        // A panic while holding the lock leaves no half-written state that a later frame reads
+        // (each frame writes its whole input), so a poisoned lock is taken over.
+        self.session.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The device and every loaded program.
+    pub fn info(&self) -> TensixInfo {
+        let session = self.session();
+        TensixInfo {
+            runtime: tt_runtime::Device::backend_name(),
+            grid: self.config.grid,
+            dispatch: match self.config.grid.dispatch() {
+                tt_runtime::Dispatch::Eth => "eth",
+                tt_runtime::Dispatch::Tensix => "tensix",
+            },
+            trace: self.config.trace,
+            l1_bytes: session.device_info().map_or(0, |i| i.l1_size),
+            dram_banks: session.device_info().map_or(0, |i| i.dram_banks),
+            default_trace_steps: programs::default_steps(),
+            device_radii: session::device_radii(),
+            programs: session.loaded(),
+        }
+    }
+
+    /// Keypoints and descriptors of one decoded plane, and the dense maps of the same run when
+    /// `maps` is set: the score map, the post-NMS map (the device's for radii 1..8, the host's
+    /// NMS of the device's score map otherwise) and the dense descriptors.
+    pub(crate) fn detect(
+        &self,
+        plane: &Tensor<u8>,
+        options: &Options,
+        maps: bool,
+    ) -> Result<(FrameResult, Option<DenseMaps>)> {
+        let mut session = self.session();
+        let frame = session.run_frame(&self.weights, plane, options)?;
+        let select_start = Instant::now();
+        let (keypoints, descriptors) = session.read_results(&self.host, &frame, options)?;
+        // The resize runs inside the device program, so it counts as the network's time.
+        let result = FrameResult {
+            keypoints,
+            descriptors,
+            resize_ms: 0.0,
+            select_ms: select_start.elapsed().as_secs_f64() * 1e3,
+        };
+        let dense = if maps {
+            Some(session.read_dense(&self.host, &frame)?)
+        } else {
+            None
+        };
+        Ok((result, dense))
+    }
+
+    /// Runs one frame with every step launched directly and returns each step's counters (the
+    /// main program's, then the NMS variant's when `options` needs one).
+    pub fn profile(&self, plane: &Tensor<u8>, options: &Options) -> Result<Vec<StepCounters>> {
+        let mut session = self.session();
+        Ok(session.profile(&self.weights, plane, options)?)
+    }
+}

@@ -1,0 +1,78 @@
+//! Which generated program runs a request: the main program (the whole network from the u8 plane,
+//! specialised per frame, input plane size and grid) and the NMS-variant programs (NMS r = 1..8
+//! other than the main program's, candidates and sampling from the main program's score map and
+//! dense descriptors). The 640×480 main program on the 12×10 grid with an identity resize is the
+//! checked-in artifact (embedded at build time); every other program is compiled by `kernel-gen`
+//! from the same definitions ([`kernel_gen::variants`]) at first use.
+
+use std::collections::BTreeMap;
+
+use kernel_gen::{variants, Compiled, Grid};
+use superpoint_graph::SuperPointParams;
+
+use super::error::TensixError;
+
+/// The checked-in default program (`program()` and `SOURCES`).
+mod embedded {
+    include!("../../../../kernel-gen/artifacts/superpoint_640x480_12x10/program.rs");
+}
+
+/// The NMS radius the main program is compiled with.
+pub fn main_radius() -> usize {
+    SuperPointParams::default().nms_radius
+}
+
+/// The keypoint threshold every program's candidate selection is compiled with.
+pub fn compiled_threshold() -> f32 {
+    SuperPointParams::default().keypoint_threshold
+}
+
+/// Steps of the checked-in default program (what its trace replays per frame).
+pub fn default_steps() -> usize {
+    embedded::program().steps.len()
+}
+
+/// The main program for a `frame` (W, H) from an `input`-sized plane on `grid`.
+pub fn main_program(
+    frame: (u32, u32),
+    input: (u32, u32),
+    grid: Grid,
+) -> Result<Compiled, TensixError> {
+    let identity = input == frame;
+    if identity && frame == (640, 480) && grid == Grid::ETH_DISPATCH {
+        return Ok(Compiled {
+            program: embedded::program(),
+            sources: embedded::SOURCES
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+        });
+    }
+    let v = variants::main_program(frame.0, frame.1, (!identity).then_some(input), grid);
+    compile(&v)
+}
+
+/// The NMS-variant program with `radius` for a `frame` on `grid`.
+pub fn nms_program(frame: (u32, u32), radius: usize, grid: Grid) -> Result<Compiled, TensixError> {
+    compile(&variants::nms_program(frame.0, frame.1, radius, grid))
+}
+
+fn compile(v: &variants::Variant) -> Result<Compiled, TensixError> {
+    kernel_gen::compile(&v.graph, &v.params).map_err(|e| TensixError::Compile {
+        program: v.name.clone(),
+        why: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_default_is_what_kernel_gen_compiles() {
+        let embedded = main_program((640, 480), (640, 480), Grid::ETH_DISPATCH).expect("embedded");
+        let v = variants::main_program(640, 480, None, Grid::ETH_DISPATCH);
+        let compiled = kernel_gen::compile(&v.graph, &v.params).expect("compiles");
+        assert_eq!(embedded, compiled);
+    }
+}

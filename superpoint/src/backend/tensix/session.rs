@@ -1,0 +1,516 @@
+//! The opened device and the programs loaded on it: one main program per (frame, input plane
+//! size), each with its NMS-variant programs by radius (sharing its score map and dense
+//! descriptors), each with its trace once captured. A frame writes the plane, runs (or replays)
+//! the main program and the variant its radius needs, and says where its results are; the
+//! read-back functions take them from there.
+
+use kernel_gen::layout::host::{descriptor_row, unpack_map};
+use kernel_gen::layout::unpack_activation;
+use kernel_gen::ops::nms::MAX_DEVICE_RADIUS;
+use kernel_gen::ops::resize::{pack_plane, MAX_PLANE_SIDE};
+use kernel_gen::plan::Content;
+use kernel_gen::runner::{Loaded, RunError};
+use kernel_gen::{Compiled, DeviceTensor};
+use serde::Serialize;
+use superpoint_graph::{names, Keypoint, Tensor, WeightSet};
+use tt_runtime::{Device, Trace};
+
+use super::error::TensixError;
+use super::{host, programs, TensixConfig};
+use crate::backend::cpu::CpuKernels;
+use crate::backend::DenseMaps;
+use crate::options::Options;
+
+pub use kernel_gen::runner::StepCounters;
+
+/// Descriptor rows: (dim, N × dim values).
+pub type Rows = (usize, Vec<f32>);
+
+/// NMS radii the device programs run: the main program's and the variants' 1..=8.
+pub fn device_radii() -> Vec<usize> {
+    (1..=MAX_DEVICE_RADIUS).collect()
+}
+
+/// One loaded program, as `superpoint info` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadedProgram {
+    /// `main` or `nms<r>`.
+    pub kind: String,
+    pub frame: [u32; 2],
+    pub input: [u32; 2],
+    /// Steps (device programs) per run, which is what its trace replays.
+    pub steps: usize,
+    pub trace_captured: bool,
+    /// Frames run so far.
+    pub frames: u64,
+}
+
+/// A program on the device with its trace.
+struct Program {
+    loaded: Loaded,
+    trace: Option<Trace>,
+    frames: u64,
+}
+
+impl Program {
+    fn load(dev: &Device, compiled: &Compiled, main: Option<&Loaded>) -> Result<Self, RunError> {
+        let loaded = match main {
+            Some(main) => Loaded::load_sharing(dev, compiled, main)?,
+            None => Loaded::load(dev, compiled)?,
+        };
+        Ok(Self {
+            loaded,
+            trace: None,
+            frames: 0,
+        })
+    }
+
+    /// Runs every step: by replaying the trace once captured; the first run launches the steps
+    /// (the warm-up capture needs) and then captures them when `trace` is on.
+    fn run(&mut self, dev: &Device, trace: bool) -> Result<(), RunError> {
+        match &self.trace {
+            Some(t) => {
+                dev.replay(t)?;
+                dev.finish()?;
+            }
+            None => {
+                self.loaded.run(dev)?;
+                if trace {
+                    self.trace = Some(self.loaded.capture(dev)?);
+                }
+            }
+        }
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// The layout of buffer `name`'s tensor.
+    fn tensor(&self, name: &str) -> Option<DeviceTensor> {
+        self.loaded
+            .program()
+            .buffers
+            .iter()
+            .find(|b| b.name == name)
+            .and_then(|b| match &b.content {
+                Content::Output { tensor, .. } | Content::External { tensor, .. } => Some(*tensor),
+                _ => None,
+            })
+    }
+
+    fn info(&self, kind: String, frame: (u32, u32), input: (u32, u32)) -> LoadedProgram {
+        LoadedProgram {
+            kind,
+            frame: [frame.0, frame.1],
+            input: [input.0, input.1],
+            steps: self.loaded.program().steps.len(),
+            trace_captured: self.trace.is_some(),
+            frames: self.frames,
+        }
+    }
+}
+
+/// The main program of one (frame, input size) and its NMS variants.
+struct Main {
+    frame: (u32, u32),
+    input: (u32, u32),
+    program: Program,
+    variants: Vec<(usize, Program)>,
+}
+
+/// Where the post-NMS map of a frame comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NmsSource {
+    /// The main program's NMS.
+    Main,
+    /// Variant `i` of the main program.
+    Variant(usize),
+    /// The host, on the device's score map.
+    Host,
+}
+
+/// Where one frame's results are on the device.
+#[derive(Debug, Clone, Copy)]
+pub struct Frame {
+    main: usize,
+    nms: NmsSource,
+    radius: usize,
+    /// The device's candidates cover the request (device NMS and a threshold at least the
+    /// compiled one); otherwise the host selects from the post-NMS map.
+    device_select: bool,
+}
+
+/// The device and its programs.
+pub struct Session {
+    config: TensixConfig,
+    device: Device,
+    mains: Vec<Main>,
+}
+
+fn device_err(doing: impl Into<String>) -> impl FnOnce(RunError) -> TensixError {
+    let doing = doing.into();
+    move |source| TensixError::Device { doing, source }
+}
+
+fn malformed(buffer: &str, why: impl Into<String>) -> TensixError {
+    TensixError::Readback {
+        buffer: buffer.to_string(),
+        why: why.into(),
+    }
+}
+
+impl Session {
+    /// Opens the device with the dispatch of `config.grid`.
+    pub fn open(config: TensixConfig) -> Result<Self, TensixError> {
+        let device = Device::open(config.grid.dispatch()).map_err(|e| TensixError::Device {
+            doing: format!("opening the device ({} grid)", config.grid.name()),
+            source: RunError::Runtime(e),
+        })?;
+        Ok(Self {
+            config,
+            device,
+            mains: Vec::new(),
+        })
+    }
+
+    /// The runtime's facts about the device.
+    pub fn device_info(&self) -> Option<tt_runtime::DeviceInfo> {
+        self.device.info().ok()
+    }
+
+    /// Every loaded program.
+    pub fn loaded(&self) -> Vec<LoadedProgram> {
+        let mut out = Vec::new();
+        for m in &self.mains {
+            out.push(m.program.info("main".to_string(), m.frame, m.input));
+            for (r, v) in &m.variants {
+                out.push(v.info(format!("nms{r}"), m.frame, m.input));
+            }
+        }
+        out
+    }
+
+    /// The main program for the frame and plane size, loaded (weights uploaded) on first use.
+    fn main_index(
+        &mut self,
+        weights: &WeightSet,
+        frame: (u32, u32),
+        input: (u32, u32),
+    ) -> Result<usize, TensixError> {
+        if let Some(i) = self
+            .mains
+            .iter()
+            .position(|m| m.frame == frame && m.input == input)
+        {
+            return Ok(i);
+        }
+        let compiled = programs::main_program(frame, input, self.config.grid.grid())?;
+        let what = format!(
+            "loading the {}x{} main program for {}x{} planes",
+            frame.0, frame.1, input.0, input.1
+        );
+        let program = Program::load(&self.device, &compiled, None).map_err(device_err(&what))?;
+        program
+            .loaded
+            .upload_weights(weights)
+            .map_err(device_err(format!("{what}: uploading the weights")))?;
+        self.mains.push(Main {
+            frame,
+            input,
+            program,
+            variants: Vec::new(),
+        });
+        Ok(self.mains.len() - 1)
+    }
+
+    /// The NMS variant with `radius` of main program `main`, loaded on first use.
+    fn variant_index(&mut self, main: usize, radius: usize) -> Result<usize, TensixError> {
+        let m = &self.mains[main];
+        if let Some(i) = m.variants.iter().position(|(r, _)| *r == radius) {
+            return Ok(i);
+        }
+        let compiled = programs::nms_program(m.frame, radius, self.config.grid.grid())?;
+        let program = Program::load(&self.device, &compiled, Some(&m.program.loaded)).map_err(
+            device_err(format!(
+                "loading the NMS r = {radius} program for {}x{}",
+                m.frame.0, m.frame.1
+            )),
+        )?;
+        let m = &mut self.mains[main];
+        m.variants.push((radius, program));
+        Ok(m.variants.len() - 1)
+    }
+
+    /// Loads what `options` need, writes the plane and runs the device for one frame.
+    pub fn run_frame(
+        &mut self,
+        weights: &WeightSet,
+        plane: &Tensor<u8>,
+        options: &Options,
+    ) -> Result<Frame, TensixError> {
+        let frame = self.prepare(weights, plane, options)?;
+        let trace = self.config.trace;
+        let dev = &self.device;
+        let m = &mut self.mains[frame.main];
+        m.program
+            .run(dev, trace)
+            .map_err(device_err("running the main program"))?;
+        if let NmsSource::Variant(v) = frame.nms {
+            let (r, program) = &mut m.variants[v];
+            let what = format!("running the NMS r = {r} program");
+            program.run(dev, trace).map_err(device_err(what))?;
+        }
+        Ok(frame)
+    }
+
+    /// Checks the sizes, loads the programs and writes the plane.
+    fn prepare(
+        &mut self,
+        weights: &WeightSet,
+        plane: &Tensor<u8>,
+        options: &Options,
+    ) -> Result<Frame, TensixError> {
+        let (w, h) = options.frame;
+        if w % 32 != 0 || h % 32 != 0 {
+            return Err(TensixError::FrameSize {
+                width: w,
+                height: h,
+            });
+        }
+        let side = |v: usize| u32::try_from(v).ok().filter(|&v| v <= MAX_PLANE_SIDE);
+        let (Some(pw), Some(ph), Some(fw), Some(fh)) =
+            (side(plane.width), side(plane.height), side(w), side(h))
+        else {
+            return Err(TensixError::InputSize {
+                width: plane.width.max(w),
+                height: plane.height.max(h),
+                max: MAX_PLANE_SIDE,
+            });
+        };
+        let main = self.main_index(weights, (fw, fh), (pw, ph))?;
+        let r = options.nms_radius;
+        let nms = if r == programs::main_radius() {
+            NmsSource::Main
+        } else if (1..=MAX_DEVICE_RADIUS).contains(&r) {
+            NmsSource::Variant(self.variant_index(main, r)?)
+        } else {
+            NmsSource::Host
+        };
+        self.mains[main]
+            .program
+            .loaded
+            .write(names::INPUT, &pack_plane(plane))
+            .map_err(device_err("writing the input plane"))?;
+        Ok(Frame {
+            main,
+            nms,
+            radius: r,
+            device_select: !matches!(nms, NmsSource::Host)
+                && options.keypoint_threshold >= programs::compiled_threshold(),
+        })
+    }
+
+    /// The program holding the frame's post-NMS map and candidates, if the device ran NMS.
+    fn nms_program(&self, frame: &Frame) -> Option<&Program> {
+        let m = &self.mains[frame.main];
+        match frame.nms {
+            NmsSource::Main => Some(&m.program),
+            NmsSource::Variant(v) => Some(&m.variants[v].1),
+            NmsSource::Host => None,
+        }
+    }
+
+    fn read(&self, program: &Program, name: &str) -> Result<Vec<u8>, TensixError> {
+        program
+            .loaded
+            .read(name)
+            .map_err(device_err(format!("reading buffer `{name}`")))
+    }
+
+    /// A Map-layout buffer of the frame's size as a 1×H×W tensor.
+    fn read_map(
+        &self,
+        program: &Program,
+        name: &str,
+        frame: &Frame,
+    ) -> Result<Tensor<f32>, TensixError> {
+        let (w, h) = self.mains[frame.main].frame;
+        unpack_map(&self.read(program, name)?, h as usize, w as usize)
+            .ok_or_else(|| malformed(name, format!("not a {w}x{h} score map")))
+    }
+
+    /// The device's dense descriptors as a planar C×Hc×Wc tensor.
+    fn read_dense_descriptors(&self, frame: &Frame) -> Result<Tensor<f32>, TensixError> {
+        let main = &self.mains[frame.main].program;
+        let name = names::DESCRIPTORS_DENSE;
+        let shape = main
+            .tensor(name)
+            .and_then(|t| t.activation())
+            .ok_or_else(|| malformed(name, "the program has no activation of that name"))?;
+        unpack_activation(&self.read(main, name)?, shape)
+            .ok_or_else(|| malformed(name, "its length does not match its shape"))
+    }
+
+    /// The frame's post-NMS map: the device's, or the host's NMS of the device's score map.
+    fn post_nms_map(&self, host: &CpuKernels, frame: &Frame) -> Result<Tensor<f32>, TensixError> {
+        match self.nms_program(frame) {
+            Some(p) => self.read_map(p, names::NMS, frame),
+            None => {
+                let scores =
+                    self.read_map(&self.mains[frame.main].program, names::SCORES, frame)?;
+                Ok(host::nms(host, &scores, frame.radius))
+            }
+        }
+    }
+
+    /// The frame's keypoints (frame pixels, best first) and, when requested, descriptors.
+    pub fn read_results(
+        &self,
+        host: &CpuKernels,
+        frame: &Frame,
+        options: &Options,
+    ) -> Result<(Vec<Keypoint>, Option<Rows>), TensixError> {
+        let threshold = options.keypoint_threshold;
+        let device = self.nms_program(frame).filter(|_| frame.device_select);
+        let Some(program) = device else {
+            let map = self.post_nms_map(host, frame)?;
+            let keypoints = host::select(host, &map, threshold, options.max_keypoints);
+            let descriptors = if options.return_descriptors {
+                let dense = self.read_dense_descriptors(frame)?;
+                Some((dense.channels, host::sample(host, &dense, &keypoints)))
+            } else {
+                None
+            };
+            return Ok((keypoints, descriptors));
+        };
+        let candidates = program
+            .tensor(names::KEYPOINTS)
+            .ok_or_else(|| malformed(names::KEYPOINTS, "the program has no candidates"))?;
+        let DeviceTensor::Candidates {
+            regions, capacity, ..
+        } = candidates
+        else {
+            return Err(malformed(names::KEYPOINTS, "not laid out as candidates"));
+        };
+        let counts_name = format!("{}.counts", names::KEYPOINTS);
+        let counts = self.read(program, &counts_name)?;
+        let records = self.read_records(program, &counts, regions, capacity)?;
+        let list = host::ordered_candidates(
+            &records,
+            &counts,
+            &candidates,
+            threshold,
+            options.max_keypoints,
+        )?;
+        let descriptors = if options.return_descriptors {
+            Some(self.read_descriptor_rows(program, &list)?)
+        } else {
+            None
+        };
+        Ok((list.into_iter().map(|(_, k)| k).collect(), descriptors))
+    }
+
+    /// The records buffer with only each region's first `count` records read (the rest zero).
+    fn read_records(
+        &self,
+        program: &Program,
+        counts: &[u8],
+        regions: u32,
+        capacity: u32,
+    ) -> Result<Vec<u8>, TensixError> {
+        let name = names::KEYPOINTS;
+        let record = kernel_gen::layout::tensor::CANDIDATE_BYTES as usize;
+        let stride = kernel_gen::layout::tensor::COUNT_STRIDE as usize;
+        let mut records = vec![0u8; regions as usize * capacity as usize * record];
+        for region in 0..regions as usize {
+            let count = counts
+                .get(region * stride..region * stride + 4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .ok_or_else(|| {
+                    malformed("keypoints.counts", format!("no count for region {region}"))
+                })?;
+            if count > capacity {
+                return Err(malformed(
+                    "keypoints.counts",
+                    format!(
+                        "region {region} holds {count} records, more than its capacity {capacity}"
+                    ),
+                ));
+            }
+            if count == 0 {
+                continue;
+            }
+            let first = region * capacity as usize;
+            let bytes = program
+                .loaded
+                .read_pages(name, first as u64, u64::from(count))
+                .map_err(device_err(format!(
+                    "reading the records of region {region}"
+                )))?;
+            records[first * record..first * record + bytes.len()].copy_from_slice(&bytes);
+        }
+        Ok(records)
+    }
+
+    /// The descriptor rows of the returned keypoints, in their order.
+    fn read_descriptor_rows(
+        &self,
+        program: &Program,
+        list: &[(u32, Keypoint)],
+    ) -> Result<Rows, TensixError> {
+        let name = names::DESCRIPTORS;
+        let Some(DeviceTensor::Descriptors { dim, .. }) = program.tensor(name) else {
+            return Err(malformed(name, "the program has no descriptor rows"));
+        };
+        let mut out = Vec::with_capacity(list.len() * dim as usize);
+        for (slot, _) in list {
+            let bytes = program
+                .loaded
+                .read_pages(name, u64::from(*slot), 1)
+                .map_err(device_err(format!("reading descriptor row {slot}")))?;
+            let row = descriptor_row(&bytes, dim, 0)
+                .ok_or_else(|| malformed(name, format!("row {slot} is short")))?;
+            out.extend(row);
+        }
+        Ok((dim as usize, out))
+    }
+
+    /// The frame's dense maps.
+    pub fn read_dense(&self, host: &CpuKernels, frame: &Frame) -> Result<DenseMaps, TensixError> {
+        Ok(DenseMaps {
+            scores: self.read_map(&self.mains[frame.main].program, names::SCORES, frame)?,
+            nms: self.post_nms_map(host, frame)?,
+            descriptors: self.read_dense_descriptors(frame)?,
+        })
+    }
+
+    /// One frame with every step launched directly, and the counters of that frame: the main
+    /// program's steps, then the variant's.
+    pub fn profile(
+        &mut self,
+        weights: &WeightSet,
+        plane: &Tensor<u8>,
+        options: &Options,
+    ) -> Result<Vec<StepCounters>, TensixError> {
+        let frame = self.prepare(weights, plane, options)?;
+        let dev = &self.device;
+        let m = &mut self.mains[frame.main];
+        let mut programs: Vec<&mut Program> = vec![&mut m.program];
+        if let NmsSource::Variant(v) = frame.nms {
+            programs.push(&mut m.variants[v].1);
+        }
+        let mut out = Vec::new();
+        for p in programs {
+            p.loaded
+                .reset_counters()
+                .map_err(device_err("resetting the counters"))?;
+            p.loaded.run(dev).map_err(device_err("profiling a frame"))?;
+            p.frames += 1;
+            out.extend(
+                p.loaded
+                    .counters()
+                    .map_err(device_err("reading the counters"))?,
+            );
+        }
+        Ok(out)
+    }
+}

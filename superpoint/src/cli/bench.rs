@@ -1,0 +1,101 @@
+//! `superpoint bench --backend tensix`: one frame on the Tensix backend with every step
+//! launched directly, and each node's modeled device time (`kernel_gen::model` over the
+//! emulator's counters and the kernel IR's RISC-V work, `tt_runtime::cost`; a model, never a
+//! measurement) on the 12×10 and 11×10 grids, next to the port's measured device time.
+
+use anyhow::bail;
+use clap::Args;
+use kernel_gen::{kir, model, plan, variants};
+use superpoint::backend::tensix::{TensixConfig, TensixGrid};
+use superpoint::{Backend, Options, SuperPoint};
+use superpoint_graph::Tensor;
+use tt_runtime::CostModel;
+
+use super::ModelArgs;
+
+/// The port's device time per frame on a p150a (device profiler, one trace replay).
+const PORT_MEASURED_US: f64 = 462.8;
+/// DESIGN §6 goal for the modeled device time.
+const GOAL_US: f64 = 250.0;
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    model: ModelArgs,
+    /// The network frame, WIDTHxHEIGHT (multiples of 32).
+    #[arg(long, default_value = "640x480", value_name = "WxH")]
+    frame: String,
+}
+
+/// A deterministic textured plane (the modeled time barely depends on the values).
+fn plane(width: usize, height: usize) -> anyhow::Result<Tensor<u8>> {
+    let data = (0..width * height)
+        .map(|i| ((i % width) * 7 + (i / width) * 13 + (i * i) % 251) as u8)
+        .collect();
+    Tensor::from_vec(1, height, width, data)
+        .ok_or_else(|| anyhow::anyhow!("cannot make a {width}x{height} plane"))
+}
+
+pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    if args.model.backend != Backend::Tensix {
+        bail!("bench models device time; run it with --backend tensix");
+    }
+    let options = Options {
+        frame: superpoint::options::parse_frame(&args.frame)?,
+        ..Options::default()
+    };
+    options.validate()?;
+    let (w, h) = options.frame;
+    let plane = plane(w, h)?;
+    let cost = CostModel::BLACKHOLE;
+    for grid in [TensixGrid::Eth12x10, TensixGrid::Tensix11x10] {
+        let mut builder = SuperPoint::builder()
+            .backend(Backend::Tensix)
+            .tensix(TensixConfig {
+                grid,
+                ..TensixConfig::default()
+            });
+        if let Some(path) = &args.model.weights {
+            builder = builder.weights(path);
+        }
+        let sp = builder.build()?;
+        let Some(tensix) = sp.tensix() else {
+            bail!("the Tensix backend did not open");
+        };
+        let steps = tensix.profile(&plane, &options)?;
+        // The kernel IR of the same program, for the RISC-V work the emulator cannot count.
+        let variant = variants::main_program(w as u32, h as u32, None, grid.grid());
+        let planned = plan::plan(&variant.graph, &variant.params)?;
+        let nodes = model::estimate(&kir::lower(&planned)?, &steps, &cost)?;
+        println!(
+            "== {w}x{h} on the {} grid: MODELED device time (tt_runtime::cost BLACKHOLE, launch overhead included) ==",
+            grid.name()
+        );
+        println!(
+            "{:<18} {:>5} {:>11} {:<13} {:>14}  slowest core and DRAM, modeled µs",
+            "node", "cores", "modeled µs", "bound", "w/o scalar µs"
+        );
+        let (mut total, mut total_without) = (0.0, 0.0);
+        for n in &nodes {
+            let us = n.with_scalar.seconds() * 1e6;
+            let without = n.without_scalar.seconds() * 1e6;
+            total += us;
+            total_without += without;
+            println!(
+                "{:<18} {:>5} {:>11.1} {:<13} {:>14.1}  {}",
+                n.node,
+                n.with_scalar.cores,
+                us,
+                n.with_scalar.bound(),
+                without,
+                model::why(&n.with_scalar, cost.clock_hz)
+            );
+        }
+        println!(
+            "modeled total: {total:.1} µs with the scalar RISC-V work (a lower bound), {total_without:.1} µs without, over {} programs; \
+             the port measured {PORT_MEASURED_US} µs on a p150a; DESIGN §6 goal ≤ {GOAL_US} µs",
+            nodes.len()
+        );
+    }
+    Ok(())
+}
