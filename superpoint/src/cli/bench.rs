@@ -5,6 +5,7 @@
 
 use anyhow::bail;
 use clap::Args;
+use kernel_gen::model::{GOAL_US, PORT_MEASURED_US};
 use kernel_gen::{kir, model, plan, variants};
 use superpoint::backend::tensix::{TensixConfig, TensixGrid};
 use superpoint::{Backend, Options, SuperPoint};
@@ -12,11 +13,6 @@ use superpoint_graph::Tensor;
 use tt_runtime::CostModel;
 
 use super::ModelArgs;
-
-/// The port's device time per frame on a p150a (device profiler, one trace replay).
-const PORT_MEASURED_US: f64 = 462.8;
-/// DESIGN §6 goal for the modeled device time.
-const GOAL_US: f64 = 250.0;
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
