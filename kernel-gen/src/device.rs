@@ -179,6 +179,16 @@ impl Precision {
         fp32_dest: true,
     };
 
+    /// Accurate: Float32 activations (tf32 in the source registers), each weight as a bf16
+    /// high part plus a bf16 low part (two matmuls, both exact at HiFi4), fp32 accumulation in
+    /// DST. About 4× the port's matrix-unit time; for maps that must match an f32 reference
+    /// closely (the keypoint F1 gate on weights whose scores are nearly tied).
+    pub const ACCURATE: Precision = Precision {
+        format: Format::Fp32,
+        fidelity: Fidelity::HiFi4,
+        fp32_dest: true,
+    };
+
     /// Tiles one `tile_regs_acquire` gets in half-sync mode: 8 bf16 or 4 fp32.
     pub fn dst_tiles(&self) -> u32 {
         if self.fp32_dest {
