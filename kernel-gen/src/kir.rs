@@ -540,6 +540,9 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
 }
 
 fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> {
+    if p.select {
+        return pool_select_kernels(node, p);
+    }
     let input = input(node, 0)?;
     let taps = cb_id(node, "cb_taps")?;
     let cache = cb_id(node, "cb_cache")?;
@@ -621,7 +624,14 @@ fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> 
             }],
         )],
     };
-    let writer = Kernel {
+    let writer = pool_writer(node, p, shape)?;
+    Ok(vec![reader, compute, writer])
+}
+
+/// The pool writer: output tile (block, channel tile) to page `block · in_tiles + channel tile`.
+fn pool_writer(node: &NodePlan, p: &PoolPlan, shape: Vec<CompileArg>) -> Result<Kernel, KirError> {
+    let out = cb_id(node, "cb_out")?;
+    Ok(Kernel {
         role: Role::Writer,
         template: "max_pool2/writer.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
@@ -651,7 +661,114 @@ fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> 
                 ],
             }],
         )],
+    })
+}
+
+/// Pooling by row-selection matmuls ([`PoolPlan::select`]): the reader writes the four 0/1
+/// selection tiles once and streams the four input tiles of each output tile; the compute kernel
+/// forms each tap with two exact matmuls and takes the SFPU maximum of the four.
+fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> {
+    let input = input(node, 0)?;
+    let src = cb_id(node, "cb_src")?;
+    let select = cb_id(node, "cb_select")?;
+    let out = cb_id(node, "cb_out")?;
+    let shape = args(&[
+        ("height", p.height),
+        ("width", p.width),
+        ("in_tiles", p.in_tiles),
+    ]);
+    let reader = Kernel {
+        role: Role::Reader,
+        template: "max_pool2/select_reader.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&["input_addr", "block_start", "block_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(input.clone()),
+                Arg::Const(start),
+                Arg::Const(count),
+            ]
+        }),
+        precision: None,
+        body: vec![
+            Call::CbReserve {
+                cb: select,
+                pages: 4,
+            },
+            Call::L1Gather { bytes: 4 * 2048 },
+            Call::CbPush {
+                cb: select,
+                pages: 4,
+            },
+            blocks(
+                Trips::Blocks,
+                vec![Call::Loop {
+                    trips: Trips::Fixed(p.in_tiles),
+                    body: vec![
+                        Call::CbReserve { cb: src, pages: 4 },
+                        Call::DramRead {
+                            buffer: input.clone(),
+                            pages: 4,
+                            page_bytes: 2048,
+                            cb: src,
+                        },
+                        Call::CbPush { cb: src, pages: 4 },
+                    ],
+                }],
+            ),
+        ],
     };
+    let compute = Kernel {
+        role: Role::Compute,
+        template: "max_pool2/select_compute.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&["block_count"]),
+        runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
+        precision: Some(node.precision),
+        body: vec![
+            Call::CbWait {
+                cb: select,
+                pages: 4,
+            },
+            blocks(
+                Trips::Blocks,
+                vec![Call::Loop {
+                    trips: Trips::Fixed(p.in_tiles),
+                    body: vec![
+                        Call::CbWait { cb: src, pages: 4 },
+                        Call::CbReserve { cb: out, pages: 1 },
+                        Call::Dst {
+                            tiles: 4,
+                            body: vec![
+                                Call::Loop {
+                                    trips: Trips::Fixed(8),
+                                    body: vec![Call::Matmul {
+                                        ct: 1,
+                                        rt: 1,
+                                        kt: 1,
+                                    }],
+                                },
+                                Call::Sfpu {
+                                    op: SfpuOp::Max,
+                                    tiles: 3,
+                                },
+                                Call::Pack { cb: out, tiles: 1 },
+                            ],
+                        },
+                        Call::CbPush { cb: out, pages: 1 },
+                        Call::CbPop { cb: src, pages: 4 },
+                    ],
+                }],
+            ),
+            Call::CbPop {
+                cb: select,
+                pages: 4,
+            },
+        ],
+    };
+    let writer = pool_writer(node, p, shape)?;
     Ok(vec![reader, compute, writer])
 }
 

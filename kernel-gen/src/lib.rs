@@ -33,8 +33,15 @@
 //!   `matmul_block` over K in DST (groups of output tiles within the half-sync DST capacity),
 //!   applies `relu_tile` and packs bf16; the writer stores the tiles. Precision is per node in
 //!   the plan (default bf16, HiFi2, fp32 DST).
-//! * **max_pool2**: the reader gathers the four tap tiles of each (block, channel tile) through a
-//!   small tile cache, the compute kernel takes their maximum with `binary_max_tile`.
+//! * **max_pool2**: with bf16 activations and an output width that is a multiple of 32 (pool1,
+//!   pool2 of SuperPoint), each output tile pools four whole input tiles (two rows, 64 columns):
+//!   the reader streams them by page reads, the compute kernel forms each tap (dy, dx) as
+//!   `S(dx,0)·T(2dy) + S(dx,1)·T(2dy+1)` with 0/1 row-selection tiles `S` in SrcB (exact at any
+//!   fidelity above LoFi: the activation stays whole in SrcA) and takes the SFPU maximum of the
+//!   four taps — no RISC-V element loops. Otherwise (pool3's 80-wide output, Float32
+//!   activations, where SrcA would cut tf32 values) the reader gathers the four tap tiles of
+//!   each (block, channel tile) through a small tile cache and the compute kernel takes their
+//!   maximum with `binary_max_tile`.
 //! * **input plane + resize** ([`ops::resize`]): the host uploads the full-size u8 plane (one
 //!   DRAM page per row, padded to 64 B); the program is specialised per input size
 //!   ([`PlanParams::input_size`], default the frame size, where the resize is the identity).
@@ -70,7 +77,8 @@
 //!   `cb_writer_count` (4, 5), `cb_out` (16, fp32), `cb_sum`, `cb_sq`, `cb_inv` (24–26, fp32
 //!   intermediates).
 //! * CBs: conv `cb_im2col` (0, 2·K tiles), `cb_weights` (1), `cb_bias` (2), `cb_window` (3,
-//!   scratch), `cb_out` (16, 2 groups); pool `cb_taps` (0, 2×4), `cb_cache` (1), `cb_out` (16).
+//!   scratch), `cb_out` (16, 2 groups); pool `cb_taps` (0, 2×4), `cb_cache` (1), `cb_out` (16), or for row selection `cb_src` (0,
+//!   2×4), `cb_select` (1, the 4 selection tiles), `cb_out` (16).
 //! * **softmax + dustbin fold** ([`ops::softmax_fold`]): a `Softmax` whose only consumer is a
 //!   `DustbinFold{cell: 8}` is planned with it as one program named after the fold, reading
 //!   convPb's activation and writing the Float32 score map (Map layout); the 65-channel

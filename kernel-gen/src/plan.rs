@@ -244,6 +244,10 @@ pub struct PoolPlan {
     pub width: u32,
     pub in_tiles: u32,
     pub cache_slots: u32,
+    /// Pool by 0/1 row-selection matmuls on whole input tiles (bf16 activations and an output
+    /// width that is a multiple of 32, so each output block pools four whole input tiles);
+    /// otherwise the reader gathers the tap rows.
+    pub select: bool,
 }
 
 /// The op-specific part of a node's plan.
@@ -563,6 +567,20 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     ..input
                 };
                 let in_tiles = input.channel_tiles() as u32;
+                let select = precision.format == Format::Bf16 && shape.width % 32 == 0;
+                let cbs = if select {
+                    vec![
+                        cb(0, "cb_src", 8, CbKind::Stream),
+                        cb(1, "cb_select", 4, CbKind::Resident),
+                        cb(16, "cb_out", 2, CbKind::Stream),
+                    ]
+                } else {
+                    vec![
+                        cb(0, "cb_taps", 8, CbKind::Stream),
+                        cb(1, "cb_cache", POOL_CACHE_SLOTS, CbKind::Scratch),
+                        cb(16, "cb_out", 2, CbKind::Stream),
+                    ]
+                };
                 buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
                 nodes.push(NodePlan {
                     name: node.name.clone(),
@@ -570,17 +588,14 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     output: node.name.clone(),
                     precision,
                     split: Split::new(params.grid, shape.pixel_tiles() as u32),
-                    cbs: vec![
-                        cb(0, "cb_taps", 8, CbKind::Stream),
-                        cb(1, "cb_cache", POOL_CACHE_SLOTS, CbKind::Scratch),
-                        cb(16, "cb_out", 2, CbKind::Stream),
-                    ],
+                    cbs,
                     op: OpPlan::MaxPool2(PoolPlan {
                         channels: input.channels as u32,
                         height: input.height as u32,
                         width: input.width as u32,
                         in_tiles,
                         cache_slots: POOL_CACHE_SLOTS,
+                        select,
                     }),
                 });
                 on_device.insert(&node.name);

@@ -40,6 +40,8 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "max_pool2/reader.cpp.tera",
     "max_pool2/compute.cpp.tera",
     "max_pool2/writer.cpp.tera",
+    "max_pool2/select_reader.cpp.tera",
+    "max_pool2/select_compute.cpp.tera",
     "common/reduce_scaler.cpp.tera",
     "softmax_fold/reader.cpp.tera",
     "softmax_fold/compute.cpp.tera",

@@ -126,7 +126,7 @@ fn cb_pages_must_divide_the_capacity() {
     let cb = node
         .cbs
         .iter_mut()
-        .find(|c| c.name == "cb_taps")
+        .find(|c| c.name == "cb_src")
         .expect("cb");
     cb.pages = 6;
     let err = check(&k, &Limits::BLACKHOLE).expect_err("4 pages into 6");
@@ -135,7 +135,7 @@ fn cb_pages_must_divide_the_capacity() {
         CheckError::CbPagesDoNotDivide {
             node: "pool".into(),
             role: Role::Reader,
-            cb: "cb_taps".into(),
+            cb: "cb_src".into(),
             pages: 4,
             capacity: 6
         }

@@ -90,6 +90,39 @@ fn max_pool_is_exact_with_two_channel_tiles() {
     assert_eq!(got, expected);
 }
 
+/// Whether the planner pooled `node` by row-selection matmuls.
+fn pools_by_selection(graph: &superpoint_graph::Graph, params: &PlanParams, node: &str) -> bool {
+    let plan = kernel_gen::plan::plan(graph, params).expect("plans");
+    plan.nodes.iter().any(|n| {
+        n.name == node && matches!(&n.op, kernel_gen::plan::OpPlan::MaxPool2(p) if p.select)
+    })
+}
+
+/// The row-selection pool (output width a multiple of 32) on a two-block-wide output with three
+/// channel tiles and negative values, on the 11×10 grid (single-block runs that start mid-row):
+/// bit-identical to the reference; a 16-wide output takes the gather path.
+#[test]
+fn max_pool_by_row_selection_is_exact() {
+    let layers: &[Layer] = &[("conv", 1, 96, 3, true), ("pool", 0, 0, 0, false)];
+    let params = PlanParams {
+        grid: Grid::TENSIX_DISPATCH,
+        ..PlanParams::default()
+    };
+    let graph = chain(128, 32, layers);
+    assert!(pools_by_selection(&graph, &params, "pool"));
+    assert!(!pools_by_selection(&chain(32, 32, layers), &params, "pool"));
+    let compiled = compile(&graph, &params).expect("compiles");
+    let x = bf16_rounded(&random_tensor(96, 32, 128, 11));
+    assert!(x.data.iter().any(|v| *v < 0.0));
+    let mut inputs = BTreeMap::new();
+    inputs.insert("conv".to_string(), pack_activation(&x));
+    let dev = common::open(&compiled);
+    let (buffers, _) = run(&dev, &compiled, &inputs, &["pool"]);
+    let expected = max_pool2(&x);
+    let got = unpack_activation(&buffers["pool"], shape_of(&expected)).expect("output size");
+    assert_eq!(got, expected);
+}
+
 /// conv → pool three times down to 4×4 (16 pixels: half a block of padding rows), then a conv:
 /// each layer is compared with the reference applied to the device's own input.
 #[test]
