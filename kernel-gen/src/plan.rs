@@ -13,7 +13,7 @@ use superpoint_graph::{Graph, GraphError, Op};
 
 use thiserror::Error;
 
-use crate::device::{Core, CoreRange, Format, Grid, Limits, Precision};
+use crate::device::{Core, CoreRange, Fidelity, Format, Grid, Limits, Precision};
 use crate::layout::{conv_k_tiles, tiles, ActivationShape, DeviceTensor, LayoutError, Part};
 use crate::ops;
 
@@ -245,7 +245,8 @@ pub struct PoolPlan {
     pub in_tiles: u32,
     pub cache_slots: u32,
     /// Pool by 0/1 row-selection matmuls on whole input tiles (bf16 activations and an output
-    /// width that is a multiple of 32, so each output block pools four whole input tiles);
+    /// width that is a multiple of 32, so each output block pools four whole input tiles; HiFi2
+    /// or more, so SrcA keeps the whole bf16 activation);
     /// otherwise the reader gathers the tap rows.
     pub select: bool,
 }
@@ -567,7 +568,9 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     ..input
                 };
                 let in_tiles = input.channel_tiles() as u32;
-                let select = precision.format == Format::Bf16 && shape.width % 32 == 0;
+                let select = precision.format == Format::Bf16
+                    && precision.fidelity >= Fidelity::HiFi2
+                    && shape.width % 32 == 0;
                 let cbs = if select {
                     vec![
                         cb(0, "cb_src", 8, CbKind::Stream),
