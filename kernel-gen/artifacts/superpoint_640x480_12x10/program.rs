@@ -6153,7 +6153,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 cbs: Vec::from([
                     kernel_gen::CbPlan {
                         id: 0,
-                        name: String::from("cb_taps"),
+                        name: String::from("cb_src"),
                         pages: 8,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
@@ -6161,11 +6161,11 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 1,
-                        name: String::from("cb_cache"),
-                        pages: 8,
+                        name: String::from("cb_select"),
+                        pages: 4,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
-                        kind: kernel_gen::CbKind::Scratch,
+                        kind: kernel_gen::CbKind::Resident,
                     },
                     kernel_gen::CbPlan {
                         id: 16,
@@ -6200,10 +6200,6 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("in_tiles"),
                                 value: 2,
-                            },
-                            kernel_gen::CompileArg {
-                                name: String::from("cache_slots"),
-                                value: 8,
                             },
                         ]),
                         fidelity: None,
@@ -6362,10 +6358,6 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("in_tiles"),
                                 value: 2,
                             },
-                            kernel_gen::CompileArg {
-                                name: String::from("cache_slots"),
-                                value: 8,
-                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -6518,10 +6510,6 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("in_tiles"),
                                 value: 2,
-                            },
-                            kernel_gen::CompileArg {
-                                name: String::from("cache_slots"),
-                                value: 8,
                             },
                         ]),
                         fidelity: None,
@@ -10311,7 +10299,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 cbs: Vec::from([
                     kernel_gen::CbPlan {
                         id: 0,
-                        name: String::from("cb_taps"),
+                        name: String::from("cb_src"),
                         pages: 8,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
@@ -10319,11 +10307,11 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 1,
-                        name: String::from("cb_cache"),
-                        pages: 8,
+                        name: String::from("cb_select"),
+                        pages: 4,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
-                        kind: kernel_gen::CbKind::Scratch,
+                        kind: kernel_gen::CbKind::Resident,
                     },
                     kernel_gen::CbPlan {
                         id: 16,
@@ -10358,10 +10346,6 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("in_tiles"),
                                 value: 2,
-                            },
-                            kernel_gen::CompileArg {
-                                name: String::from("cache_slots"),
-                                value: 8,
                             },
                         ]),
                         fidelity: None,
@@ -10520,10 +10504,6 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("in_tiles"),
                                 value: 2,
                             },
-                            kernel_gen::CompileArg {
-                                name: String::from("cache_slots"),
-                                value: 8,
-                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -10676,10 +10656,6 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("in_tiles"),
                                 value: 2,
-                            },
-                            kernel_gen::CompileArg {
-                                name: String::from("cache_slots"),
-                                value: 8,
                             },
                         ]),
                         fidelity: None,
