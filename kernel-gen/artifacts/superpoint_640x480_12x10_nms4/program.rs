@@ -120,7 +120,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 2,
                         name: String::from("cb_window"),
-                        pages: 3,
+                        pages: 4,
                         page_bytes: 4096,
                         format: kernel_gen::Format::Fp32,
                         kind: kernel_gen::CbKind::Scratch,
@@ -646,7 +646,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 2,
                         name: String::from("cb_window"),
-                        pages: 3,
+                        pages: 4,
                         page_bytes: 4096,
                         format: kernel_gen::Format::Fp32,
                         kind: kernel_gen::CbKind::Scratch,

@@ -103,7 +103,7 @@ pub fn plan(
     let node = |step: &str, inputs: Vec<String>, pass: NmsPass| {
         let mut cbs = vec![
             cb_fp32(0, "cb_shift", 2, CbKind::Stream),
-            cb_fp32(2, "cb_window", 3, CbKind::Scratch),
+            cb_fp32(2, "cb_window", 4, CbKind::Scratch),
             cb_fp32(16, "cb_out", 2, CbKind::Stream),
         ];
         if pass == NmsPass::Horizontal {
@@ -170,7 +170,11 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
         body: vec![
             Call::CbReserve {
                 cb: window,
-                pages: 3,
+                pages: 4,
+            },
+            // The face of -inf that rows beyond the image are copied from.
+            Call::L1Gather {
+                bytes: MAP_PAGE_BYTES / 4,
             },
             blocks(
                 Trips::Blocks,
@@ -184,14 +188,12 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
                     },
                     Call::Loop {
                         trips: Trips::Fixed(taps),
-                        // A shifted tile: one page's worth of face rows copied from the window.
+                        // A shifted tile: at most 8 local NoC copies of face rows from the
+                        // window (NoC work the emulator counts, no RISC-V element loop).
                         body: vec![
                             Call::CbReserve {
                                 cb: shift,
                                 pages: 1,
-                            },
-                            Call::L1Gather {
-                                bytes: MAP_PAGE_BYTES,
                             },
                             Call::CbPush {
                                 cb: shift,

@@ -535,7 +535,8 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
                 cb: cb_rowpages,
                 pages: 32,
             },
-            Call::L1Gather { bytes: 32 * 2048 },
+            // One page zeroed by stores; the other 31 are NoC copies of it.
+            Call::L1Gather { bytes: 2048 },
             blocks(
                 Trips::Blocks,
                 vec![

@@ -5,7 +5,8 @@
 // pass ran first, else F. Output row k of block (i, j) is frame pixels (32 i + k) * width + 32 j
 // ..+31, i.e. activation page
 // (32 i + k) * width_tiles + j with its 32 values in channel column 0 and zeros elsewhere. The 32
-// row pages are staged in L1 (zeroed once; only column 0 is ever rewritten) and written together.
+// row pages are staged in L1 (zeroed once: one page by stores, the others copied from it over the
+// NoC; only column 0 is ever rewritten) and written together.
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t in_width = get_compile_time_arg_val(0);
@@ -44,9 +45,14 @@ void kernel_main() {
     cb_reserve_back(cb_rowpages, 32);
     const uint32_t pages_l1 = get_write_ptr(cb_rowpages);
     volatile uint16_t* pages = reinterpret_cast<volatile uint16_t*>(pages_l1);
-    for (uint32_t e = 0; e < 32 * 1024; ++e) {
-        pages[e] = 0;
+    volatile uint32_t* first_page = reinterpret_cast<volatile uint32_t*>(pages_l1);
+    for (uint32_t e = 0; e < tile / 4; ++e) {
+        first_page[e] = 0;
     }
+    for (uint32_t k = 1; k < 32; ++k) {
+        noc_async_read(get_noc_addr(pages_l1), pages_l1 + k * tile, tile);
+    }
+    noc_async_read_barrier();
     for (uint32_t b = block_start; b < block_start + block_count; ++b) {
         const uint32_t i = b / width_tiles;
         const uint32_t j = b % width_tiles;

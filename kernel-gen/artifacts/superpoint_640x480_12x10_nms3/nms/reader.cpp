@@ -11,7 +11,8 @@
 // shifted tiles are then built from the window by local NoC copies. In the 4-face layout one tile
 // row is a 64-byte face row in each of two faces, and a shift by |d| < 16 rows cuts a face into at
 // most two runs of consecutive face rows, so a shifted tile is at most 8 copies, every one
-// 64-byte aligned at both ends.
+// 64-byte aligned at both ends. Rows beyond the image are copied the same way from a face of -inf
+// the reader writes once into the window's fourth page.
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t tiles_x = get_compile_time_arg_val(0);
@@ -42,8 +43,13 @@ void kernel_main() {
     constexpr int32_t r = static_cast<int32_t>(radius);
     const uint32_t tile = get_tile_size(cb_shift);
     const InterleavedAddrGenFast<true> input{input_addr, tile, DataFormat::Float32};
-    cb_reserve_back(cb_window, 3);
+    cb_reserve_back(cb_window, 4);
     const uint32_t window_l1 = get_write_ptr(cb_window);
+    const uint32_t neg_inf_l1 = window_l1 + 3 * tile;
+    volatile uint32_t* neg_inf = reinterpret_cast<volatile uint32_t*>(neg_inf_l1);
+    for (uint32_t e = 0; e < 16 * face_row_words; ++e) {
+        neg_inf[e] = neg_inf_bits;
+    }
     for (uint32_t t = tile_start; t < tile_start + tile_count; ++t) {
         const int32_t pos = static_cast<int32_t>(axis == 0 ? t / tiles_x : t % tiles_x);
         for (int32_t step = -1; step <= 1; ++step) {
@@ -66,16 +72,11 @@ void kernel_main() {
                     const uint32_t left_in_face = face_row_words - row % face_row_words;
                     const uint32_t n = face_row_words - k < left_in_face ? face_row_words - k : left_in_face;
                     const uint32_t dst = l1 + (f * 256 + k * face_row_words) * 4;
-                    if (pos + step >= 0 && pos + step < extent) {
-                        const uint32_t src = window_l1 + static_cast<uint32_t>(step + 1) * tile +
-                                             ((row / 16 * 2 + f % 2) * 256 + row % 16 * face_row_words) * 4;
-                        noc_async_read(get_noc_addr(src), dst, n * face_row_words * 4);
-                    } else {
-                        volatile uint32_t* out = reinterpret_cast<volatile uint32_t*>(dst);
-                        for (uint32_t e = 0; e < n * face_row_words; ++e) {
-                            out[e] = neg_inf_bits;
-                        }
-                    }
+                    const uint32_t src = pos + step >= 0 && pos + step < extent
+                                             ? window_l1 + static_cast<uint32_t>(step + 1) * tile +
+                                                   ((row / 16 * 2 + f % 2) * 256 + row % 16 * face_row_words) * 4
+                                             : neg_inf_l1;
+                    noc_async_read(get_noc_addr(src), dst, n * face_row_words * 4);
                     k += n;
                 }
             }
