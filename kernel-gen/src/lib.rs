@@ -33,15 +33,15 @@
 //!   `matmul_block` over K in DST (groups of output tiles within the half-sync DST capacity),
 //!   applies `relu_tile` and packs bf16; the writer stores the tiles. Precision is per node in
 //!   the plan (default bf16, HiFi2, fp32 DST).
-//! * **max_pool2**: with bf16 activations and an output width that is a multiple of 32 (pool1,
-//!   pool2 of SuperPoint), each output tile pools four whole input tiles (two rows, 64 columns):
-//!   the reader streams them by page reads, the compute kernel forms each tap (dy, dx) as
-//!   `S(dx,0)·T(2dy) + S(dx,1)·T(2dy+1)` with 0/1 row-selection tiles `S` in SrcB (exact at any
-//!   fidelity above LoFi: the activation stays whole in SrcA) and takes the SFPU maximum of the
-//!   four taps — no RISC-V element loops. Otherwise (pool3's 80-wide output, Float32
-//!   activations, where SrcA would cut tf32 values) the reader gathers the four tap tiles of
-//!   each (block, channel tile) through a small tile cache and the compute kernel takes their
-//!   maximum with `binary_max_tile`.
+//! * **max_pool2**: with bf16 activations and an output width that is a multiple of 16 (all
+//!   three pools of SuperPoint), each half of an output tile (16 pixels of one output row) pools
+//!   two whole input tiles (input rows 2y and 2y+1, 32 columns): the reader streams the four by
+//!   page reads, the compute kernel forms each tap (dy, dx) as `S(dx,0)·T(dy,0) + S(dx,1)·T(dy,1)`
+//!   with 0/1 row-selection tiles `S` in SrcB (exact from HiFi2: the activation stays whole in
+//!   SrcA) and takes the SFPU maximum of the four taps — no RISC-V element loops. Otherwise
+//!   (narrower outputs, Float32 activations, where SrcA would cut tf32 values, LoFi) the reader
+//!   gathers the four tap tiles of each (block, channel tile) through a small tile cache and the
+//!   compute kernel takes their maximum with `binary_max_tile`.
 //! * **input plane + resize** ([`ops::resize`]): the host uploads the full-size u8 plane (one
 //!   DRAM page per row, padded to 64 B); the program is specialised per input size
 //!   ([`PlanParams::input_size`], default the frame size, where the resize is the identity).

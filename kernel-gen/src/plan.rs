@@ -245,9 +245,9 @@ pub struct PoolPlan {
     pub in_tiles: u32,
     pub cache_slots: u32,
     /// Pool by 0/1 row-selection matmuls on whole input tiles (bf16 activations and an output
-    /// width that is a multiple of 32, so each output block pools four whole input tiles; HiFi2
-    /// or more, so SrcA keeps the whole bf16 activation);
-    /// otherwise the reader gathers the tap rows.
+    /// width that is a multiple of 16, so each half block of 16 output pixels pools two whole
+    /// input tiles; HiFi2 or more, so SrcA keeps the whole bf16 activation); otherwise the reader
+    /// gathers the tap rows.
     pub select: bool,
 }
 
@@ -570,7 +570,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 let in_tiles = input.channel_tiles() as u32;
                 let select = precision.format == Format::Bf16
                     && precision.fidelity >= Fidelity::HiFi2
-                    && shape.width % 32 == 0;
+                    && shape.width % 16 == 0;
                 let cbs = if select {
                     vec![
                         cb(0, "cb_src", 8, CbKind::Stream),

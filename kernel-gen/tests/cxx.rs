@@ -78,7 +78,10 @@ fn every_emitted_kernel_compiles_with_wall_werror() {
         &[
             ("conv_a", 1, 3, 3, true),
             ("conv_b", 3, 5, 3, true),
+            // Row-selection pools (outputs 32 and 16 wide), then the gather pool (8 wide).
             ("pool", 0, 0, 0, false),
+            ("pool_b", 0, 0, 0, false),
+            ("pool_c", 0, 0, 0, false),
         ],
         &[("convPa", 1, 256, 3, true), ("convPb", 256, 65, 1, false)],
     ];

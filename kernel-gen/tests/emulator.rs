@@ -98,29 +98,50 @@ fn pools_by_selection(graph: &superpoint_graph::Graph, params: &PlanParams, node
     })
 }
 
-/// The row-selection pool (output width a multiple of 32) on a two-block-wide output with three
-/// channel tiles and negative values, on the 11×10 grid (single-block runs that start mid-row):
-/// bit-identical to the reference; a 16-wide output takes the gather path.
+/// The row-selection pool (output width a multiple of 16) with three channel tiles and negative
+/// values, on the 11×10 grid (single-block runs that start mid-row): an output two blocks wide,
+/// one 2.5 blocks wide (blocks spanning output rows, like SuperPoint's pool3), and five pools in a
+/// row down to a 16×1 output (half a block of padding): bit-identical to the reference at every
+/// level; 8-wide outputs take the gather path.
 #[test]
 fn max_pool_by_row_selection_is_exact() {
-    let layers: &[Layer] = &[("conv", 1, 96, 3, true), ("pool", 0, 0, 0, false)];
     let params = PlanParams {
         grid: Grid::TENSIX_DISPATCH,
         ..PlanParams::default()
     };
-    let graph = chain(128, 32, layers);
-    assert!(pools_by_selection(&graph, &params, "pool"));
-    assert!(!pools_by_selection(&chain(32, 32, layers), &params, "pool"));
-    let compiled = compile(&graph, &params).expect("compiles");
-    let x = bf16_rounded(&random_tensor(96, 32, 128, 11));
-    assert!(x.data.iter().any(|v| *v < 0.0));
-    let mut inputs = BTreeMap::new();
-    inputs.insert("conv".to_string(), pack_activation(&x));
-    let dev = common::open(&compiled);
-    let (buffers, _) = run(&dev, &compiled, &inputs, &["pool"]);
-    let expected = max_pool2(&x);
-    let got = unpack_activation(&buffers["pool"], shape_of(&expected)).expect("output size");
-    assert_eq!(got, expected);
+    let one: &[Layer] = &[("conv", 1, 96, 3, true), ("pool", 0, 0, 0, false)];
+    let five: &[Layer] = &[
+        ("conv", 1, 96, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("pool4", 0, 0, 0, false),
+        ("pool5", 0, 0, 0, false),
+    ];
+    assert!(!pools_by_selection(&chain(32, 32, five), &params, "pool2"));
+    for (width, height, layers) in [(128, 32, one), (160, 32, one), (512, 32, five)] {
+        let graph = chain(width, height, layers);
+        let pools: Vec<&str> = layers[1..].iter().map(|l| l.0).collect();
+        for pool in &pools {
+            assert!(
+                pools_by_selection(&graph, &params, pool),
+                "{width}x{height} {pool}"
+            );
+        }
+        let compiled = compile(&graph, &params).expect("compiles");
+        let mut x = bf16_rounded(&random_tensor(96, height, width, 11));
+        assert!(x.data.iter().any(|v| *v < 0.0));
+        let mut inputs = BTreeMap::new();
+        inputs.insert("conv".to_string(), pack_activation(&x));
+        let dev = common::open(&compiled);
+        let (buffers, _) = run(&dev, &compiled, &inputs, &pools);
+        for pool in &pools {
+            let expected = max_pool2(&x);
+            let got = unpack_activation(&buffers[*pool], shape_of(&expected)).expect("output size");
+            assert_eq!(got, expected, "{width}x{height} {pool}");
+            x = got;
+        }
+    }
 }
 
 /// conv → pool three times down to 4×4 (16 pixels: half a block of padding rows), then a conv:

@@ -14445,7 +14445,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 cbs: Vec::from([
                     kernel_gen::CbPlan {
                         id: 0,
-                        name: String::from("cb_taps"),
+                        name: String::from("cb_src"),
                         pages: 8,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
@@ -14453,11 +14453,11 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 1,
-                        name: String::from("cb_cache"),
-                        pages: 8,
+                        name: String::from("cb_select"),
+                        pages: 4,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
-                        kind: kernel_gen::CbKind::Scratch,
+                        kind: kernel_gen::CbKind::Resident,
                     },
                     kernel_gen::CbPlan {
                         id: 16,
@@ -14492,10 +14492,6 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("in_tiles"),
                                 value: 4,
-                            },
-                            kernel_gen::CompileArg {
-                                name: String::from("cache_slots"),
-                                value: 8,
                             },
                         ]),
                         fidelity: None,
@@ -14654,10 +14650,6 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("in_tiles"),
                                 value: 4,
                             },
-                            kernel_gen::CompileArg {
-                                name: String::from("cache_slots"),
-                                value: 8,
-                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -14810,10 +14802,6 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("in_tiles"),
                                 value: 4,
-                            },
-                            kernel_gen::CompileArg {
-                                name: String::from("cache_slots"),
-                                value: 8,
                             },
                         ]),
                         fidelity: None,

@@ -7,9 +7,8 @@
 constexpr uint32_t height = get_compile_time_arg_val(0);
 constexpr uint32_t width = get_compile_time_arg_val(1);
 constexpr uint32_t in_tiles = get_compile_time_arg_val(2);
-constexpr uint32_t cache_slots = get_compile_time_arg_val(3);
-constexpr uint32_t cb_taps = 0;
-constexpr uint32_t cb_cache = 1;
+constexpr uint32_t cb_src = 0;
+constexpr uint32_t cb_select = 1;
 constexpr uint32_t cb_out = 16;
 
 void kernel_main() {
