@@ -3,8 +3,13 @@
 //! buffers twice the K rows of the port's (bf16 high and low matrices), Float32 bias tiles, and
 //! the port's program unchanged in those respects.
 
-use kernel_gen::plan::Content;
-use kernel_gen::{compile, variants, Compiled, DeviceTensor, Format, Grid, Precision};
+mod common;
+
+use common::{chain, Layer};
+use kernel_gen::plan::{plan, Content};
+use kernel_gen::{
+    compile, variants, Compiled, DeviceTensor, Format, Grid, PlanError, PlanParams, Precision,
+};
 
 fn accurate(grid: Grid) -> Compiled {
     let mut variant = variants::main_program(640, 480, None, grid);
@@ -92,4 +97,23 @@ fn the_largest_convs_drop_to_single_buffering_to_fit_l1() {
     assert_eq!(cb_pages("convPa", "cb_out"), (4, 4096));
     // conv4a (128 → 128) still double-buffers.
     assert_eq!(cb_pages("conv4a", "cb_im2col"), (2 * 36, 4096));
+}
+
+#[test]
+fn a_node_reading_another_format_is_refused_by_name() {
+    // conv_b at ACCURATE would read conv_a's bf16 output as Float32.
+    let layers: &[Layer] = &[("conv_a", 1, 3, 3, true), ("conv_b", 3, 5, 3, true)];
+    let params = PlanParams {
+        overrides: [("conv_b".to_string(), Precision::ACCURATE)].into(),
+        ..PlanParams::default()
+    };
+    assert_eq!(
+        plan(&chain(64, 32, layers), &params).err(),
+        Some(PlanError::FormatMismatch {
+            node: "conv_b".into(),
+            input: "conv_a".into(),
+            input_format: Format::Bf16,
+            format: Format::Fp32,
+        })
+    );
 }
