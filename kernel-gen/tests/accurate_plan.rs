@@ -6,9 +6,11 @@
 mod common;
 
 use common::{chain, Layer};
+use kernel_gen::check::CheckError;
 use kernel_gen::plan::{plan, Content};
 use kernel_gen::{
-    compile, variants, Compiled, DeviceTensor, Format, Grid, PlanError, PlanParams, Precision,
+    compile, variants, CompileError, Compiled, DeviceTensor, Format, Grid, Limits, PlanError,
+    PlanParams, Precision,
 };
 
 fn accurate(grid: Grid) -> Compiled {
@@ -116,4 +118,29 @@ fn a_node_reading_another_format_is_refused_by_name() {
             format: Format::Fp32,
         })
     );
+}
+
+#[test]
+fn l1_overflow_at_accurate_names_convpa_and_its_bytes() {
+    let mut variant = variants::main_program(640, 480, None, Grid::ETH_DISPATCH);
+    variant.params.precision = Precision::ACCURATE;
+    // 1.5 MB usable instead of 1497 KiB: convPa is the first node that no longer fits.
+    variant.params.limits = Limits {
+        l1_base: Limits::BLACKHOLE.l1_size - 1_500_000,
+        ..Limits::BLACKHOLE
+    };
+    match compile(&variant.graph, &variant.params) {
+        Err(CompileError::Check(CheckError::L1Overflow {
+            node,
+            used,
+            available,
+            ..
+        })) => {
+            assert_eq!(node, "convPa");
+            // hi + lo weights 2·36·8 bf16 tiles, bias 8, im2col 36, window 3·3·4, out 4 Float32.
+            assert_eq!(used, 2 * 36 * 8 * 2048 + (8 + 36 + 36 + 4) * 4096);
+            assert_eq!(available, 1_500_000);
+        }
+        other => panic!("expected an L1 overflow at convPa, got {other:?}"),
+    }
 }
