@@ -226,3 +226,96 @@ fn l2_normalize_at_accurate_on_the_11x10_grid() {
     assert!(acc <= 2e-4, "{acc}");
     assert!(acc * 4.0 <= port, "{acc} vs port {port}");
 }
+
+/// The dense maps of the whole network (resize → backbone → both heads → softmax + fold, L2)
+/// at `precision` on a random 160×128 plane with random weights, against the reference
+/// evaluator run on the same plane: max |error| of the detector logits (convPb), of the scores
+/// and of the dense descriptors.
+fn network_errors(precision: Precision, grid: Grid) -> [f32; 3] {
+    let graph = superpoint(160, 128).pruned(&["scores", "descriptors_dense"]);
+    let layers: Vec<Layer> = graph
+        .nodes
+        .iter()
+        .filter_map(|n| match &n.op {
+            superpoint_graph::Op::Conv2d {
+                weights,
+                in_channels,
+                out_channels,
+                kernel,
+                relu,
+                ..
+            } => Some((
+                &*Box::leak(weights.clone().into_boxed_str()),
+                *in_channels,
+                *out_channels,
+                *kernel,
+                *relu,
+            )),
+            _ => None,
+        })
+        .collect();
+    let ws = weights(&layers, 31);
+    let mut rng = common::Rng::new(32);
+    let plane = Tensor::from_vec(
+        1,
+        128,
+        160,
+        (0..128 * 160)
+            .map(|_| (rng.next_u64() >> 56) as u8)
+            .collect(),
+    )
+    .expect("plane shape");
+    let c = compiled(&graph, precision, grid, &[]);
+    let mut inputs = weight_inputs(&c, &ws);
+    inputs.insert(
+        "input".to_string(),
+        kernel_gen::ops::resize::pack_plane(&plane),
+    );
+    let dev = common::open(&c);
+    let nodes: Vec<&str> = c.program.steps.iter().map(|s| s.node.as_str()).collect();
+    let (buffers, _) = run(&dev, &c, &inputs, &nodes);
+    let reference = superpoint_graph::reference::evaluate(
+        &graph,
+        &ws,
+        &plane,
+        &["convPb", "scores", "descriptors_dense"],
+    )
+    .expect("the reference evaluates");
+    let logits = reference.dense("convPb").expect("logits");
+    let scores = reference.dense("scores").expect("scores");
+    let dense = reference.dense("descriptors_dense").expect("descriptors");
+    let got_scores = unpack_map(&buffers["scores"], 128, 160).expect("map size");
+    let got_dense =
+        unpack_activation(&buffers["descriptors_dense"], shape_of(dense, precision)).expect("size");
+    let got_logits =
+        unpack_activation(&buffers["convPb"], shape_of(logits, precision)).expect("size");
+    [
+        max_abs_err(&got_logits, logits),
+        max_abs_err(&got_scores, scores),
+        max_abs_err(&got_dense, dense),
+    ]
+}
+
+/// Ten convolutions deep the ACCURATE logits and descriptors are several times closer to the
+/// reference than the port's; the scores gain less, because the softmax itself reads the logits
+/// as tf32 (x − max through SrcA/SrcB) at both precisions.
+#[test]
+fn the_whole_network_at_accurate_against_the_reference() {
+    let acc = network_errors(Precision::ACCURATE, Grid::TENSIX_DISPATCH);
+    let port = network_errors(Precision::PORT, Grid::TENSIX_DISPATCH);
+    for (name, a, p) in [
+        ("logits", acc[0], port[0]),
+        ("scores", acc[1], port[1]),
+        ("descriptors", acc[2], port[2]),
+    ] {
+        println!("160x128 network: max |{name} err| ACCURATE {a:.3e}, PORT {p:.3e}");
+    }
+    assert!(acc[0] * 4.0 <= port[0], "logits {} vs {}", acc[0], port[0]);
+    assert!(acc[1] * 1.5 <= port[1], "scores {} vs {}", acc[1], port[1]);
+    assert!(
+        acc[2] * 4.0 <= port[2],
+        "descriptors {} vs {}",
+        acc[2],
+        port[2]
+    );
+}
