@@ -807,6 +807,13 @@ mod tests {
     }
 
     #[test]
+    fn conv_streams_double_buffer_only_when_l1_allows() {
+        // 100 fixed + 2 stages of 20 = 140: two stages fit in 140, one in 139.
+        assert_eq!(conv_stream_depth(140, 100, 20), 2);
+        assert_eq!(conv_stream_depth(139, 100, 20), 1);
+    }
+
+    #[test]
     fn group_and_window_by_hand() {
         assert_eq!(largest_divisor_within(8, 4), 4);
         assert_eq!(largest_divisor_within(3, 4), 3);

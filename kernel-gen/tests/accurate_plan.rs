@@ -144,3 +144,18 @@ fn l1_overflow_at_accurate_names_convpa_and_its_bytes() {
         other => panic!("expected an L1 overflow at convPa, got {other:?}"),
     }
 }
+
+#[test]
+fn the_accurate_program_round_trips_through_json_and_emits_a_module() {
+    let acc = accurate(Grid::TENSIX_DISPATCH);
+    let json = acc.program.to_json().expect("json");
+    assert!(
+        json.contains("\"format\": \"Fp32\""),
+        "activations say Float32"
+    );
+    let parsed: kernel_gen::DeviceProgram = serde_json::from_str(&json).expect("parses");
+    assert_eq!(parsed, acc.program);
+    let text = kernel_gen::emit::rust_module(&acc).expect("emits");
+    assert!(text.contains("format: kernel_gen::Format::Fp32"));
+    assert!(text.contains("kernel_gen::Content::ConvWeightsHiLo"));
+}
