@@ -25,6 +25,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 1,
                         height: 480,
                         width: 640,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -86,6 +87,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 64,
                         height: 480,
                         width: 640,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -115,6 +117,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 64,
                         height: 480,
                         width: 640,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -128,6 +131,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 64,
                         height: 240,
                         width: 320,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -157,6 +161,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 64,
                         height: 240,
                         width: 320,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -186,6 +191,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 64,
                         height: 240,
                         width: 320,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -199,6 +205,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 64,
                         height: 120,
                         width: 160,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -228,6 +235,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 128,
                         height: 120,
                         width: 160,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -257,6 +265,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 128,
                         height: 120,
                         width: 160,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -270,6 +279,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 128,
                         height: 60,
                         width: 80,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -299,6 +309,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 128,
                         height: 60,
                         width: 80,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -328,6 +339,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 128,
                         height: 60,
                         width: 80,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -357,6 +369,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 256,
                         height: 60,
                         width: 80,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -386,6 +399,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 65,
                         height: 60,
                         width: 80,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -479,6 +493,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 256,
                         height: 60,
                         width: 80,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -508,6 +523,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 256,
                         height: 60,
                         width: 80,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -521,6 +537,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 256,
                         height: 60,
                         width: 80,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -675,6 +692,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("bands_bytes"),
                                 value: 192,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -2184,6 +2209,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("bands_bytes"),
                                 value: 192,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -2364,6 +2397,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("bands_bytes"),
                                 value: 192,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -2607,6 +2648,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -4000,6 +4053,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -4183,6 +4248,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -4427,6 +4504,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -5820,6 +5909,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -6003,6 +6104,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -6201,6 +6314,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("in_tiles"),
                                 value: 2,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -6358,6 +6479,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("in_tiles"),
                                 value: 2,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -6510,6 +6639,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("in_tiles"),
                                 value: 2,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -6753,6 +6890,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -8146,6 +8295,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -8329,6 +8490,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -8573,6 +8746,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -9966,6 +10151,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -10149,6 +10346,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -10347,6 +10556,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("in_tiles"),
                                 value: 2,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -10504,6 +10721,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("in_tiles"),
                                 value: 2,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -10656,6 +10881,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("in_tiles"),
                                 value: 2,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -10899,6 +11132,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -12292,6 +12537,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -12475,6 +12732,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -12719,6 +12988,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -14112,6 +14393,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -14295,6 +14588,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -14493,6 +14798,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("in_tiles"),
                                 value: 4,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -14650,6 +14963,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("in_tiles"),
                                 value: 4,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -14802,6 +15123,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("in_tiles"),
                                 value: 4,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -15045,6 +15374,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -16438,6 +16779,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -16621,6 +16974,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -16865,6 +17230,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -18258,6 +18635,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -18441,6 +18830,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -18685,6 +19086,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -20078,6 +20491,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -20261,6 +20686,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -20506,6 +20943,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
                                 value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,
@@ -21898,6 +22347,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 0,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -22082,6 +22543,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
                                 value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,
@@ -22331,6 +22804,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("map_tiles"),
                                 value: 300,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -22500,6 +22981,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("map_tiles"),
                                 value: 300,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi4),
                         fp32_dest_acc: Some(true),
@@ -22664,6 +23153,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("map_tiles"),
                                 value: 300,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -25441,6 +25938,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -26832,6 +27341,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -27015,6 +27536,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
                                 value: 1,
                             },
                         ]),
@@ -27260,6 +27793,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
                                 value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,
@@ -28652,6 +29197,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("relu"),
                                 value: 0,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -28836,6 +29393,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
                                 value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("weight_parts"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,
@@ -29057,6 +29626,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("floor_bits"),
                                 value: 396017173,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -29214,6 +29791,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("floor_bits"),
                                 value: 396017173,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi4),
                         fp32_dest_acc: Some(true),
@@ -29366,6 +29951,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("floor_bits"),
                                 value: 396017173,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -29886,6 +30479,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("count_bytes"),
                                 value: 64,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -31153,6 +31754,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("count_bytes"),
                                 value: 64,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi4),
                         fp32_dest_acc: Some(true),
@@ -31333,6 +31942,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("count_bytes"),
                                 value: 64,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,

@@ -80,6 +80,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 256,
                         height: 60,
                         width: 80,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },
@@ -2775,6 +2776,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("count_bytes"),
                                 value: 64,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -4041,6 +4050,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("count_bytes"),
                                 value: 64,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi4),
                         fp32_dest_acc: Some(true),
@@ -4221,6 +4238,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("count_bytes"),
                                 value: 64,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("tile_bytes"),
+                                value: 2048,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("fp32"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,

@@ -2,9 +2,12 @@
 // Do not edit: change the template or the plan and regenerate.
 //
 // For each output block and each group of `group` output tiles: DST starts as the bias rows, the
-// matmul accumulates im2col x weights over all k_tiles, then ReLU (when fused) and pack.
+// matmul accumulates im2col x weights over the weight_parts * k_tiles weight rows of tiles (with
+// Float32 activations the weights are a bf16 high and a bf16 low matrix stacked along K, both
+// multiplied by the same im2col tile k % k_tiles), then ReLU (when fused) and pack.
 #include "api/compute/matmul.h"
 #include "api/compute/tile_move_copy.h"
+#include "api/compute/reconfig_data_format.h"
 #include "api/compute/eltwise_unary/relu.h"
 
 constexpr uint32_t in_channels = get_compile_time_arg_val(0);
@@ -18,6 +21,9 @@ constexpr uint32_t out_tiles = get_compile_time_arg_val(7);
 constexpr uint32_t group = get_compile_time_arg_val(8);
 constexpr uint32_t window_tiles = get_compile_time_arg_val(9);
 constexpr uint32_t relu = get_compile_time_arg_val(10);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(11);
+constexpr uint32_t fp32 = get_compile_time_arg_val(12);
+constexpr uint32_t weight_parts = get_compile_time_arg_val(13);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -28,19 +34,21 @@ void kernel_main() {
     const uint32_t block_count = get_arg_val<uint32_t>(0);
 
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_im2col, cb_weights, cb_out);
-    cb_wait_front(cb_weights, k_tiles * out_tiles);
+    cb_wait_front(cb_weights, weight_parts * k_tiles * out_tiles);
     cb_wait_front(cb_bias, out_tiles);
     for (uint32_t b = 0; b < block_count; ++b) {
         cb_wait_front(cb_im2col, k_tiles);
         for (uint32_t g = 0; g < out_tiles / group; ++g) {
             tile_regs_acquire();
+            reconfig_data_format_srca(cb_bias);
             copy_init(cb_bias);
             for (uint32_t j = 0; j < group; ++j) {
                 copy_tile(cb_bias, g * group + j, j);
             }
+            reconfig_data_format_srca(cb_weights);
             matmul_block_init(cb_im2col, cb_weights, 0, group, 1, k_tiles);
-            for (uint32_t k = 0; k < k_tiles; ++k) {
-                matmul_block(cb_im2col, cb_weights, k, k * out_tiles + g * group, 0, 0, group, 1, k_tiles);
+            for (uint32_t k = 0; k < weight_parts * k_tiles; ++k) {
+                matmul_block(cb_im2col, cb_weights, k % k_tiles, k * out_tiles + g * group, 0, 0, group, 1, k_tiles);
             }
             if constexpr (relu != 0) {
                 relu_tile_init();
@@ -60,5 +68,5 @@ void kernel_main() {
         cb_pop_front(cb_im2col, k_tiles);
     }
     cb_pop_front(cb_bias, out_tiles);
-    cb_pop_front(cb_weights, k_tiles * out_tiles);
+    cb_pop_front(cb_weights, weight_parts * k_tiles * out_tiles);
 }

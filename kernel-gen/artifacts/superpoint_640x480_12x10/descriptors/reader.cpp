@@ -5,7 +5,8 @@
 // region): reads its count (clamped to the capacity) and hands it to the compute kernel through a
 // one-page CB, fills the reduce scaler tile once (1.0 in row 0 of every face, zero elsewhere: the
 // layout the row reduce expects), then for each tile of 16 candidates gathers the four bilinear
-// corners' descriptor rows into 4 x channel_tiles bf16 tiles and writes the four weights into
+// corners' descriptor rows into 4 x channel_tiles tiles of the dense map's format (bf16 or
+// Float32: `fp32`, `tile_bytes`) and writes the four weights into
 // column 0 of four fp32 tiles. Candidate c owns tile row 2c + 1; the even rows are spare.
 //
 // Taps, in integers only (no FPU on the data-movement cores): u = (x - cell/2 + 0.5)(Wc - 1) /
@@ -15,9 +16,9 @@
 // (truncated to 24 significant bits). Corners outside the coarse map get weight 0 (and a clamped,
 // valid row, so 0 x finite stays 0).
 //
-// Gather: a pixel's 32 channels of one channel tile are two 32-byte half rows (faces f and f + 1,
-// row p % 16). DRAM reads must be 64-byte aligned, so each read brings the half row together with
-// its even/odd partner row, straight into the destination tile: placed so that the wanted half
+// Gather: a pixel's 32 channels of one channel tile are two face rows of tile_bytes / 64 bytes
+// (faces f and f + 1, row p % 16). DRAM reads must be 64-byte aligned: a Float32 face row is one
+// aligned 64-byte read; a bf16 one (32 bytes) comes together with its even/odd partner row, straight into the destination tile: placed so that the wanted half
 // lands on the candidate's odd row and the partner on a spare even row (the one above it, or the
 // one below it, which may be row 0 of the next face or of the next tile; the last tile is followed
 // by a guard page). Spare rows have weight 0, so whatever they hold stays out of the sums.
@@ -33,6 +34,8 @@ constexpr uint32_t capacity = get_compile_time_arg_val(6);
 constexpr uint32_t group = get_compile_time_arg_val(7);
 constexpr uint32_t record_bytes = get_compile_time_arg_val(8);
 constexpr uint32_t count_bytes = get_compile_time_arg_val(9);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(10);
+constexpr uint32_t fp32 = get_compile_time_arg_val(11);
 constexpr uint32_t cb_neighbours = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_scaler = 2;
@@ -97,7 +100,8 @@ void kernel_main() {
 
     constexpr uint32_t dx = 2 * cell * coarse_width - cell - 1;
     constexpr uint32_t dy = 2 * cell * coarse_height - cell - 1;
-    constexpr uint32_t half_row = 32;
+    constexpr uint32_t elem_bytes = tile_bytes / 1024;
+    constexpr uint32_t half_row = tile_bytes / 64;
     constexpr uint32_t chunk = 64;
     constexpr uint32_t record_slot = 16;
     constexpr uint32_t per_tile = 16;
@@ -123,7 +127,7 @@ void kernel_main() {
     cb_push_back(cb_scaler, 1);
 
     const InterleavedAddrGen<true> records{candidates_addr, record_bytes};
-    const InterleavedAddrGenFast<true> map{map_addr, tile, DataFormat::Float16_b};
+    const InterleavedAddrGenFast<true> map{map_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
     cb_reserve_back(cb_records, 1);
     const uint32_t records_l1 = get_write_ptr(cb_records);
     const volatile uint32_t* rec = reinterpret_cast<const volatile uint32_t*>(records_l1);
@@ -168,11 +172,11 @@ void kernel_main() {
                 const uint32_t ccx = cx < 0 ? 0 : (cx >= static_cast<int32_t>(coarse_width) ? coarse_width - 1 : static_cast<uint32_t>(cx));
                 const uint32_t ccy = cy < 0 ? 0 : (cy >= static_cast<int32_t>(coarse_height) ? coarse_height - 1 : static_cast<uint32_t>(cy));
                 const uint32_t p = ccy * coarse_width + ccx;
-                const uint32_t lead = (p % 2) * half_row;  // the wanted half row's place in the chunk
                 for (uint32_t ct = 0; ct < channel_tiles; ++ct) {
                     for (uint32_t h = 0; h < 2; ++h) {
-                        const uint32_t src = (p % 32 / 16 * 2 + h) * 512 + (p % 16) * half_row;
-                        const uint32_t to = nbr_l1 + (k * channel_tiles + ct) * tile + face_offset(row, 16 * h) * 2;
+                        const uint32_t src = (p % 32 / 16 * 2 + h) * (tile_bytes / 4) + (p % 16) * half_row;
+                        const uint32_t lead = src % chunk;  // the wanted face row's place in the chunk
+                        const uint32_t to = nbr_l1 + (k * channel_tiles + ct) * tile + face_offset(row, 16 * h) * elem_bytes;
                         noc_async_read(map.get_noc_addr((p / 32) * channel_tiles + ct, src - src % chunk), to - lead, chunk);
                     }
                 }

@@ -3,8 +3,8 @@
 //
 // Per block of 32 pixels: the squares of every channel tile (Float32), their row sum over all
 // in_tiles (reduce SUM), floored at 1e-24 (= the reference's max(norm, 1e-12)), rsqrt, then
-// every channel tile times that factor (column broadcast), packed bf16. Groups of `group`
-// tiles fit one DST acquire.
+// every channel tile times that factor (column broadcast), packed in the activation format (bf16
+// or Float32). Groups of `group` tiles fit one DST acquire.
 #include "api/compute/eltwise_binary.h"
 #include "api/compute/reduce.h"
 #include "api/compute/bcast.h"
@@ -15,6 +15,8 @@
 constexpr uint32_t in_tiles = get_compile_time_arg_val(0);
 constexpr uint32_t group = get_compile_time_arg_val(1);
 constexpr uint32_t floor_bits = get_compile_time_arg_val(2);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(3);
+constexpr uint32_t fp32 = get_compile_time_arg_val(4);
 constexpr uint32_t cb_in = 0;
 constexpr uint32_t cb_scaler = 1;
 constexpr uint32_t cb_floor = 2;

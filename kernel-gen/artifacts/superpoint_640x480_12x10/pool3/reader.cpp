@@ -11,6 +11,8 @@
 constexpr uint32_t height = get_compile_time_arg_val(0);
 constexpr uint32_t width = get_compile_time_arg_val(1);
 constexpr uint32_t in_tiles = get_compile_time_arg_val(2);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(3);
+constexpr uint32_t fp32 = get_compile_time_arg_val(4);
 constexpr uint32_t cb_src = 0;
 constexpr uint32_t cb_select = 1;
 constexpr uint32_t cb_out = 16;

@@ -7,6 +7,9 @@
 // (32 i + k) * width_tiles + j with its 32 values in channel column 0 and zeros elsewhere. The 32
 // row pages are staged in L1 (zeroed once: one page by stores, the others copied from it over the
 // NoC; only column 0 is ever rewritten) and written together.
+// The frame is bf16 or Float32 (`fp32`, `tile_bytes`).
+#include <type_traits>
+
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t in_width = get_compile_time_arg_val(0);
@@ -19,6 +22,8 @@ constexpr uint32_t vertical_first = get_compile_time_arg_val(6);
 constexpr uint32_t parts = get_compile_time_arg_val(7);
 constexpr uint32_t window = get_compile_time_arg_val(8);
 constexpr uint32_t bands_bytes = get_compile_time_arg_val(9);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(10);
+constexpr uint32_t fp32 = get_compile_time_arg_val(11);
 constexpr uint32_t cb_plane = 0;
 constexpr uint32_t cb_vweights = 1;
 constexpr uint32_t cb_hweights = 2;
@@ -31,6 +36,8 @@ constexpr uint32_t cb_out = 16;
 
 namespace {
 
+using elem_t = std::conditional_t<fp32 != 0, uint32_t, uint16_t>;
+
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
 
 }  // namespace
@@ -41,10 +48,10 @@ void kernel_main() {
     const uint32_t block_count = get_arg_val<uint32_t>(2);
 
     const uint32_t tile = get_tile_size(cb_out);
-    const InterleavedAddrGenFast<true> output{output_addr, tile, DataFormat::Float16_b};
+    const InterleavedAddrGenFast<true> output{output_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
     cb_reserve_back(cb_rowpages, 32);
     const uint32_t pages_l1 = get_write_ptr(cb_rowpages);
-    volatile uint16_t* pages = reinterpret_cast<volatile uint16_t*>(pages_l1);
+    volatile elem_t* pages = reinterpret_cast<volatile elem_t*>(pages_l1);
     volatile uint32_t* first_page = reinterpret_cast<volatile uint32_t*>(pages_l1);
     for (uint32_t e = 0; e < tile / 4; ++e) {
         first_page[e] = 0;
@@ -57,7 +64,7 @@ void kernel_main() {
         const uint32_t i = b / width_tiles;
         const uint32_t j = b % width_tiles;
         cb_wait_front(cb_out, 1);
-        const volatile uint16_t* ft = reinterpret_cast<const volatile uint16_t*>(get_read_ptr(cb_out));
+        const volatile elem_t* ft = reinterpret_cast<const volatile elem_t*>(get_read_ptr(cb_out));
         for (uint32_t k = 0; k < 32; ++k) {
             for (uint32_t r = 0; r < 32; ++r) {
                 pages[k * 1024 + face_offset(r, 0)] = ft[vertical_first ? face_offset(r, k) : face_offset(k, r)];

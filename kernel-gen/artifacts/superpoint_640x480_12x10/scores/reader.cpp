@@ -5,7 +5,10 @@
 // each) into one channels-last tile row: row 16 m + 4 i + j holds cell (4 ty + i, 4 tx + j) of
 // map tile m. A cell row of a map tile is 4 consecutive cells inside one input block, so slot i
 // of a small cache keeps the block serving cell row i. The padding channels of the last channel
-// tile are set to the lowest bf16, which drops them out of the maximum and makes their exp 0.
+// tile are set to the lowest finite value, which drops them out of the maximum and makes their
+// exp 0. The logits are bf16 or Float32 (`fp32`, `tile_bytes`).
+#include <type_traits>
+
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t channels = get_compile_time_arg_val(0);
@@ -14,6 +17,8 @@ constexpr uint32_t in_tiles = get_compile_time_arg_val(2);
 constexpr uint32_t out_tiles = get_compile_time_arg_val(3);
 constexpr uint32_t map_tiles_x = get_compile_time_arg_val(4);
 constexpr uint32_t map_tiles = get_compile_time_arg_val(5);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(6);
+constexpr uint32_t fp32 = get_compile_time_arg_val(7);
 constexpr uint32_t cb_in = 0;
 constexpr uint32_t cb_scaler = 1;
 constexpr uint32_t cb_rows = 2;
@@ -25,10 +30,12 @@ constexpr uint32_t cb_map = 17;
 
 namespace {
 
+using elem_t = std::conditional_t<fp32 != 0, uint32_t, uint16_t>;
+
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
 
 // Copies the 32 channels of row `from` of a tile into row `to` of another.
-void copy_row(const volatile uint16_t* src, uint32_t from, volatile uint16_t* dst, uint32_t to) {
+void copy_row(const volatile elem_t* src, uint32_t from, volatile elem_t* dst, uint32_t to) {
     for (uint32_t j = 0; j < 32; ++j) {
         dst[face_offset(to, j)] = src[face_offset(from, j)];
     }
@@ -49,10 +56,10 @@ void kernel_main() {
     const uint32_t unit_count = get_arg_val<uint32_t>(2);
 
     constexpr uint32_t tile_elems = 1024;
-    constexpr uint16_t lowest = 0xFF7F;
+    constexpr elem_t lowest = fp32 ? 0xFF7FFFFFu : 0xFF7Fu;
     constexpr uint32_t valid_last = channels - (in_tiles - 1) * 32;
     const uint32_t tile = get_tile_size(cb_in);
-    const InterleavedAddrGenFast<true> input{input_addr, tile, DataFormat::Float16_b};
+    const InterleavedAddrGenFast<true> input{input_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
 
     cb_reserve_back(cb_scaler, 1);
     fill_reduce_scaler(reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb_scaler)));
@@ -60,12 +67,12 @@ void kernel_main() {
 
     cb_reserve_back(cb_rows, 4 * in_tiles);
     const uint32_t rows_l1 = get_write_ptr(cb_rows);
-    const volatile uint16_t* rows = reinterpret_cast<volatile uint16_t*>(rows_l1);
+    const volatile elem_t* rows = reinterpret_cast<volatile elem_t*>(rows_l1);
     uint32_t tags[4] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
 
     for (uint32_t u = unit_start; u < unit_start + unit_count; ++u) {
         cb_reserve_back(cb_in, in_tiles);
-        volatile uint16_t* logits = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb_in));
+        volatile elem_t* logits = reinterpret_cast<volatile elem_t*>(get_write_ptr(cb_in));
         for (uint32_t m = 0; m < 2; ++m) {
             const uint32_t g = 2 * u + m;
             if (g >= map_tiles) {
