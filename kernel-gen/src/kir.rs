@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::device::{Core, CoreRange, Precision};
+use crate::device::{Core, CoreRange, Format, Precision};
 use crate::ops;
 use crate::plan::{CbPlan, ConvPlan, NodePlan, OpPlan, Plan, PoolPlan};
 
@@ -160,6 +160,15 @@ pub enum Call {
     /// The data-movement core rearranges `bytes` inside L1 (im2col, pool taps).
     L1Gather {
         bytes: u32,
+    },
+    /// `tiles` pages of CB `cb` built by NoC reads inside the core's own L1 (from CB `from`
+    /// and a zero tile), each a whole number of `row_bytes`-byte rows at offsets that are
+    /// multiples of `row_bytes`; no RISC-V element loop.
+    L1Copy {
+        from: u32,
+        cb: u32,
+        tiles: u32,
+        row_bytes: u32,
     },
     /// `transfers` NoC transfers of `bytes` bytes between pages of `buffer` and CB `cb` (DRAM →
     /// L1, or L1 → DRAM when `write`), each at an offset within its page that is a multiple of
@@ -320,12 +329,108 @@ pub(crate) fn blocks(trips: Trips, body: Vec<Call>) -> Call {
     Call::Loop { trips, body }
 }
 
+/// The conv reader: weights and bias once; a zero tile; then a ring of input pixel blocks that
+/// reads each block the core's taps touch once (a prologue of `ring_blocks − 1`, then the next
+/// block per output block), and per output block the im2col tiles by L1 → L1 row-run copies,
+/// or for channel counts that are not whole tiles, zero tiles plus an element gather of the
+/// `taps × in_channels` valid columns.
+fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 5]) -> Vec<Call> {
+    let [im2col, weights, bias, ring, zero] = cbs;
+    let resident = c.k_tiles * c.out_tiles;
+    let slots = c.ring_blocks() * c.in_tiles;
+    let mut body = vec![
+        Call::CbReserve {
+            cb: weights,
+            pages: resident,
+        },
+        Call::DramRead {
+            buffer: c.weights.clone(),
+            pages: resident,
+            page_bytes: 2048,
+            cb: weights,
+        },
+        Call::CbPush {
+            cb: weights,
+            pages: resident,
+        },
+        Call::CbReserve {
+            cb: bias,
+            pages: c.out_tiles,
+        },
+        Call::DramRead {
+            buffer: c.bias.clone(),
+            pages: c.out_tiles,
+            page_bytes: 2048,
+            cb: bias,
+        },
+        Call::CbPush {
+            cb: bias,
+            pages: c.out_tiles,
+        },
+        Call::CbReserve { cb: zero, pages: 1 },
+        Call::L1Gather {
+            bytes: c.tile_bytes,
+        },
+        Call::CbReserve {
+            cb: ring,
+            pages: slots,
+        },
+    ];
+    // At most; the blocks outside the image are skipped.
+    if c.ring_blocks() > 1 {
+        body.push(Call::DramRead {
+            buffer: input.to_string(),
+            pages: slots - c.in_tiles,
+            page_bytes: c.tile_bytes,
+            cb: ring,
+        });
+    }
+    let mut block = vec![
+        Call::DramRead {
+            buffer: input.to_string(),
+            pages: c.in_tiles,
+            page_bytes: c.tile_bytes,
+            cb: ring,
+        },
+        Call::CbReserve {
+            cb: im2col,
+            pages: c.k_tiles,
+        },
+    ];
+    if c.copies_rows() {
+        block.push(Call::L1Copy {
+            from: ring,
+            cb: im2col,
+            tiles: c.k_tiles,
+            row_bytes: c.tile_bytes / 64,
+        });
+    } else {
+        block.push(Call::L1Copy {
+            from: zero,
+            cb: im2col,
+            tiles: c.k_tiles,
+            row_bytes: c.tile_bytes / 64,
+        });
+        let element_bytes = c.tile_bytes / 1024;
+        block.push(Call::L1Gather {
+            bytes: 32 * c.kernel * c.kernel * c.in_channels * element_bytes,
+        });
+    }
+    block.push(Call::CbPush {
+        cb: im2col,
+        pages: c.k_tiles,
+    });
+    body.push(blocks(Trips::Blocks, block));
+    body
+}
+
 fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     let input = input(node, 0)?;
     let im2col = cb_id(node, "cb_im2col")?;
     let weights = cb_id(node, "cb_weights")?;
     let bias = cb_id(node, "cb_bias")?;
-    let window = cb_id(node, "cb_window")?;
+    let ring = cb_id(node, "cb_ring")?;
+    let zero = cb_id(node, "cb_zero")?;
     let out = cb_id(node, "cb_out")?;
     let shape = args(&[
         ("in_channels", c.in_channels),
@@ -337,7 +442,9 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         ("k_tiles", c.k_tiles),
         ("out_tiles", c.out_tiles),
         ("group", c.group),
-        ("window_tiles", c.window_tiles),
+        ("ring_reach", c.ring_reach),
+        ("tile_bytes", c.tile_bytes),
+        ("fp32", u32::from(c.tile_bytes == Format::Fp32.tile_bytes())),
         ("relu", u32::from(c.relu)),
     ]);
     let resident = c.k_tiles * c.out_tiles;
@@ -364,62 +471,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
             ]
         }),
         precision: None,
-        body: vec![
-            Call::CbReserve {
-                cb: weights,
-                pages: resident,
-            },
-            Call::DramRead {
-                buffer: c.weights.clone(),
-                pages: resident,
-                page_bytes: 2048,
-                cb: weights,
-            },
-            Call::CbPush {
-                cb: weights,
-                pages: resident,
-            },
-            Call::CbReserve {
-                cb: bias,
-                pages: c.out_tiles,
-            },
-            Call::DramRead {
-                buffer: c.bias.clone(),
-                pages: c.out_tiles,
-                page_bytes: 2048,
-                cb: bias,
-            },
-            Call::CbPush {
-                cb: bias,
-                pages: c.out_tiles,
-            },
-            Call::CbReserve {
-                cb: window,
-                pages: c.kernel * c.window_tiles * c.in_tiles,
-            },
-            blocks(
-                Trips::Blocks,
-                vec![
-                    Call::DramRead {
-                        buffer: input.clone(),
-                        pages: c.kernel * c.window_tiles * c.in_tiles,
-                        page_bytes: 2048,
-                        cb: window,
-                    },
-                    Call::CbReserve {
-                        cb: im2col,
-                        pages: c.k_tiles,
-                    },
-                    Call::L1Gather {
-                        bytes: c.k_tiles * 2048,
-                    },
-                    Call::CbPush {
-                        cb: im2col,
-                        pages: c.k_tiles,
-                    },
-                ],
-            ),
-        ],
+        body: conv_reader_body(c, &input, [im2col, weights, bias, ring, zero]),
     };
     let mut dst_body = vec![
         Call::Copy { tiles: c.group },
