@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 
 use common::{bf16_rounded, chain, pcc, random_tensor, run, weight_inputs, weights, Layer};
 use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
-use kernel_gen::{compile, Grid, PlanParams};
+use kernel_gen::runner::Loaded;
+use kernel_gen::{compile, Grid, PlanParams, Role};
 use superpoint_graph::reference::{conv::conv2d, pool::max_pool2};
 use superpoint_graph::Tensor;
 
@@ -301,4 +302,66 @@ fn conv_pool_chain_down_to_a_partial_block() {
         input = got;
     }
     println!("chain step times: {times:?}");
+}
+
+/// The reader reads every input block its run's taps touch from DRAM exactly once: on a 7×1
+/// grid at 80×60 (150 blocks; 3×3 taps reach 81 pixels, ⌈81/32⌉ = 3 blocks either side) core i
+/// has blocks [start, start + count) and reads blocks [start − 3, start + count + 2] ∩ [0, 149],
+/// 2 channel tiles each, plus the 18 weight tiles and the bias tile. The emulator counts what
+/// the kernel read; the static report (kernel IR) is the bound without the skipped blocks.
+#[test]
+fn conv_reader_reads_each_input_block_once_per_core() {
+    let layers: &[Layer] = &[
+        ("c0", 1, 64, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("conv", 64, 32, 3, true),
+    ];
+    let graph = chain(640, 480, layers);
+    let params = PlanParams {
+        grid: Grid { x: 7, y: 1 },
+        ..PlanParams::default()
+    };
+    let compiled = compile(&graph, &params).expect("compiles");
+    let ws = weights(layers, 1);
+    let x = bf16_rounded(&random_tensor(64, 60, 80, 2));
+    let dev = common::open(&compiled);
+    let loaded = Loaded::load(&dev, &compiled).expect("loads");
+    for (name, bytes) in weight_inputs(&compiled, &ws) {
+        loaded.write(&name, &bytes).expect("weights");
+    }
+    loaded.write("pool3", &pack_activation(&x)).expect("input");
+    loaded.run_nodes(&dev, &["conv"]).expect("runs");
+    let counters = loaded.counters().expect("counters");
+    let step = counters.iter().find(|s| s.node == "conv").expect("step");
+    let reader = step
+        .kernels
+        .iter()
+        .find(|k| k.role == Role::Reader)
+        .expect("reader");
+    // 150 = 7 · 21 + 3: the first three cores take 22 blocks.
+    let counts = [22u64, 22, 22, 21, 21, 21, 21];
+    let tile = 2048u64;
+    let mut start = 0u64;
+    let mut total = 0;
+    let mut bound = 0;
+    for (i, count) in counts.iter().enumerate() {
+        let first = start.saturating_sub(3);
+        let last = (start + count + 2).min(149);
+        let expected = (last - first + 1) * 2 * tile + 19 * tile;
+        let (core, got) = &reader.cores[i];
+        assert_eq!(core.x as usize, i);
+        assert_eq!(got.dram_read_bytes, expected, "core {i}");
+        total += expected;
+        bound += (6 + count) * 2 * tile + 19 * tile;
+        start += count;
+    }
+    let p = kernel_gen::plan::plan(&graph, &params).expect("plans");
+    let kir = kernel_gen::kir::lower(&p).expect("lowers");
+    let report = kernel_gen::report::report(&kir);
+    let conv = report.iter().find(|r| r.node == "conv").expect("report");
+    // Cores 0 and 6 skip 3 blocks each before the image start and past its end.
+    assert_eq!(bound - total, 6 * 2 * tile);
+    assert_eq!(conv.dram_read_bytes, bound);
 }
