@@ -1,5 +1,6 @@
 //! The checks that run on the kernel IR before anything is rendered (DESIGN §3): L1 per core,
-//! DST capacity, CB protocol, runtime-arg count, CB ids, NoC alignment and semaphore count.
+//! DST capacity, CB protocol, runtime-arg count, CB ids, NoC alignment (DRAM transfers and
+//! L1 → L1 row copies) and semaphore count.
 //! Each failure names the node and the numbers.
 
 use std::collections::BTreeMap;
@@ -230,6 +231,18 @@ fn call_rule(
             if offset_step % alignment != 0 {
                 return Err(misaligned(transfer, *offset_step, alignment));
             }
+            cb_page_alignment(node, kernel, *cb, limits)?;
+        }
+        Call::L1Copy {
+            from,
+            cb,
+            row_bytes,
+            ..
+        } => {
+            if row_bytes % limits.l1_alignment != 0 {
+                return Err(misaligned("L1 row copy", *row_bytes, limits.l1_alignment));
+            }
+            cb_page_alignment(node, kernel, *from, limits)?;
             cb_page_alignment(node, kernel, *cb, limits)?;
         }
         Call::DramWrite { page_bytes, cb, .. } => {

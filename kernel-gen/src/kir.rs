@@ -161,6 +161,15 @@ pub enum Call {
     L1Gather {
         bytes: u32,
     },
+    /// `tiles` pages of CB `cb` built by NoC reads inside the core's own L1 (from CB `from`
+    /// and a zero tile), each a whole number of `row_bytes`-byte rows at offsets that are
+    /// multiples of `row_bytes`; no RISC-V element loop.
+    L1Copy {
+        from: u32,
+        cb: u32,
+        tiles: u32,
+        row_bytes: u32,
+    },
     /// `transfers` NoC transfers of `bytes` bytes between pages of `buffer` and CB `cb` (DRAM →
     /// L1, or L1 → DRAM when `write`), each at an offset within its page that is a multiple of
     /// `offset_step` (0: at the page start, which the interleaved allocator aligns).
@@ -341,12 +350,108 @@ pub(crate) fn blocks(trips: Trips, body: Vec<Call>) -> Call {
     Call::Loop { trips, body }
 }
 
+/// The conv reader: weights and bias once; a zero tile; then a ring of input pixel blocks that
+/// reads each block the core's taps touch once (a prologue of `ring_blocks − 1`, then the next
+/// block per output block), and per output block the im2col tiles by L1 → L1 row-run copies,
+/// or for channel counts that are not whole tiles, zero tiles plus an element gather of the
+/// `taps × in_channels` valid columns.
+fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 5], bias_tile: u32) -> Vec<Call> {
+    let [im2col, weights, bias, ring, zero] = cbs;
+    let resident = c.weight_parts * c.k_tiles * c.out_tiles;
+    let slots = c.ring_blocks() * c.in_tiles;
+    let mut body = vec![
+        Call::CbReserve {
+            cb: weights,
+            pages: resident,
+        },
+        Call::DramRead {
+            buffer: c.weights.clone(),
+            pages: resident,
+            page_bytes: 2048,
+            cb: weights,
+        },
+        Call::CbPush {
+            cb: weights,
+            pages: resident,
+        },
+        Call::CbReserve {
+            cb: bias,
+            pages: c.out_tiles,
+        },
+        Call::DramRead {
+            buffer: c.bias.clone(),
+            pages: c.out_tiles,
+            page_bytes: bias_tile,
+            cb: bias,
+        },
+        Call::CbPush {
+            cb: bias,
+            pages: c.out_tiles,
+        },
+        Call::CbReserve { cb: zero, pages: 1 },
+        Call::L1Gather {
+            bytes: c.tile_bytes,
+        },
+        Call::CbReserve {
+            cb: ring,
+            pages: slots,
+        },
+    ];
+    // At most; the blocks outside the image are skipped.
+    if c.ring_blocks() > 1 {
+        body.push(Call::DramRead {
+            buffer: input.to_string(),
+            pages: slots - c.in_tiles,
+            page_bytes: c.tile_bytes,
+            cb: ring,
+        });
+    }
+    let mut block = vec![
+        Call::DramRead {
+            buffer: input.to_string(),
+            pages: c.in_tiles,
+            page_bytes: c.tile_bytes,
+            cb: ring,
+        },
+        Call::CbReserve {
+            cb: im2col,
+            pages: c.k_tiles,
+        },
+    ];
+    if c.copies_rows() {
+        block.push(Call::L1Copy {
+            from: ring,
+            cb: im2col,
+            tiles: c.k_tiles,
+            row_bytes: c.tile_bytes / 64,
+        });
+    } else {
+        block.push(Call::L1Copy {
+            from: zero,
+            cb: im2col,
+            tiles: c.k_tiles,
+            row_bytes: c.tile_bytes / 64,
+        });
+        let element_bytes = c.tile_bytes / 1024;
+        block.push(Call::L1Gather {
+            bytes: 32 * c.kernel * c.kernel * c.in_channels * element_bytes,
+        });
+    }
+    block.push(Call::CbPush {
+        cb: im2col,
+        pages: c.k_tiles,
+    });
+    body.push(blocks(Trips::Blocks, block));
+    body
+}
+
 fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     let input = input(node, 0)?;
     let im2col = cb_id(node, "cb_im2col")?;
     let weights = cb_id(node, "cb_weights")?;
     let bias = cb_id(node, "cb_bias")?;
-    let window = cb_id(node, "cb_window")?;
+    let ring = cb_id(node, "cb_ring")?;
+    let zero = cb_id(node, "cb_zero")?;
     let out = cb_id(node, "cb_out")?;
     let format = cb_format(node, "cb_im2col")?;
     let tile = format.tile_bytes();
@@ -362,7 +467,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         ("k_tiles", c.k_tiles),
         ("out_tiles", c.out_tiles),
         ("group", c.group),
-        ("window_tiles", c.window_tiles),
+        ("ring_reach", c.ring_reach),
         ("relu", u32::from(c.relu)),
         tile_bytes,
         fp32,
@@ -392,62 +497,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
             ]
         }),
         precision: None,
-        body: vec![
-            Call::CbReserve {
-                cb: weights,
-                pages: resident,
-            },
-            Call::DramRead {
-                buffer: c.weights.clone(),
-                pages: resident,
-                page_bytes: 2048,
-                cb: weights,
-            },
-            Call::CbPush {
-                cb: weights,
-                pages: resident,
-            },
-            Call::CbReserve {
-                cb: bias,
-                pages: c.out_tiles,
-            },
-            Call::DramRead {
-                buffer: c.bias.clone(),
-                pages: c.out_tiles,
-                page_bytes: bias_tile,
-                cb: bias,
-            },
-            Call::CbPush {
-                cb: bias,
-                pages: c.out_tiles,
-            },
-            Call::CbReserve {
-                cb: window,
-                pages: c.kernel * c.window_tiles * c.in_tiles,
-            },
-            blocks(
-                Trips::Blocks,
-                vec![
-                    Call::DramRead {
-                        buffer: input.clone(),
-                        pages: c.kernel * c.window_tiles * c.in_tiles,
-                        page_bytes: tile,
-                        cb: window,
-                    },
-                    Call::CbReserve {
-                        cb: im2col,
-                        pages: c.k_tiles,
-                    },
-                    Call::L1Gather {
-                        bytes: c.k_tiles * tile,
-                    },
-                    Call::CbPush {
-                        cb: im2col,
-                        pages: c.k_tiles,
-                    },
-                ],
-            ),
-        ],
+        body: conv_reader_body(c, &input, [im2col, weights, bias, ring, zero], bias_tile),
     };
     let mut dst_body = vec![
         Call::Copy { tiles: c.group },

@@ -30,8 +30,11 @@
 //!   cores of the grid (row-major) in contiguous runs; the first `blocks % cores` cores take one
 //!   more. Block ranges are runtime args; shapes are compile-time args.
 //! * **conv2d**: the reader reads the weights (K × out tiles, K = k²·in padded to 32) and the bias
-//!   rows once into resident CBs, then per block fetches the input tiles each row of taps can
-//!   touch into a scratch window CB and gathers the im2col tiles (zero at the borders). The
+//!   rows once into resident CBs, then keeps a ring of the input pixel blocks (32 pixels × all
+//!   channel tiles) within `⌈(pad·W + pad)/32⌉` blocks of the current output block, reading each
+//!   from DRAM once per core, and builds the im2col tiles from it (zero at the borders): by NoC
+//!   copies inside L1 of runs of face rows that are consecutive source pixels when the channels
+//!   are whole tiles, else by zeroing the tiles that way and gathering the valid elements. The
 //!   compute kernel starts DST at the bias (copy of a 32-identical-row tile), accumulates
 //!   `matmul_block` over K in DST (groups of output tiles within the half-sync DST capacity),
 //!   applies `relu_tile` and packs in the activation format; the writer stores the tiles.
@@ -85,9 +88,10 @@
 //!   `cb_writer_count` (4, 5), `cb_out` (16, fp32), `cb_sum`, `cb_sq`, `cb_inv` (24–26, fp32
 //!   intermediates).
 //! * CBs: conv `cb_im2col` (0, 2·K tiles, or K when L1 is short), `cb_weights` (1, bf16),
-//!   `cb_bias` (2), `cb_window` (3, scratch), `cb_out` (16, 2 groups or 1); pool `cb_taps` (0,
-//!   2×4), `cb_cache` (1), `cb_out` (16), or for row selection `cb_src` (0, 2×4), `cb_select`
-//!   (1, the 4 selection tiles), `cb_out` (16).
+//!   `cb_bias` (2), `cb_ring` (3, scratch, (2·reach + 1) × in tiles), `cb_zero` (4, scratch, one
+//!   zeroed tile), `cb_out` (16, 2 groups or 1); pool `cb_taps` (0, 2×4), `cb_cache` (1),
+//!   `cb_out` (16), or for row selection `cb_src` (0, 2×4), `cb_select` (1, the 4 selection
+//!   tiles), `cb_out` (16).
 //! * **softmax + dustbin fold** ([`ops::softmax_fold`]): a `Softmax` whose only consumer is a
 //!   `DustbinFold{cell: 8}` is planned with it as one program named after the fold, reading
 //!   convPb's activation and writing the Float32 score map (Map layout); the 65-channel
@@ -136,7 +140,7 @@
 //!
 //! Next steps (DESIGN §3 hints): keep activations in L1 sharded by rows with halo exchange
 //! instead of the DRAM round trip; multicast each layer's weights instead of every core reading
-//! them; fuse conv+ReLU+pool; im2col by 32-byte row copies when in_channels is a multiple of 32;
+//! them; fuse conv+ReLU+pool;
 //! make the NMS mask and the candidate scan SFPU work instead of RISC-V loops.
 
 pub mod check;

@@ -248,10 +248,26 @@ pub struct ConvPlan {
     pub out_tiles: u32,
     /// Output tiles per DST acquire (a divisor of `out_tiles` within the DST capacity).
     pub group: u32,
-    /// Input pixel tiles one row of taps can touch for a 32-pixel block.
-    pub window_tiles: u32,
+    /// Input pixel blocks before, and as many after, an output block that its taps can touch:
+    /// they reach `pad·W + pad` pixels either side, so `⌈(pad·W + pad)/32⌉` blocks.
+    pub ring_reach: u32,
+    /// Bytes of one activation tile (2048 bf16, 4096 Float32).
+    pub tile_bytes: u32,
     pub weights: String,
     pub bias: String,
+}
+
+impl ConvPlan {
+    /// Input pixel blocks the reader's ring holds: every block one output block's taps can touch.
+    pub fn ring_blocks(&self) -> u32 {
+        2 * self.ring_reach + 1
+    }
+
+    /// Whether the im2col tiles are built from whole channel tiles by NoC row-run copies; if
+    /// not (a channel count that is not a multiple of 32), element by element.
+    pub fn copies_rows(&self) -> bool {
+        self.in_channels % 32 == 0
+    }
 }
 
 /// A 2×2 max-pool's shape in tiles.
@@ -416,9 +432,11 @@ pub(crate) fn largest_divisor_within(n: u32, cap: u32) -> u32 {
     (1..=cap.min(n)).rev().find(|d| n % d == 0).unwrap_or(1)
 }
 
-/// Input pixel tiles a run of `span` consecutive pixels can touch.
-fn tiles_touched(span: u32) -> u32 {
-    1 + (span - 1).div_ceil(32)
+/// Input pixel blocks before (and after) an output block that taps reaching `reach` pixels
+/// either side can touch: pixel 32b − reach is in block b − ⌈reach/32⌉, pixel 32b + 31 + reach
+/// in block b + ⌊(reach + 31)/32⌋, the same number.
+fn ring_reach(reach: u32) -> u32 {
+    reach.div_ceil(32)
 }
 
 /// Plans the nodes the graph's outputs need, from its external inputs (or the input plane) on.
@@ -540,14 +558,17 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 let out_tiles = tiles(*out_channels) as u32;
                 let in_tiles = tiles(*in_channels) as u32;
                 let group = largest_divisor_within(out_tiles, precision.dst_tiles());
-                let window_tiles = tiles_touched(32 + 2 * *pad as u32);
+                let width = shape.width as u32;
+                let ring_reach = ring_reach(*pad as u32 * (width + 1));
+                let ring_blocks = 2 * ring_reach + 1;
                 let format = precision.format;
                 let weight_parts = conv_weight_parts(format) as u32;
-                let window_pages = *kernel as u32 * window_tiles * in_tiles;
+                // The ring of input blocks and the zero tile.
+                let scratch_pages = ring_blocks * in_tiles + 1;
                 let depth = conv_stream_depth(
                     params.limits.l1_usable(),
                     weight_parts * k_tiles * out_tiles * TILE_BYTES
-                        + (out_tiles + window_pages) * format.tile_bytes(),
+                        + (out_tiles + scratch_pages) * format.tile_bytes(),
                     (k_tiles + group) * format.tile_bytes(),
                 );
                 let weight_name = format!("{}.weight", node.name);
@@ -598,7 +619,14 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                             CbKind::Resident,
                         ),
                         cb_of(format, 2, "cb_bias", out_tiles, CbKind::Resident),
-                        cb_of(format, 3, "cb_window", window_pages, CbKind::Scratch),
+                        cb_of(
+                            format,
+                            3,
+                            "cb_ring",
+                            ring_blocks * in_tiles,
+                            CbKind::Scratch,
+                        ),
+                        cb_of(format, 4, "cb_zero", 1, CbKind::Scratch),
                         cb_of(format, 16, "cb_out", depth * group, CbKind::Stream),
                     ],
                     op: OpPlan::Conv2d(ConvPlan {
@@ -608,13 +636,14 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         pad: *pad as u32,
                         relu: *relu,
                         height: shape.height as u32,
-                        width: shape.width as u32,
+                        width,
                         in_tiles,
                         k_tiles,
                         weight_parts,
                         out_tiles,
                         group,
-                        window_tiles,
+                        ring_reach,
+                        tile_bytes: format.tile_bytes(),
                         weights: weight_name,
                         bias: bias_name,
                     }),
@@ -832,11 +861,19 @@ mod tests {
     }
 
     #[test]
-    fn group_and_window_by_hand() {
+    fn group_and_ring_by_hand() {
         assert_eq!(largest_divisor_within(8, 4), 4);
         assert_eq!(largest_divisor_within(3, 4), 3);
         assert_eq!(largest_divisor_within(5, 4), 1);
-        assert_eq!(tiles_touched(34), 3);
-        assert_eq!(tiles_touched(32), 2);
+        // 3×3 at 80 wide: 81 pixels either side; pixel −81 is in block −3, pixel 31 + 81 = 112
+        // in block 3.
+        assert_eq!(ring_reach(81), 3);
+        // 3×3 at 640 wide: 641 pixels; −641 in block −21, 672 in block 21.
+        assert_eq!(ring_reach(641), 21);
+        // 1×1: the block itself.
+        assert_eq!(ring_reach(0), 0);
+        // Reach 32: −32 in block −1, 63 in block 1; reach 33: −33 in block −2, 64 in block 2.
+        assert_eq!(ring_reach(32), 1);
+        assert_eq!(ring_reach(33), 2);
     }
 }

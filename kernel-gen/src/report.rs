@@ -1,8 +1,9 @@
 //! Static per-node figures of a compiled program, read off the kernel IR: cores used, CB bytes
 //! (= the L1 peak per core, as no node has L1 buffers yet), tile operations by fidelity, and
 //! NoC / DRAM bytes summed over all cores. They are the static inputs of the cost model (§6).
-//! Reader DRAM reads of input windows (conv) and taps (pool) are the worst case: full windows,
-//! no tile-cache hits. Loops bounded by run-time data (descriptor sampling) count their bound
+//! Reader DRAM reads are upper bounds where the kernel skips work at run time: the conv input
+//! ring's full prologue and one block per output block (the blocks outside the image, which
+//! the reader skips, included), pool taps without tile-cache hits. Loops bounded by run-time data (descriptor sampling) count their bound
 //! (every region full).
 
 use std::fmt::Write;

@@ -40,8 +40,9 @@ fn l1_overflow_names_the_node_and_bytes() {
         }) => {
             assert_eq!(node, "big");
             // Double buffering does not fit, so the planner single-buffers the streams: im2col
-            // 144 + weights 144·16 + bias 16 + window 3·3·16 + out 4 tiles of 2 KiB.
-            assert_eq!(used, (144 + 144 * 16 + 16 + 3 * 3 * 16 + 4) * 2048);
+            // 144 + weights 144·16 + bias 16 + ring 5·16 (33 pixels either side of a block at 32
+            // wide: 2 blocks behind, 2 ahead) + zero 1 + out 4 tiles of 2 KiB.
+            assert_eq!(used, (144 + 144 * 16 + 16 + 5 * 16 + 1 + 4) * 2048);
             assert_eq!(available, 1497 * 1024);
         }
         other => panic!("expected L1Overflow, got {other:?}"),
@@ -253,6 +254,49 @@ fn noc_alignment_of_dram_reads_and_l1_pages() {
             role: Role::Writer,
             transfer: "L1 CB page",
             bytes: 2056,
+            alignment: 16
+        }
+    );
+}
+
+/// The conv reader's L1 → L1 row copies: rows of a size that is not a multiple of the 16-byte
+/// NoC L1 alignment are refused, and the program the planner makes (bf16: 32-byte face rows)
+/// has its copies in its reader.
+#[test]
+fn noc_alignment_of_l1_row_copies() {
+    let layers: &[Layer] = &[("c1", 1, 32, 3, true), ("c2", 32, 32, 3, true)];
+    let p = plan(&chain(64, 32, layers), &PlanParams::default()).expect("plans");
+    let mut k = lower(&p).expect("lowers");
+    check(&k, &Limits::BLACKHOLE).expect("the unmodified program passes");
+    let reader = node_mut(&mut k, "c2")
+        .kernels
+        .iter_mut()
+        .find(|k| k.role == Role::Reader)
+        .expect("reader");
+    let mut copies = 0;
+    fn row_bytes(calls: &mut [Call], copies: &mut u32) {
+        for c in calls {
+            match c {
+                Call::L1Copy { row_bytes, .. } => {
+                    assert_eq!(*row_bytes, 32);
+                    *row_bytes = 24;
+                    *copies += 1;
+                }
+                Call::Loop { body, .. } => row_bytes(body, copies),
+                _ => {}
+            }
+        }
+    }
+    row_bytes(&mut reader.body, &mut copies);
+    assert_eq!(copies, 1);
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("24-byte rows");
+    assert_eq!(
+        err,
+        CheckError::Misaligned {
+            node: "c2".into(),
+            role: Role::Reader,
+            transfer: "L1 row copy",
+            bytes: 24,
             alignment: 16
         }
     );

@@ -1,5 +1,8 @@
 //! Emitted programs executed on the tt-runtime emulator against the reference evaluator of
-//! superpoint-graph: conv2d (+bias, +ReLU) per layer at PCC ≥ 0.9999 in bf16 / HiFi2 / fp32 DST,
+//! superpoint-graph: conv2d (+bias, +ReLU) per layer at PCC ≥ 0.9999 in bf16 / HiFi2 / fp32 DST
+//! and bit-identical to the outputs of the previous (element-gather) reader, over the shapes the
+//! input ring and the row-run copies must handle (blocks crossing image rows, partial last
+//! blocks, 1×1 and 3×3, 1 to 256 input channels, runs starting mid-row, several grids),
 //! max-pool bit-identical, and a conv/pool chain. Shapes are small so the whole file runs in
 //! seconds.
 
@@ -9,7 +12,8 @@ use std::collections::BTreeMap;
 
 use common::{bf16_rounded, chain, pcc, random_tensor, run, weight_inputs, weights, Layer};
 use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
-use kernel_gen::{compile, Format, Grid, PlanParams};
+use kernel_gen::runner::Loaded;
+use kernel_gen::{compile, Format, Grid, PlanParams, Role};
 use superpoint_graph::reference::{conv::conv2d, pool::max_pool2};
 use superpoint_graph::Tensor;
 
@@ -24,10 +28,21 @@ fn shape_of(t: &Tensor<f32>) -> ActivationShape {
     }
 }
 
-/// Runs conv layer `layers[index]` alone on a random input; returns its PCC against the
-/// reference on the same (bf16) input.
-fn conv_layer_pcc(width: usize, height: usize, layers: &[Layer], index: usize, grid: Grid) -> f64 {
-    let graph = chain(width, height, layers);
+/// Runs conv layer `layers[index]` alone on a random `width`×`height` input (the frame is twice
+/// as large per pool before the layer); returns its PCC against the reference on the same (bf16)
+/// input and the FNV-1a hash of the whole output buffer (padding rows included).
+fn conv_layer(
+    width: usize,
+    height: usize,
+    layers: &[Layer],
+    index: usize,
+    grid: Grid,
+) -> (f64, u64) {
+    let pools = layers[..index]
+        .iter()
+        .filter(|l| l.0.starts_with("pool"))
+        .count();
+    let graph = chain(width << pools, height << pools, layers);
     let params = PlanParams {
         grid,
         ..PlanParams::default()
@@ -48,31 +63,181 @@ fn conv_layer_pcc(width: usize, height: usize, layers: &[Layer], index: usize, g
     let expected = conv2d(&x, &ws[name], kernel / 2, relu);
     let got = unpack_activation(&buffers[name], shape_of(&expected)).expect("output size");
     let r = pcc(&got.data, &expected.data);
+    let hash = fnv1a(&buffers[name]);
     println!(
-        "{name}: {inp}->{out} {kernel}x{kernel} relu={relu} {width}x{height} grid {}x{}: PCC {r:.7}, emulator {:?}",
+        "{name}: {inp}->{out} {kernel}x{kernel} relu={relu} {width}x{height} grid {}x{}: PCC {r:.7}, output hash {hash:#018x}, emulator {:?}",
         grid.x, grid.y, times[0].1
     );
     assert_eq!((got.channels, got.height, got.width), (out, height, width));
-    r
+    (r, hash)
+}
+
+/// FNV-1a (64-bit) of `bytes`.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// Asserts the layer meets the PCC gate and its output is bit-identical to the output of the
+/// reader that gathered every im2col element from re-read DRAM windows (the hash was recorded
+/// from that kernel, commit 0acbc59, on the same inputs): the data movement changed, the
+/// matmul operands must not.
+fn assert_conv(
+    width: usize,
+    height: usize,
+    layers: &[Layer],
+    index: usize,
+    grid: Grid,
+    old_hash: u64,
+) {
+    let (r, hash) = conv_layer(width, height, layers, index, grid);
+    assert!(r >= PCC_MIN, "{}: PCC {r}", layers[index].0);
+    assert_eq!(
+        hash, old_hash,
+        "{}: output differs from the old reader's",
+        layers[index].0
+    );
+}
+
+/// 80×60 (the network's conv4 size): 150 blocks of 32 pixels cross image rows; on 12×10 the
+/// first 30 cores take two blocks, so runs start and end mid-row.
+#[test]
+fn conv_32_to_64_at_80x60_blocks_cross_rows() {
+    let layers: &[Layer] = &[
+        ("c0", 1, 32, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("conv", 32, 64, 3, true),
+    ];
+    assert_conv(80, 60, layers, 4, Grid::ETH_DISPATCH, 0x4cc2_cf24_7ae9_5a33);
+}
+
+/// 40×30 (the network's head size) with 128 input channels: 37.5 blocks, the last one half
+/// padding; one block per core on 11×10.
+#[test]
+fn conv_128_to_32_at_40x30_partial_last_block_on_the_11x10_grid() {
+    let layers: &[Layer] = &[
+        ("c0", 1, 128, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("pool4", 0, 0, 0, false),
+        ("conv", 128, 32, 3, false),
+    ];
+    assert_conv(
+        40,
+        30,
+        layers,
+        5,
+        Grid::TENSIX_DISPATCH,
+        0x806c_9e35_ff06_5d1b,
+    );
+}
+
+/// A 1×1 conv (pad 0) at 40×30 from 64 channels: a one-slot ring.
+#[test]
+fn conv_1x1_64_to_48_at_40x30() {
+    let layers: &[Layer] = &[
+        ("c0", 1, 64, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("pool4", 0, 0, 0, false),
+        ("conv", 64, 48, 1, false),
+    ];
+    assert_conv(40, 30, layers, 5, Grid::ETH_DISPATCH, 0xe560_744a_586c_f63f);
+}
+
+/// Long runs (about 21 blocks a core on a 7×1 grid) at 80×60: the ring wraps many times and
+/// every run starts and ends mid-row.
+#[test]
+fn conv_64_to_32_at_80x60_long_runs_on_a_7x1_grid() {
+    let layers: &[Layer] = &[
+        ("c0", 1, 64, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("conv", 64, 32, 3, true),
+    ];
+    assert_conv(
+        80,
+        60,
+        layers,
+        4,
+        Grid { x: 7, y: 1 },
+        0xf2e6_ef37_dd06_beb4,
+    );
+}
+
+/// A 1-channel input at 40×30 (conv1a's element gather, from the ring) on a 5×1 grid.
+#[test]
+fn conv_1_to_16_at_40x30_element_gather_on_a_5x1_grid() {
+    let layers: &[Layer] = &[
+        ("c0", 1, 1, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("pool4", 0, 0, 0, false),
+        ("conv", 1, 16, 3, true),
+    ];
+    assert_conv(
+        40,
+        30,
+        layers,
+        5,
+        Grid { x: 5, y: 1 },
+        0xfa6c_4e62_75a8_b6d4,
+    );
+}
+
+/// A 1-channel input at 64×32 on 12×10 (conv1a's shape class: W a multiple of 32).
+#[test]
+fn conv_1_to_64_at_64x32_on_the_12x10_grid() {
+    let layers: &[Layer] = &[("conv1a", 1, 64, 3, true)];
+    assert_conv(64, 32, layers, 0, Grid::ETH_DISPATCH, 0xdc95_fd7c_6460_721b);
+}
+
+/// 64×32 with 64 channels on a 3×1 grid: W a multiple of 32, so the centre column of taps is
+/// whole-tile copies.
+#[test]
+fn conv_64_to_64_at_64x32_on_a_3x1_grid() {
+    let layers: &[Layer] = &[("conv1a", 1, 64, 3, true), ("conv1b", 64, 64, 3, true)];
+    assert_conv(
+        64,
+        32,
+        layers,
+        1,
+        Grid { x: 3, y: 1 },
+        0x91a3_bbc2_eec1_bf0e,
+    );
 }
 
 #[test]
 fn conv_3_to_5_odd_channels_non_square() {
     let layers: &[Layer] = &[("conv_a", 1, 3, 3, true), ("conv_b", 3, 5, 3, true)];
-    assert!(conv_layer_pcc(64, 32, layers, 1, Grid::ETH_DISPATCH) >= PCC_MIN);
+    assert_conv(64, 32, layers, 1, Grid::ETH_DISPATCH, 0x5004_9ebd_f509_26a3);
 }
 
 #[test]
 fn conv_1_to_64_then_64_to_64() {
     let layers: &[Layer] = &[("conv1a", 1, 64, 3, true), ("conv1b", 64, 64, 3, true)];
-    assert!(conv_layer_pcc(32, 32, layers, 0, Grid::ETH_DISPATCH) >= PCC_MIN);
-    assert!(conv_layer_pcc(32, 32, layers, 1, Grid::ETH_DISPATCH) >= PCC_MIN);
+    assert_conv(32, 32, layers, 0, Grid::ETH_DISPATCH, 0xeae4_42dd_60e5_5144);
+    assert_conv(32, 32, layers, 1, Grid::ETH_DISPATCH, 0x1cce_be90_e518_757b);
 }
 
 #[test]
 fn conv_1x1_256_to_65_without_relu_on_the_11x10_grid() {
     let layers: &[Layer] = &[("convPa", 1, 256, 3, true), ("convPb", 256, 65, 1, false)];
-    assert!(conv_layer_pcc(32, 32, layers, 1, Grid::TENSIX_DISPATCH) >= PCC_MIN);
+    assert_conv(
+        32,
+        32,
+        layers,
+        1,
+        Grid::TENSIX_DISPATCH,
+        0xefe6_8d5a_aeb8_e7a1,
+    );
 }
 
 #[test]
@@ -193,4 +358,68 @@ fn conv_pool_chain_down_to_a_partial_block() {
         input = got;
     }
     println!("chain step times: {times:?}");
+}
+
+/// The reader reads every input block its run's taps touch from DRAM exactly once: on a 7×1
+/// grid at 80×60 (150 blocks; 3×3 taps reach 81 pixels, ⌈81/32⌉ = 3 blocks either side) core i
+/// has blocks [start, start + count) and reads blocks [start − 3, start + count + 2] ∩ [0, 149],
+/// 2 channel tiles each, plus the 18 weight tiles and the bias tile. The emulator counts what
+/// the kernel read; the static report (kernel IR) is the bound without the skipped blocks.
+#[test]
+fn conv_reader_reads_each_input_block_once_per_core() {
+    let layers: &[Layer] = &[
+        ("c0", 1, 64, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("conv", 64, 32, 3, true),
+    ];
+    let graph = chain(640, 480, layers);
+    let params = PlanParams {
+        grid: Grid { x: 7, y: 1 },
+        ..PlanParams::default()
+    };
+    let compiled = compile(&graph, &params).expect("compiles");
+    let ws = weights(layers, 1);
+    let x = bf16_rounded(&random_tensor(64, 60, 80, 2));
+    let dev = common::open(&compiled);
+    let loaded = Loaded::load(&dev, &compiled).expect("loads");
+    for (name, bytes) in weight_inputs(&compiled, &ws) {
+        loaded.write(&name, &bytes).expect("weights");
+    }
+    loaded
+        .write("pool3", &pack_activation(&x, Format::Bf16))
+        .expect("input");
+    loaded.run_nodes(&dev, &["conv"]).expect("runs");
+    let counters = loaded.counters().expect("counters");
+    let step = counters.iter().find(|s| s.node == "conv").expect("step");
+    let reader = step
+        .kernels
+        .iter()
+        .find(|k| k.role == Role::Reader)
+        .expect("reader");
+    // 150 = 7 · 21 + 3: the first three cores take 22 blocks.
+    let counts = [22u64, 22, 22, 21, 21, 21, 21];
+    let tile = 2048u64;
+    let mut start = 0u64;
+    let mut total = 0;
+    let mut bound = 0;
+    for (i, count) in counts.iter().enumerate() {
+        let first = start.saturating_sub(3);
+        let last = (start + count + 2).min(149);
+        let expected = (last - first + 1) * 2 * tile + 19 * tile;
+        let (core, got) = &reader.cores[i];
+        assert_eq!(core.x as usize, i);
+        assert_eq!(got.dram_read_bytes, expected, "core {i}");
+        total += expected;
+        bound += (6 + count) * 2 * tile + 19 * tile;
+        start += count;
+    }
+    let p = kernel_gen::plan::plan(&graph, &params).expect("plans");
+    let kir = kernel_gen::kir::lower(&p).expect("lowers");
+    let report = kernel_gen::report::report(&kir);
+    let conv = report.iter().find(|r| r.node == "conv").expect("report");
+    // Cores 0 and 6 skip 3 blocks each before the image start and past its end.
+    assert_eq!(bound - total, 6 * 2 * tile);
+    assert_eq!(conv.dram_read_bytes, bound);
 }

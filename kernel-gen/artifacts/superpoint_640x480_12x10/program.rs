@@ -2578,8 +2578,16 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
-                        name: String::from("cb_window"),
-                        pages: 9,
+                        name: String::from("cb_ring"),
+                        pages: 43,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Scratch,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_zero"),
+                        pages: 1,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -2643,8 +2651,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 2,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 21,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -4046,8 +4054,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 2,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 21,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -4243,8 +4251,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 2,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 21,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -4434,8 +4442,16 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
-                        name: String::from("cb_window"),
-                        pages: 18,
+                        name: String::from("cb_ring"),
+                        pages: 86,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Scratch,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_zero"),
+                        pages: 1,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -4499,8 +4515,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 2,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 21,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -5902,8 +5918,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 2,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 21,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -6099,8 +6115,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 2,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 21,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -6820,8 +6836,16 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
-                        name: String::from("cb_window"),
-                        pages: 18,
+                        name: String::from("cb_ring"),
+                        pages: 46,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Scratch,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_zero"),
+                        pages: 1,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -6885,8 +6909,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 2,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 11,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -8288,8 +8312,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 2,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 11,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -8485,8 +8509,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 2,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 11,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -8676,8 +8700,16 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
-                        name: String::from("cb_window"),
-                        pages: 18,
+                        name: String::from("cb_ring"),
+                        pages: 46,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Scratch,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_zero"),
+                        pages: 1,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -8741,8 +8773,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 2,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 11,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -10144,8 +10176,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 2,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 11,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -10341,8 +10373,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 2,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 11,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -11062,8 +11094,16 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
-                        name: String::from("cb_window"),
-                        pages: 18,
+                        name: String::from("cb_ring"),
+                        pages: 26,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Scratch,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_zero"),
+                        pages: 1,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -11127,8 +11167,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 6,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -12530,8 +12570,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 6,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -12727,8 +12767,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 6,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -12918,8 +12958,16 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
-                        name: String::from("cb_window"),
-                        pages: 36,
+                        name: String::from("cb_ring"),
+                        pages: 52,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Scratch,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_zero"),
+                        pages: 1,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -12983,8 +13031,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 6,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -14386,8 +14434,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 6,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -14583,8 +14631,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 3,
+                                name: String::from("ring_reach"),
+                                value: 6,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -15304,8 +15352,16 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
-                        name: String::from("cb_window"),
-                        pages: 36,
+                        name: String::from("cb_ring"),
+                        pages: 28,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Scratch,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_zero"),
+                        pages: 1,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -15369,7 +15425,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
+                                name: String::from("ring_reach"),
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
@@ -16772,7 +16828,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
+                                name: String::from("ring_reach"),
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
@@ -16969,7 +17025,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
+                                name: String::from("ring_reach"),
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
@@ -17160,8 +17216,16 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
-                        name: String::from("cb_window"),
-                        pages: 36,
+                        name: String::from("cb_ring"),
+                        pages: 28,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Scratch,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_zero"),
+                        pages: 1,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -17225,7 +17289,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
+                                name: String::from("ring_reach"),
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
@@ -18628,7 +18692,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
+                                name: String::from("ring_reach"),
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
@@ -18825,7 +18889,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
+                                name: String::from("ring_reach"),
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
@@ -19016,8 +19080,16 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
-                        name: String::from("cb_window"),
-                        pages: 36,
+                        name: String::from("cb_ring"),
+                        pages: 28,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Scratch,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_zero"),
+                        pages: 1,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -19081,7 +19153,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
+                                name: String::from("ring_reach"),
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
@@ -20484,7 +20556,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
+                                name: String::from("ring_reach"),
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
@@ -20681,7 +20753,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
+                                name: String::from("ring_reach"),
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
@@ -20872,8 +20944,16 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
-                        name: String::from("cb_window"),
-                        pages: 16,
+                        name: String::from("cb_ring"),
+                        pages: 8,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Scratch,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_zero"),
+                        pages: 1,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -20937,8 +21017,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 2,
+                                name: String::from("ring_reach"),
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -22340,8 +22420,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 2,
+                                name: String::from("ring_reach"),
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -22537,8 +22617,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 2,
+                                name: String::from("ring_reach"),
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -25866,8 +25946,16 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
-                        name: String::from("cb_window"),
-                        pages: 36,
+                        name: String::from("cb_ring"),
+                        pages: 28,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Scratch,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_zero"),
+                        pages: 1,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -25931,7 +26019,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
+                                name: String::from("ring_reach"),
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
@@ -27334,7 +27422,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
+                                name: String::from("ring_reach"),
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
@@ -27531,7 +27619,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
+                                name: String::from("ring_reach"),
                                 value: 3,
                             },
                             kernel_gen::CompileArg {
@@ -27722,8 +27810,16 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
-                        name: String::from("cb_window"),
-                        pages: 16,
+                        name: String::from("cb_ring"),
+                        pages: 8,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Scratch,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_zero"),
+                        pages: 1,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -27787,8 +27883,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 2,
+                                name: String::from("ring_reach"),
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -29190,8 +29286,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 2,
+                                name: String::from("ring_reach"),
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -29387,8 +29483,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 4,
                             },
                             kernel_gen::CompileArg {
-                                name: String::from("window_tiles"),
-                                value: 2,
+                                name: String::from("ring_reach"),
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),

@@ -2,11 +2,16 @@
 // Do not edit: change the template or the plan and regenerate.
 //
 // Reads the weights (weight_parts * k_tiles x out_tiles) and the bias rows (out_tiles) once into
-// resident CBs.
-// Then, for each output block of 32 pixels, fetches the input tiles each kernel row of taps can
-// touch into a window and gathers the im2col tiles from it: column k = tap * in_channels + c,
-// zero at the image border, for padding pixels and beyond K. Activations are bf16 or Float32
-// (`fp32`, `tile_bytes`); weights are bf16 tiles, the bias tiles bf16 or Float32 (their size).
+// resident CBs (weights bf16 tiles; bias tiles bf16 or Float32, by their size).
+// Then keeps a ring of the input pixel blocks (32 raster pixels x in_tiles channel tiles, DRAM
+// page block * in_tiles + c) that the taps of the current output block can touch: each block is
+// read from DRAM once, ring_reach blocks ahead of the output block, and dropped ring_reach
+// blocks behind it. For each output block it builds the im2col tiles (k tile = tap * in_tiles
+// + channel tile; row r = output pixel 32b + r; zero at the image border and for padding
+// pixels): when the channels are whole tiles, by NoC reads inside L1 of runs of rows that are
+// consecutive source pixels (zero runs from a zeroed tile); otherwise by zeroing the tiles the
+// same way and gathering the taps * in_channels valid columns element by element. Activations
+// are bf16 or Float32 (`fp32`, `tile_bytes`).
 #include <type_traits>
 
 #include "api/dataflow/dataflow_api.h"
@@ -20,7 +25,7 @@ constexpr uint32_t in_tiles = get_compile_time_arg_val(5);
 constexpr uint32_t k_tiles = get_compile_time_arg_val(6);
 constexpr uint32_t out_tiles = get_compile_time_arg_val(7);
 constexpr uint32_t group = get_compile_time_arg_val(8);
-constexpr uint32_t window_tiles = get_compile_time_arg_val(9);
+constexpr uint32_t ring_reach = get_compile_time_arg_val(9);
 constexpr uint32_t relu = get_compile_time_arg_val(10);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(11);
 constexpr uint32_t fp32 = get_compile_time_arg_val(12);
@@ -28,10 +33,20 @@ constexpr uint32_t weight_parts = get_compile_time_arg_val(13);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
-constexpr uint32_t cb_window = 3;
+constexpr uint32_t cb_ring = 3;
+constexpr uint32_t cb_zero = 4;
 constexpr uint32_t cb_out = 16;
 
 namespace {
+
+using element_t = std::conditional_t<fp32 != 0, uint32_t, uint16_t>;
+constexpr DataFormat activation_format = fp32 != 0 ? DataFormat::Float32 : DataFormat::Float16_b;
+constexpr int32_t rows = static_cast<int32_t>(height);
+constexpr int32_t cols = static_cast<int32_t>(width);
+constexpr int32_t in_blocks = (rows * cols + 31) / 32;
+constexpr uint32_t ring_blocks = 2 * ring_reach + 1;
+constexpr uint32_t face_bytes = tile_bytes / 4;
+constexpr uint32_t row_bytes = tile_bytes / 64;
 
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
 
@@ -47,6 +62,31 @@ void read_resident(uint32_t cb, uint32_t addr, uint32_t pages) {
     cb_push_back(cb, pages);
 }
 
+// Copies rows [s, s + n) of the tile at L1 address src to rows [r, r + n) of the tile at dst
+// (r + n <= 32, s + n <= 32): one read for a whole tile, one for 16 rows at face starts on both
+// sides, else one per 16-column face for each stretch that stays inside a face on both sides.
+void copy_rows(uint32_t src, uint32_t s, uint32_t dst, uint32_t r, uint32_t n) {
+    if (n == 32) {
+        noc_async_read(get_noc_addr(src), dst, tile_bytes);
+        return;
+    }
+    while (n > 0) {
+        uint32_t m = 16 - r % 16 < 16 - s % 16 ? 16 - r % 16 : 16 - s % 16;
+        m = m < n ? m : n;
+        const uint32_t from = src + s / 16 * 2 * face_bytes + s % 16 * row_bytes;
+        const uint32_t to = dst + r / 16 * 2 * face_bytes + r % 16 * row_bytes;
+        if (m == 16) {
+            noc_async_read(get_noc_addr(from), to, 2 * face_bytes);
+        } else {
+            noc_async_read(get_noc_addr(from), to, m * row_bytes);
+            noc_async_read(get_noc_addr(from + face_bytes), to + face_bytes, m * row_bytes);
+        }
+        r += m;
+        s += m;
+        n -= m;
+    }
+}
+
 }  // namespace
 
 void kernel_main() {
@@ -56,62 +96,103 @@ void kernel_main() {
     const uint32_t block_start = get_arg_val<uint32_t>(3);
     const uint32_t block_count = get_arg_val<uint32_t>(4);
 
-    constexpr int32_t pixels = static_cast<int32_t>(height * width);
-    constexpr uint32_t taps_k = kernel * kernel * in_channels;
-    constexpr uint32_t tile_elems = 1024;
-    using elem_t = std::conditional_t<fp32 != 0, uint32_t, uint16_t>;
     read_resident(cb_weights, weight_addr, weight_parts * k_tiles * out_tiles);
     read_resident(cb_bias, bias_addr, out_tiles);
 
-    const uint32_t tile = get_tile_size(cb_im2col);
-    const InterleavedAddrGenFast<true> input{input_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
-    cb_reserve_back(cb_window, kernel * window_tiles * in_tiles);
-    const volatile elem_t* window = reinterpret_cast<volatile elem_t*>(get_write_ptr(cb_window));
-    const uint32_t window_l1 = get_write_ptr(cb_window);
+    cb_reserve_back(cb_zero, 1);
+    const uint32_t zero_l1 = get_write_ptr(cb_zero);
+    volatile uint32_t* zero = reinterpret_cast<volatile uint32_t*>(zero_l1);
+    for (uint32_t i = 0; i < tile_bytes / 4; ++i) {
+        zero[i] = 0;
+    }
+
+    const InterleavedAddrGenFast<true> input{input_addr, tile_bytes, activation_format};
+    cb_reserve_back(cb_ring, ring_blocks * in_tiles);
+    const uint32_t ring_l1 = get_write_ptr(cb_ring);
+    // Channel tile c of input block q (0 <= q < in_blocks) lives in ring slot q % ring_blocks.
+    auto slot_l1 = [&](int32_t q, uint32_t c) {
+        return ring_l1 + (static_cast<uint32_t>(q) % ring_blocks * in_tiles + c) * tile_bytes;
+    };
+    auto fetch = [&](int32_t q) {
+        if (q < 0 || q >= in_blocks) {
+            return;
+        }
+        for (uint32_t c = 0; c < in_tiles; ++c) {
+            noc_async_read_page(static_cast<uint32_t>(q) * in_tiles + c, input, slot_l1(q, c));
+        }
+    };
+    const int32_t first = static_cast<int32_t>(block_start);
+    for (int32_t q = first - static_cast<int32_t>(ring_reach); q < first + static_cast<int32_t>(ring_reach); ++q) {
+        fetch(q);
+    }
 
     for (uint32_t b = block_start; b < block_start + block_count; ++b) {
         const int32_t p0 = static_cast<int32_t>(b * 32);
-        int32_t first[kernel];
-        for (uint32_t ky = 0; ky < kernel; ++ky) {
-            const int32_t shift = (static_cast<int32_t>(ky) - static_cast<int32_t>(pad)) * static_cast<int32_t>(width);
-            int32_t lo = p0 + shift - static_cast<int32_t>(pad);
-            int32_t hi = p0 + 31 + shift + static_cast<int32_t>(pad);
-            lo = lo < 0 ? 0 : lo;
-            hi = hi > pixels - 1 ? pixels - 1 : hi;
-            first[ky] = lo / 32;
-            for (int32_t t = lo / 32; lo <= hi && t <= hi / 32; ++t) {
-                const uint32_t slot = ky * window_tiles + static_cast<uint32_t>(t - first[ky]);
-                for (uint32_t c = 0; c < in_tiles; ++c) {
-                    noc_async_read_page(static_cast<uint32_t>(t) * in_tiles + c, input,
-                                        window_l1 + (slot * in_tiles + c) * tile);
-                }
-            }
+        fetch(static_cast<int32_t>(b + ring_reach));
+        // Row r's pixel (ys[r], xs[r]); ys[r] = rows for the padding pixels past the image.
+        int32_t ys[32];
+        int32_t xs[32];
+        for (int32_t r = 0; r < 32; ++r) {
+            const int32_t p = p0 + r;
+            ys[r] = p < rows * cols ? p / cols : rows;
+            xs[r] = p % cols;
         }
         noc_async_read_barrier();
 
         cb_reserve_back(cb_im2col, k_tiles);
-        volatile elem_t* out = reinterpret_cast<volatile elem_t*>(get_write_ptr(cb_im2col));
-        for (uint32_t r = 0; r < 32; ++r) {
-            const int32_t p = p0 + static_cast<int32_t>(r);
-            const int32_t y = p / static_cast<int32_t>(width);
-            const int32_t x = p % static_cast<int32_t>(width);
-            for (uint32_t k = 0; k < k_tiles * 32; ++k) {
-                elem_t v = 0;
-                if (p < pixels && k < taps_k) {
+        const uint32_t out_l1 = get_write_ptr(cb_im2col);
+        if constexpr (in_channels % 32 == 0) {
+            for (uint32_t tap = 0; tap < kernel * kernel; ++tap) {
+                const int32_t dy = static_cast<int32_t>(tap / kernel) - static_cast<int32_t>(pad);
+                const int32_t dx = static_cast<int32_t>(tap % kernel) - static_cast<int32_t>(pad);
+                // The source pixel of row r, or -1 where the tap is outside the image.
+                auto source = [&](uint32_t r) -> int32_t {
+                    const int32_t sy = ys[r] + dy;
+                    const int32_t sx = xs[r] + dx;
+                    const bool inside = ys[r] < rows && sy >= 0 && sy < rows && sx >= 0 && sx < cols;
+                    return inside ? sy * cols + sx : -1;
+                };
+                uint32_t r = 0;
+                while (r < 32) {
+                    const int32_t q = source(r);
+                    const uint32_t s = q < 0 ? r : static_cast<uint32_t>(q) % 32;
+                    const uint32_t limit = 32 - (r > s ? r : s);
+                    uint32_t n = 1;
+                    while (n < limit && source(r + n) == (q < 0 ? -1 : q + static_cast<int32_t>(n))) {
+                        ++n;
+                    }
+                    for (uint32_t c = 0; c < in_tiles; ++c) {
+                        const uint32_t src = q < 0 ? zero_l1 : slot_l1(q / 32, c);
+                        copy_rows(src, s, out_l1 + (tap * in_tiles + c) * tile_bytes, r, n);
+                    }
+                    r += n;
+                }
+            }
+        } else {
+            for (uint32_t t = 0; t < k_tiles; ++t) {
+                copy_rows(zero_l1, 0, out_l1 + t * tile_bytes, 0, 32);
+            }
+            noc_async_read_barrier();
+            const volatile element_t* ring = reinterpret_cast<volatile element_t*>(ring_l1);
+            volatile element_t* out = reinterpret_cast<volatile element_t*>(out_l1);
+            for (uint32_t r = 0; r < 32; ++r) {
+                if (ys[r] >= rows) {
+                    continue;
+                }
+                for (uint32_t k = 0; k < kernel * kernel * in_channels; ++k) {
                     const uint32_t tap = k / in_channels;
                     const uint32_t c = k % in_channels;
-                    const uint32_t ky = tap / kernel;
-                    const int32_t sy = y + static_cast<int32_t>(ky) - static_cast<int32_t>(pad);
-                    const int32_t sx = x + static_cast<int32_t>(tap % kernel) - static_cast<int32_t>(pad);
-                    if (sy >= 0 && sy < static_cast<int32_t>(height) && sx >= 0 && sx < static_cast<int32_t>(width)) {
-                        const int32_t q = sy * static_cast<int32_t>(width) + sx;
-                        const uint32_t slot = ky * window_tiles + static_cast<uint32_t>(q / 32 - first[ky]);
-                        v = window[(slot * in_tiles + c / 32) * tile_elems + face_offset(static_cast<uint32_t>(q % 32), c % 32)];
+                    const int32_t sy = ys[r] + static_cast<int32_t>(tap / kernel) - static_cast<int32_t>(pad);
+                    const int32_t sx = xs[r] + static_cast<int32_t>(tap % kernel) - static_cast<int32_t>(pad);
+                    if (sy >= 0 && sy < rows && sx >= 0 && sx < cols) {
+                        const uint32_t q = static_cast<uint32_t>(sy * cols + sx);
+                        const uint32_t slot = q / 32 % ring_blocks * in_tiles + c / 32;
+                        out[(k / 32) * 1024 + face_offset(r, k % 32)] = ring[slot * 1024 + face_offset(q % 32, c % 32)];
                     }
                 }
-                out[(k / 32) * tile_elems + face_offset(r, k % 32)] = v;
             }
         }
+        noc_async_read_barrier();
         cb_push_back(cb_im2col, k_tiles);
     }
 }
