@@ -1,13 +1,15 @@
 //! Which generated program runs a request: the main program (the whole network from the u8 plane,
-//! specialised per frame, input plane size and grid) and the NMS-variant programs (NMS r = 1..8
-//! other than the main program's, candidates and sampling from the main program's score map and
-//! dense descriptors). The 640×480 main program on the 12×10 grid with an identity resize is the
-//! checked-in artifact (embedded at build time); every other program is compiled by `kernel-gen`
-//! from the same definitions ([`kernel_gen::variants`]) at first use.
+//! specialised per frame, input plane size, grid and precision) and the NMS-variant programs
+//! (NMS r = 1..8 other than the main program's, candidates and sampling from the main program's
+//! score map and dense descriptors, at the main program's precision, whose format the dense
+//! descriptors are in). The 640×480 main program on the 12×10 grid at the port's precision with
+//! an identity resize is the checked-in artifact (embedded at build time); every other program is
+//! compiled by `kernel-gen` from the same definitions ([`kernel_gen::variants`]) at first use.
 
 use std::collections::BTreeMap;
 
-use kernel_gen::{variants, Compiled, Grid};
+use kernel_gen::variants::Variant;
+use kernel_gen::{variants, Compiled, Grid, Precision};
 use superpoint_graph::SuperPointParams;
 
 use super::error::TensixError;
@@ -32,14 +34,39 @@ pub fn default_steps() -> usize {
     embedded::program().steps.len()
 }
 
-/// The main program for a `frame` (W, H) from an `input`-sized plane on `grid`.
+/// `variant` compiled at `precision`; its name says so unless that is the port's.
+fn at(mut variant: Variant, precision: Precision) -> Variant {
+    if precision != Precision::PORT {
+        variant.name.push_str("_accurate");
+    }
+    variant.params.precision = precision;
+    variant
+}
+
+/// The definition of the main program for a `frame` (W, H) from an `input`-sized plane (the
+/// frame when `None`) on `grid` at `precision`.
+pub fn main_variant(
+    frame: (u32, u32),
+    input: Option<(u32, u32)>,
+    grid: Grid,
+    precision: Precision,
+) -> Variant {
+    at(
+        variants::main_program(frame.0, frame.1, input, grid),
+        precision,
+    )
+}
+
+/// The main program for a `frame` (W, H) from an `input`-sized plane on `grid` at `precision`.
 pub fn main_program(
     frame: (u32, u32),
     input: (u32, u32),
     grid: Grid,
+    precision: Precision,
 ) -> Result<Compiled, TensixError> {
     let identity = input == frame;
-    if identity && frame == (640, 480) && grid == Grid::ETH_DISPATCH {
+    if identity && frame == (640, 480) && grid == Grid::ETH_DISPATCH && precision == Precision::PORT
+    {
         return Ok(Compiled {
             program: embedded::program(),
             sources: embedded::SOURCES
@@ -48,13 +75,25 @@ pub fn main_program(
                 .collect::<BTreeMap<_, _>>(),
         });
     }
-    let v = variants::main_program(frame.0, frame.1, (!identity).then_some(input), grid);
-    compile(&v)
+    compile(&main_variant(
+        frame,
+        (!identity).then_some(input),
+        grid,
+        precision,
+    ))
 }
 
-/// The NMS-variant program with `radius` for a `frame` on `grid`.
-pub fn nms_program(frame: (u32, u32), radius: usize, grid: Grid) -> Result<Compiled, TensixError> {
-    compile(&variants::nms_program(frame.0, frame.1, radius, grid))
+/// The NMS-variant program with `radius` for a `frame` on `grid` at `precision`.
+pub fn nms_program(
+    frame: (u32, u32),
+    radius: usize,
+    grid: Grid,
+    precision: Precision,
+) -> Result<Compiled, TensixError> {
+    compile(&at(
+        variants::nms_program(frame.0, frame.1, radius, grid),
+        precision,
+    ))
 }
 
 fn compile(v: &variants::Variant) -> Result<Compiled, TensixError> {
@@ -70,9 +109,31 @@ mod tests {
 
     #[test]
     fn the_embedded_default_is_what_kernel_gen_compiles() {
-        let embedded = main_program((640, 480), (640, 480), Grid::ETH_DISPATCH).expect("embedded");
+        let embedded = main_program((640, 480), (640, 480), Grid::ETH_DISPATCH, Precision::PORT)
+            .expect("embedded");
         let v = variants::main_program(640, 480, None, Grid::ETH_DISPATCH);
         let compiled = kernel_gen::compile(&v.graph, &v.params).expect("compiles");
         assert_eq!(embedded, compiled);
+    }
+
+    #[test]
+    fn the_accurate_programs_are_compiled_at_accurate_under_their_own_name() {
+        let port = main_variant((640, 480), None, Grid::ETH_DISPATCH, Precision::PORT);
+        assert_eq!(port.name, "superpoint_640x480_12x10");
+        assert_eq!(port.params.precision, Precision::PORT);
+        let accurate = main_variant((640, 480), None, Grid::ETH_DISPATCH, Precision::ACCURATE);
+        assert_eq!(accurate.name, "superpoint_640x480_12x10_accurate");
+        assert_eq!(accurate.params.precision, Precision::ACCURATE);
+        let compiled = main_program(
+            (640, 480),
+            (640, 480),
+            Grid::ETH_DISPATCH,
+            Precision::ACCURATE,
+        )
+        .expect("the accurate program compiles");
+        assert_ne!(compiled.program, embedded::program());
+        let nms = nms_program((640, 480), 2, Grid::ETH_DISPATCH, Precision::ACCURATE)
+            .expect("the accurate NMS variant compiles");
+        assert!(!nms.sources.is_empty());
     }
 }
