@@ -147,13 +147,19 @@ impl Fidelity {
 }
 
 /// Element format of a tensor or CB.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Format {
+    #[default]
     Bf16,
     Fp32,
 }
 
 impl Format {
+    /// Whether this is bf16 (the format serialisation leaves out).
+    pub fn is_bf16(&self) -> bool {
+        *self == Format::Bf16
+    }
+
     /// Bytes of one 32×32 tile.
     pub fn tile_bytes(self) -> u32 {
         match self {

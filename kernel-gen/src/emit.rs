@@ -234,10 +234,12 @@ impl Emit for DeviceTensor {
                 channels,
                 height,
                 width,
+                format,
             } => variant!(DeviceTensor::Activation {
                 channels,
                 height,
-                width
+                width,
+                format
             }),
             DeviceTensor::Map { height, width } => variant!(DeviceTensor::Map { height, width }),
             DeviceTensor::Candidates {
@@ -275,6 +277,8 @@ impl Emit for Content {
             Content::Scratch { node, tensor } => variant!(Content::Scratch { node, tensor }),
             Content::ConvWeights { entry } => variant!(Content::ConvWeights { entry }),
             Content::ConvBias { entry } => variant!(Content::ConvBias { entry }),
+            Content::ConvWeightsHiLo { entry } => variant!(Content::ConvWeightsHiLo { entry }),
+            Content::ConvBiasFp32 { entry } => variant!(Content::ConvBiasFp32 { entry }),
             Content::ResizeWeights {
                 axis,
                 input,

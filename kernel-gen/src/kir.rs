@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::device::{Core, CoreRange, Precision};
+use crate::device::{Core, CoreRange, Format, Precision};
 use crate::ops;
 use crate::plan::{CbPlan, ConvPlan, NodePlan, OpPlan, Plan, PoolPlan};
 
@@ -301,6 +301,27 @@ pub(crate) fn args(pairs: &[(&str, u32)]) -> Vec<CompileArg> {
         .collect()
 }
 
+/// The compile args of a kernel touching activations of `format` (the template convention):
+/// `tile_bytes` (2048 or 4096) and `fp32` (0 or 1).
+pub(crate) fn format_args(format: Format) -> [(&'static str, u32); 2] {
+    [
+        ("tile_bytes", format.tile_bytes()),
+        ("fp32", u32::from(format == Format::Fp32)),
+    ]
+}
+
+/// The format of CB `name` of `node`.
+pub(crate) fn cb_format(node: &NodePlan, name: &'static str) -> Result<Format, KirError> {
+    node.cbs
+        .iter()
+        .find(|c| c.name == name)
+        .map(|c| c.format)
+        .ok_or_else(|| KirError::MissingCb {
+            node: node.name.clone(),
+            cb: name,
+        })
+}
+
 pub(crate) fn names(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
 }
@@ -327,6 +348,10 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
     let bias = cb_id(node, "cb_bias")?;
     let window = cb_id(node, "cb_window")?;
     let out = cb_id(node, "cb_out")?;
+    let format = cb_format(node, "cb_im2col")?;
+    let tile = format.tile_bytes();
+    let bias_tile = cb_format(node, "cb_bias")?.tile_bytes();
+    let [tile_bytes, fp32] = format_args(format);
     let shape = args(&[
         ("in_channels", c.in_channels),
         ("height", c.height),
@@ -339,8 +364,11 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         ("group", c.group),
         ("window_tiles", c.window_tiles),
         ("relu", u32::from(c.relu)),
+        tile_bytes,
+        fp32,
+        ("weight_parts", c.weight_parts),
     ]);
-    let resident = c.k_tiles * c.out_tiles;
+    let resident = c.weight_parts * c.k_tiles * c.out_tiles;
     let groups = c.out_tiles / c.group;
     let reader = Kernel {
         role: Role::Reader,
@@ -386,7 +414,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
             Call::DramRead {
                 buffer: c.bias.clone(),
                 pages: c.out_tiles,
-                page_bytes: 2048,
+                page_bytes: bias_tile,
                 cb: bias,
             },
             Call::CbPush {
@@ -403,7 +431,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
                     Call::DramRead {
                         buffer: input.clone(),
                         pages: c.kernel * c.window_tiles * c.in_tiles,
-                        page_bytes: 2048,
+                        page_bytes: tile,
                         cb: window,
                     },
                     Call::CbReserve {
@@ -411,7 +439,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
                         pages: c.k_tiles,
                     },
                     Call::L1Gather {
-                        bytes: c.k_tiles * 2048,
+                        bytes: c.k_tiles * tile,
                     },
                     Call::CbPush {
                         cb: im2col,
@@ -424,7 +452,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
     let mut dst_body = vec![
         Call::Copy { tiles: c.group },
         Call::Loop {
-            trips: Trips::Fixed(c.k_tiles),
+            trips: Trips::Fixed(c.weight_parts * c.k_tiles),
             body: vec![Call::Matmul {
                 ct: c.group,
                 rt: 1,
@@ -525,7 +553,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
                     Call::DramWrite {
                         buffer: node.output.clone(),
                         pages: c.group,
-                        page_bytes: 2048,
+                        page_bytes: tile,
                         cb: out,
                     },
                     Call::CbPop {
@@ -544,11 +572,16 @@ fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> 
     let taps = cb_id(node, "cb_taps")?;
     let cache = cb_id(node, "cb_cache")?;
     let out = cb_id(node, "cb_out")?;
+    let format = cb_format(node, "cb_taps")?;
+    let tile = format.tile_bytes();
+    let [tile_bytes, fp32] = format_args(format);
     let shape = args(&[
         ("height", p.height),
         ("width", p.width),
         ("in_tiles", p.in_tiles),
         ("cache_slots", p.cache_slots),
+        tile_bytes,
+        fp32,
     ]);
     let reader = Kernel {
         role: Role::Reader,
@@ -579,10 +612,10 @@ fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> 
                         Call::DramRead {
                             buffer: input.clone(),
                             pages: 4,
-                            page_bytes: 2048,
+                            page_bytes: tile,
                             cb: cache,
                         },
-                        Call::L1Gather { bytes: 4 * 2048 },
+                        Call::L1Gather { bytes: 4 * tile },
                         Call::CbPush { cb: taps, pages: 4 },
                     ],
                 }],
@@ -644,7 +677,7 @@ fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> 
                     Call::DramWrite {
                         buffer: node.output.clone(),
                         pages: 1,
-                        page_bytes: 2048,
+                        page_bytes: tile,
                         cb: out,
                     },
                     Call::CbPop { cb: out, pages: 1 },

@@ -14,7 +14,9 @@ use superpoint_graph::{Graph, GraphError, Op};
 use thiserror::Error;
 
 use crate::device::{Core, CoreRange, Format, Grid, Limits, Precision};
-use crate::layout::{conv_k_tiles, tiles, ActivationShape, DeviceTensor, LayoutError, Part};
+use crate::layout::{
+    conv_k_tiles, conv_weight_parts, tiles, ActivationShape, DeviceTensor, LayoutError, Part,
+};
 use crate::ops;
 
 /// What the planner cannot handle.
@@ -34,8 +36,13 @@ pub enum PlanError {
     NoLayout { node: String, reason: String },
     #[error("external input `{node}` is not a node of the graph")]
     UnknownExternal { node: String },
-    #[error("node `{node}`: precision {format:?} is not supported yet (activations and weights are bf16)")]
-    UnsupportedFormat { node: String, format: Format },
+    #[error("node `{node}`: input `{input}` holds {input_format:?} activations but the node runs at {format:?} (give both nodes the same precision format)")]
+    FormatMismatch {
+        node: String,
+        input: String,
+        input_format: Format,
+        format: Format,
+    },
     #[error("node `{node}`: a softmax lowers only fused with a dustbin_fold that is its only consumer (the device writes the folded score map, never the probabilities); make a dustbin_fold its only consumer and not a graph output")]
     SoftmaxWithoutFold { node: String },
     #[error("node `{node}`: a dustbin_fold lowers only fused with the softmax producing its input, but `{input}` is not a softmax planned on the device")]
@@ -118,10 +125,18 @@ pub enum Content {
     },
     /// An intermediate of node `node`'s programs, laid out like `tensor`; never read by the host.
     Scratch { node: String, tensor: DeviceTensor },
-    /// Convolution weights of a weight entry, [`crate::layout::pack_conv_weights`].
+    /// Convolution weights of a weight entry for bf16 activations,
+    /// [`crate::layout::pack_conv_weights`] with [`Format::Bf16`].
     ConvWeights { entry: String },
-    /// Convolution bias of a weight entry, [`crate::layout::pack_conv_bias`].
+    /// Convolution bias of a weight entry for bf16 activations, [`crate::layout::pack_conv_bias`]
+    /// with [`Format::Bf16`].
     ConvBias { entry: String },
+    /// Convolution weights of a weight entry for Float32 activations: the bf16 high and low
+    /// matrices, [`crate::layout::pack_conv_weights`] with [`Format::Fp32`].
+    ConvWeightsHiLo { entry: String },
+    /// Convolution bias of a weight entry for Float32 activations: Float32 tiles,
+    /// [`crate::layout::pack_conv_bias`] with [`Format::Fp32`].
+    ConvBiasFp32 { entry: String },
     /// The banded resize filter of one axis from `input` to `output` samples, bf16 tiles
     /// ([`crate::ops::resize::filter_bytes`]); it depends on the sizes only.
     ResizeWeights {
@@ -227,6 +242,9 @@ pub struct ConvPlan {
     pub width: u32,
     pub in_tiles: u32,
     pub k_tiles: u32,
+    /// Weight matrices stacked along K ([`crate::layout::conv_weight_parts`]): the compute loop
+    /// runs over `weight_parts · k_tiles` weight rows of tiles, im2col tile `k % k_tiles` each.
+    pub weight_parts: u32,
     pub out_tiles: u32,
     /// Output tiles per DST acquire (a divisor of `out_tiles` within the DST capacity).
     pub group: u32,
@@ -285,23 +303,37 @@ const TILE_BYTES: u32 = 2048;
 /// Input tiles the max-pool reader caches.
 const POOL_CACHE_SLOTS: u32 = 8;
 
-pub(crate) fn cb(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
+/// A CB of `format` tiles.
+pub(crate) fn cb_of(format: Format, id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
     CbPlan {
         id,
         name: name.to_string(),
         pages,
-        page_bytes: TILE_BYTES,
-        format: Format::Bf16,
+        page_bytes: format.tile_bytes(),
+        format,
         kind,
     }
 }
 
+/// A CB of bf16 tiles.
+pub(crate) fn cb(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
+    cb_of(Format::Bf16, id, name, pages, kind)
+}
+
 /// A CB of Float32 tiles.
 pub(crate) fn cb_fp32(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
-    CbPlan {
-        page_bytes: Format::Fp32.tile_bytes(),
-        format: Format::Fp32,
-        ..cb(id, name, pages, kind)
+    cb_of(Format::Fp32, id, name, pages, kind)
+}
+
+/// Pages per stage of a convolution's streamed CBs (im2col, output): 2 (double-buffered) when
+/// `fixed` resident bytes plus two stages of `stage` bytes fit in `l1` bytes, else 1 (the
+/// reader and the compute then take turns; the hi + lo weights of a 128→256 3×3 conv at
+/// Float32 leave no room for a second stage).
+fn conv_stream_depth(l1: u32, fixed: u32, stage: u32) -> u32 {
+    if fixed + 2 * stage <= l1 {
+        2
+    } else {
+        1
     }
 }
 
@@ -344,6 +376,11 @@ fn needed<'g>(graph: &'g Graph, external: &BTreeSet<String>) -> BTreeSet<&'g str
     needed
 }
 
+/// The precision node `name` runs at: its override, else the default.
+fn node_precision(params: &PlanParams, name: &str) -> Precision {
+    *params.overrides.get(name).unwrap_or(&params.precision)
+}
+
 /// The device layout of every node's output that has one, in node order.
 fn layouts<'g>(
     graph: &'g Graph,
@@ -362,7 +399,8 @@ fn layouts<'g>(
             .iter()
             .filter_map(|i| out.get(i.as_str()).and_then(|t| t.as_ref().ok()).copied())
             .collect();
-        let tensor = DeviceTensor::of(&node.op, ty, &inputs, params.grid, plane);
+        let format = node_precision(params, &node.name).format;
+        let tensor = DeviceTensor::of(&node.op, ty, &inputs, params.grid, plane, format);
         out.insert(&node.name, tensor);
     }
     out
@@ -440,26 +478,25 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
             }
             layout_of(input).map_err(|_| not_on_device())
         };
+        let precision = node_precision(params, &node.name);
+        // An activation read by an op writing an activation of the node's format.
         let input_shape = |i: usize| -> Result<ActivationShape, PlanError> {
-            input_tensor(i)?
+            let shape = input_tensor(i)?
                 .activation()
                 .ok_or_else(|| PlanError::NotOnDevice {
                     node: node.name.clone(),
                     input: node.inputs[i].clone(),
-                })
+                })?;
+            if shape.format != precision.format {
+                return Err(PlanError::FormatMismatch {
+                    node: node.name.clone(),
+                    input: node.inputs[i].clone(),
+                    input_format: shape.format,
+                    format: precision.format,
+                });
+            }
+            Ok(shape)
         };
-        let precision = *params
-            .overrides
-            .get(&node.name)
-            .unwrap_or(&params.precision);
-        if !matches!(node.op, Op::InputPlane | Op::Resize { .. })
-            && precision.format != Format::Bf16
-        {
-            return Err(PlanError::UnsupportedFormat {
-                node: node.name.clone(),
-                format: precision.format,
-            });
-        }
         match &node.op {
             Op::InputPlane => {
                 let tensor = layout_of(&node.name)?;
@@ -499,23 +536,46 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 let in_tiles = tiles(*in_channels) as u32;
                 let group = largest_divisor_within(out_tiles, precision.dst_tiles());
                 let window_tiles = tiles_touched(32 + 2 * *pad as u32);
+                let format = precision.format;
+                let weight_parts = conv_weight_parts(format) as u32;
+                let window_pages = *kernel as u32 * window_tiles * in_tiles;
+                let depth = conv_stream_depth(
+                    params.limits.l1_usable(),
+                    weight_parts * k_tiles * out_tiles * TILE_BYTES
+                        + (out_tiles + window_pages) * format.tile_bytes(),
+                    (k_tiles + group) * format.tile_bytes(),
+                );
                 let weight_name = format!("{}.weight", node.name);
                 let bias_name = format!("{}.bias", node.name);
+                let (weight_content, bias_content) = match format {
+                    Format::Bf16 => (
+                        Content::ConvWeights {
+                            entry: weights.clone(),
+                        },
+                        Content::ConvBias {
+                            entry: weights.clone(),
+                        },
+                    ),
+                    Format::Fp32 => (
+                        Content::ConvWeightsHiLo {
+                            entry: weights.clone(),
+                        },
+                        Content::ConvBiasFp32 {
+                            entry: weights.clone(),
+                        },
+                    ),
+                };
                 buffers.push(BufferPlan {
                     name: weight_name.clone(),
-                    pages: k_tiles * out_tiles,
+                    pages: weight_parts * k_tiles * out_tiles,
                     page_bytes: TILE_BYTES,
-                    content: Content::ConvWeights {
-                        entry: weights.clone(),
-                    },
+                    content: weight_content,
                 });
                 buffers.push(BufferPlan {
                     name: bias_name.clone(),
                     pages: out_tiles,
-                    page_bytes: TILE_BYTES,
-                    content: Content::ConvBias {
-                        entry: weights.clone(),
-                    },
+                    page_bytes: format.tile_bytes(),
+                    content: bias_content,
                 });
                 buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
                 nodes.push(NodePlan {
@@ -525,16 +585,16 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     precision,
                     split: Split::new(params.grid, shape.pixel_tiles() as u32),
                     cbs: vec![
-                        cb(0, "cb_im2col", 2 * k_tiles, CbKind::Stream),
-                        cb(1, "cb_weights", k_tiles * out_tiles, CbKind::Resident),
-                        cb(2, "cb_bias", out_tiles, CbKind::Resident),
+                        cb_of(format, 0, "cb_im2col", depth * k_tiles, CbKind::Stream),
                         cb(
-                            3,
-                            "cb_window",
-                            *kernel as u32 * window_tiles * in_tiles,
-                            CbKind::Scratch,
+                            1,
+                            "cb_weights",
+                            weight_parts * k_tiles * out_tiles,
+                            CbKind::Resident,
                         ),
-                        cb(16, "cb_out", 2 * group, CbKind::Stream),
+                        cb_of(format, 2, "cb_bias", out_tiles, CbKind::Resident),
+                        cb_of(format, 3, "cb_window", window_pages, CbKind::Scratch),
+                        cb_of(format, 16, "cb_out", depth * group, CbKind::Stream),
                     ],
                     op: OpPlan::Conv2d(ConvPlan {
                         in_channels: *in_channels as u32,
@@ -546,6 +606,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         width: shape.width as u32,
                         in_tiles,
                         k_tiles,
+                        weight_parts,
                         out_tiles,
                         group,
                         window_tiles,
@@ -571,9 +632,15 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     precision,
                     split: Split::new(params.grid, shape.pixel_tiles() as u32),
                     cbs: vec![
-                        cb(0, "cb_taps", 8, CbKind::Stream),
-                        cb(1, "cb_cache", POOL_CACHE_SLOTS, CbKind::Scratch),
-                        cb(16, "cb_out", 2, CbKind::Stream),
+                        cb_of(input.format, 0, "cb_taps", 8, CbKind::Stream),
+                        cb_of(
+                            input.format,
+                            1,
+                            "cb_cache",
+                            POOL_CACHE_SLOTS,
+                            CbKind::Scratch,
+                        ),
+                        cb_of(input.format, 16, "cb_out", 2, CbKind::Stream),
                     ],
                     op: OpPlan::MaxPool2(PoolPlan {
                         channels: input.channels as u32,

@@ -68,15 +68,19 @@ pub fn weight_bytes(
     let mut out = BTreeMap::new();
     for b in &program.buffers {
         let bytes = match &b.content {
-            Content::ConvWeights { entry } | Content::ConvBias { entry } => {
+            Content::ConvWeights { entry }
+            | Content::ConvBias { entry }
+            | Content::ConvWeightsHiLo { entry }
+            | Content::ConvBiasFp32 { entry } => {
                 let w = weights.get(entry).ok_or_else(|| RunError::MissingWeights {
                     buffer: b.name.clone(),
                     entry: entry.clone(),
                 })?;
-                if matches!(b.content, Content::ConvWeights { .. }) {
-                    pack_conv_weights(w)
-                } else {
-                    pack_conv_bias(w)
+                match b.content {
+                    Content::ConvWeights { .. } => pack_conv_weights(w, Format::Bf16),
+                    Content::ConvWeightsHiLo { .. } => pack_conv_weights(w, Format::Fp32),
+                    Content::ConvBiasFp32 { .. } => pack_conv_bias(w, Format::Fp32),
+                    _ => pack_conv_bias(w, Format::Bf16),
                 }
             }
             other => match crate::ops::resize::filter_bytes(other) {

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use common::{bf16_rounded, chain, pcc, random_tensor, run, weight_inputs, weights, Layer};
 use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
-use kernel_gen::{compile, Grid, PlanParams};
+use kernel_gen::{compile, Format, Grid, PlanParams};
 use superpoint_graph::reference::{conv::conv2d, pool::max_pool2};
 use superpoint_graph::Tensor;
 
@@ -20,6 +20,7 @@ fn shape_of(t: &Tensor<f32>) -> ActivationShape {
         channels: t.channels,
         height: t.height,
         width: t.width,
+        format: Format::Bf16,
     }
 }
 
@@ -41,7 +42,7 @@ fn conv_layer_pcc(width: usize, height: usize, layers: &[Layer], index: usize, g
     };
     let x = bf16_rounded(&random_tensor(inp, height, width, 11));
     let mut inputs = weight_inputs(&compiled, &ws);
-    inputs.insert(input_name.to_string(), pack_activation(&x));
+    inputs.insert(input_name.to_string(), pack_activation(&x, Format::Bf16));
     let dev = common::open(&compiled);
     let (buffers, times) = run(&dev, &compiled, &inputs, &[name]);
     let expected = conv2d(&x, &ws[name], kernel / 2, relu);
@@ -81,7 +82,7 @@ fn max_pool_is_exact_with_two_channel_tiles() {
     let compiled = compile(&graph, &PlanParams::default()).expect("compiles");
     let x = bf16_rounded(&random_tensor(40, 32, 64, 5));
     let mut inputs = BTreeMap::new();
-    inputs.insert("conv".to_string(), pack_activation(&x));
+    inputs.insert("conv".to_string(), pack_activation(&x, Format::Bf16));
     let dev = common::open(&compiled);
     let (buffers, times) = run(&dev, &compiled, &inputs, &["pool"]);
     let expected = max_pool2(&x);
@@ -108,7 +109,7 @@ fn conv_pool_chain_down_to_a_partial_block() {
     let ws = weights(layers, 3);
     let frame = bf16_rounded(&random_tensor(1, 32, 32, 9));
     let mut inputs = weight_inputs(&compiled, &ws);
-    inputs.insert("frame".to_string(), pack_activation(&frame));
+    inputs.insert("frame".to_string(), pack_activation(&frame, Format::Bf16));
     let dev = common::open(&compiled);
     let names: Vec<&str> = layers.iter().map(|l| l.0).collect();
     let (buffers, times) = run(&dev, &compiled, &inputs, &names);
@@ -125,6 +126,7 @@ fn conv_pool_chain_down_to_a_partial_block() {
             channels,
             height: side,
             width: side,
+            format: Format::Bf16,
         };
         let got = unpack_activation(&buffers[*name], shape).expect("output size");
         if name.starts_with("pool") {

@@ -85,6 +85,7 @@ fn device_resize(
         channels: 1,
         height,
         width,
+        format: precision.format,
     };
     println!(
         "{}x{} -> {width}x{height} grid {}x{} {:?}: emulator {:?}",

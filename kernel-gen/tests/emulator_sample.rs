@@ -18,7 +18,7 @@ use common::{random_tensor, run, Rng};
 use kernel_gen::layout::host::{decode_candidates, descriptor_row, encode_candidates};
 use kernel_gen::layout::{bf16_to_f32, f32_to_bf16, pack_activation, DeviceTensor};
 use kernel_gen::plan::Content;
-use kernel_gen::{compile, Compiled, Grid, PlanParams};
+use kernel_gen::{compile, Compiled, Format, Grid, PlanParams};
 use superpoint_graph::reference::l2norm::l2_normalize_channels;
 use superpoint_graph::reference::sample::sample_descriptors;
 use superpoint_graph::{names, superpoint, Keypoint, Tensor};
@@ -105,7 +105,10 @@ fn device_rows(
     assert_eq!(lists.len(), regions as usize, "one list per region");
     let (records, counts) = encode_candidates(lists, capacity, width).expect("lists fit");
     let mut inputs = BTreeMap::new();
-    inputs.insert(names::DESCRIPTORS_DENSE.to_string(), pack_activation(map));
+    inputs.insert(
+        names::DESCRIPTORS_DENSE.to_string(),
+        pack_activation(map, Format::Bf16),
+    );
     inputs.insert(names::KEYPOINTS.to_string(), records.clone());
     inputs.insert(format!("{}.counts", names::KEYPOINTS), counts.clone());
     let dim = map.channels;

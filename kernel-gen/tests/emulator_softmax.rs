@@ -14,7 +14,7 @@ use common::{
 };
 use kernel_gen::layout::host::unpack_map;
 use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
-use kernel_gen::{compile, Compiled, Grid, PlanParams};
+use kernel_gen::{compile, Compiled, Format, Grid, PlanParams};
 use superpoint_graph::reference::conv::conv2d;
 use superpoint_graph::reference::fold::dustbin_fold;
 use superpoint_graph::reference::l2norm::l2_normalize_channels;
@@ -31,6 +31,7 @@ fn shape_of(t: &Tensor<f32>) -> ActivationShape {
         channels: t.channels,
         height: t.height,
         width: t.width,
+        format: Format::Bf16,
     }
 }
 
@@ -107,13 +108,14 @@ fn detector_head(width: usize, height: usize, hidden: usize, grid: Grid) {
     }
     let x = bf16_rounded(&random_tensor(hidden, height / 8, width / 8, 4));
     let mut inputs = weight_inputs(&compiled, &ws);
-    inputs.insert("pool3".to_string(), pack_activation(&x));
+    inputs.insert("pool3".to_string(), pack_activation(&x, Format::Bf16));
     let dev = common::open(&compiled);
     let (buffers, times) = run(&dev, &compiled, &inputs, &["convPb", "scores"]);
     let logits_shape = ActivationShape {
         channels: 65,
         height: height / 8,
         width: width / 8,
+        format: Format::Bf16,
     };
     let logits = unpack_activation(&buffers["convPb"], logits_shape).expect("logits size");
     let got = unpack_map(&buffers["scores"], height, width).expect("map size");
@@ -175,7 +177,7 @@ fn softmax_fold_from_the_fixture_score_map_640x480() {
     let compiled = compiled(&graph, &p);
     let logits = bf16_rounded(&logits_of_scores(&fixture));
     let mut inputs = BTreeMap::new();
-    inputs.insert("convPb".to_string(), pack_activation(&logits));
+    inputs.insert("convPb".to_string(), pack_activation(&logits, Format::Bf16));
     let dev = common::open(&compiled);
     let (buffers, times) = run(&dev, &compiled, &inputs, &["scores"]);
     let got = unpack_map(&buffers["scores"], 480, 640).expect("map size");
@@ -223,7 +225,7 @@ fn l2_external(graph: &Graph, source: &str, x: &Tensor<f32>, grid: Grid) -> f32 
     let compiled = compiled(graph, &params(grid, &[source]));
     let x = bf16_rounded(x);
     let mut inputs = BTreeMap::new();
-    inputs.insert(source.to_string(), pack_activation(&x));
+    inputs.insert(source.to_string(), pack_activation(&x, Format::Bf16));
     let dev = common::open(&compiled);
     let (buffers, times) = run(&dev, &compiled, &inputs, &["descriptors_dense"]);
     let got = unpack_activation(&buffers["descriptors_dense"], shape_of(&x)).expect("size");
@@ -245,13 +247,14 @@ fn l2_normalize_after_a_1x1_conv_on_the_11x10_grid() {
     let ws = weights(&layers, 5);
     let x = bf16_rounded(&random_tensor(16, 12, 20, 6));
     let mut inputs = weight_inputs(&compiled, &ws);
-    inputs.insert("pool3".to_string(), pack_activation(&x));
+    inputs.insert("pool3".to_string(), pack_activation(&x, Format::Bf16));
     let dev = common::open(&compiled);
     let (buffers, times) = run(&dev, &compiled, &inputs, &["convDb", "descriptors_dense"]);
     let shape = ActivationShape {
         channels: 256,
         height: 12,
         width: 20,
+        format: Format::Bf16,
     };
     let dense = unpack_activation(&buffers["convDb"], shape).expect("convDb size");
     let got = unpack_activation(&buffers["descriptors_dense"], shape).expect("output size");

@@ -157,6 +157,35 @@ fn matmul_fidelity_phases_hand_computed() {
 }
 
 #[test]
+fn matmul_fidelity_phases_of_float32_tiles_hand_computed() {
+    // Float32 tiles unpack to tf32 (10 mantissa bits), but the phases see 2 x 5 significant bits
+    // of SrcA and 2 x 7 of SrcB. in1 (SrcA) = 1 + 2^-5 + 2^-10: its 10th mantissa bit is beyond
+    // SrcA's 9 and never multiplied. in0 (SrcB) = 1 + 2^-7 + 2^-10: high part 1, low part
+    // 2^-7 + 2^-10, all within SrcB's 13 bits. Per product: LoFi 1; HiFi2 1 + 2^-5; HiFi3 adds
+    // 2^-7 + 2^-10; HiFi4 adds (2^-7 + 2^-10)·2^-5. Times K = 32.
+    let a = tilize(&[1.0 + 2f32.powi(-7) + 2f32.powi(-10); 1024], 32, 32);
+    let b = tilize(&[1.0 + 2f32.powi(-5) + 2f32.powi(-10); 1024], 32, 32);
+    let hifi3 = 33.0 + 0.25 + 2f32.powi(-5);
+    let expected = [32.0, 33.0, hifi3, hifi3 + 2f32.powi(-7) + 2f32.powi(-10)];
+    for (fidelity, want) in MathFidelity::ALL.into_iter().zip(expected) {
+        let (ab, bb) = (to_f32_bytes(&a), to_f32_bytes(&b));
+        let mut p = Pipeline::new(&ab, DataFormat::Float32, MATMUL);
+        p.b = Some((&bb, DataFormat::Float32));
+        p.out_format = DataFormat::Float32;
+        p.compute_args = vec![1];
+        p.fidelity = fidelity;
+        p.fp32_dest = true;
+        let (out, _) = p.run().unwrap();
+        let c = from_f32_bytes(&out);
+        assert!(
+            c.iter().all(|v| *v == want),
+            "{fidelity:?}: got {} want {want}",
+            c[0]
+        );
+    }
+}
+
+#[test]
 fn matmul_vs_f64_reference_per_fidelity() {
     let kt = 2u32;
     let (m, k, n) = (32usize, 64usize, 32usize);

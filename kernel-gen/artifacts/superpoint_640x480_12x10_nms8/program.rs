@@ -80,6 +80,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         channels: 256,
                         height: 60,
                         width: 80,
+                        format: kernel_gen::Format::Bf16,
                     },
                     part: kernel_gen::Part::Main,
                 },

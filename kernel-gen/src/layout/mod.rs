@@ -1,14 +1,19 @@
 //! The device layouts the plan assigns, and the host-side packing into and out of them.
 //!
 //! Activations: channels-last, a (pixels padded to 32) × (channels padded to 32) matrix of bf16
-//! tiles, pixel (y, x) being row y·W + x; tile (pixel tile p, channel tile c) is DRAM page
+//! or Float32 tiles (the [`Format`] of the precision of the node writing it), pixel (y, x) being
+//! row y·W + x; tile (pixel tile p, channel tile c) is DRAM page
 //! p·channel_tiles + c, each tile in the 4-face layout. Padding rows and columns are zero when the
 //! host writes a tensor; kernels never read padding rows (they check the pixel index), and a
 //! padding column of an output holds `relu?(0)` only if the weights there are zero (they are).
 //!
-//! Convolution weights: a K × out matrix of tiles (K = k²·in, row `(ky·k + kx)·in + c`, padded
-//! to 32), page `kt·out_tiles + ot`. Bias: one tile per output tile whose 32 rows all hold the
-//! bias, so a copy into DST starts every row of the accumulation at the bias.
+//! Convolution weights: a K × out matrix of bf16 tiles (K = k²·in, row `(ky·k + kx)·in + c`,
+//! padded to 32), page `kt·out_tiles + ot`. With Float32 activations ([`Precision::ACCURATE`])
+//! the buffer holds two such matrices stacked along K, the bf16 high part `W_hi = bf16(W)` and
+//! the low part `W_lo = bf16(W − W_hi)`: each product with a tf32 activation is exact at HiFi4,
+//! so their sum carries 16 bits of every weight. Bias: one tile per output tile whose 32 rows all
+//! hold the bias, so a copy into DST starts every row of the accumulation at the bias; bf16
+//! tiles with bf16 activations, Float32 tiles (exact in an fp32 DST) with Float32 activations.
 //!
 //! The other layouts (image plane, score maps, candidates, descriptor rows) and the rule giving
 //! each op's output layout are in [`tensor`]; their host packing is in [`host`].
@@ -20,6 +25,10 @@ pub use tensor::{DeviceTensor, LayoutError, Part};
 
 use superpoint_graph::{ConvWeights, Tensor};
 
+use crate::device::Format;
+#[cfg(doc)]
+use crate::device::Precision;
+
 /// The tile and bf16 helpers are tt-runtime's, so the host packing here and the runtime agree.
 pub use tt_runtime::host::{bf16_to_f32, f32_to_bf16, face_index};
 
@@ -28,12 +37,13 @@ pub fn tiles(n: usize) -> usize {
     n.div_ceil(32)
 }
 
-/// The shape of a channels-last tiled activation.
+/// The shape and element format of a channels-last tiled activation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ActivationShape {
     pub channels: usize,
     pub height: usize,
     pub width: usize,
+    pub format: Format,
 }
 
 impl ActivationShape {
@@ -47,31 +57,57 @@ impl ActivationShape {
         tiles(self.channels)
     }
 
-    /// Bytes of the whole bf16 tensor.
+    /// Bytes of the whole tensor.
     pub fn bytes(&self) -> usize {
-        self.pixel_tiles() * self.channel_tiles() * 2048
-    }
-
-    /// Byte offset of element (pixel, channel).
-    fn offset(&self, pixel: usize, channel: usize) -> usize {
-        let page = (pixel / 32) * self.channel_tiles() + channel / 32;
-        (page * 1024 + face_index(pixel % 32, channel % 32)) * 2
+        self.pixel_tiles() * self.channel_tiles() * self.format.tile_bytes() as usize
     }
 }
 
-/// A planar tensor in the activation layout, as little-endian bf16 bytes.
-pub fn pack_activation(t: &Tensor<f32>) -> Vec<u8> {
+/// Bytes of one element of `format`.
+fn element_bytes(format: Format) -> usize {
+    format.tile_bytes() as usize / 1024
+}
+
+/// Byte offset of element (row, col) of a row-major grid of `format` tiles `col_tiles` wide.
+fn offset(format: Format, col_tiles: usize, row: usize, col: usize) -> usize {
+    let page = (row / 32) * col_tiles + col / 32;
+    (page * 1024 + face_index(row % 32, col % 32)) * element_bytes(format)
+}
+
+/// Writes `value` at (row, col) of a row-major grid of `format` tiles `col_tiles` wide (bf16
+/// rounded to nearest even).
+fn put(out: &mut [u8], format: Format, col_tiles: usize, row: usize, col: usize, value: f32) {
+    let at = offset(format, col_tiles, row, col);
+    match format {
+        Format::Bf16 => out[at..at + 2].copy_from_slice(&f32_to_bf16(value).to_le_bytes()),
+        Format::Fp32 => out[at..at + 4].copy_from_slice(&value.to_le_bytes()),
+    }
+}
+
+/// The value at (row, col) of a row-major grid of `format` tiles `col_tiles` wide.
+fn get(bytes: &[u8], format: Format, col_tiles: usize, row: usize, col: usize) -> f32 {
+    let at = offset(format, col_tiles, row, col);
+    match format {
+        Format::Bf16 => bf16_to_f32(u16::from_le_bytes([bytes[at], bytes[at + 1]])),
+        Format::Fp32 => {
+            f32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+        }
+    }
+}
+
+/// A planar tensor in the activation layout of `format`, as little-endian bytes.
+pub fn pack_activation(t: &Tensor<f32>, format: Format) -> Vec<u8> {
     let shape = ActivationShape {
         channels: t.channels,
         height: t.height,
         width: t.width,
+        format,
     };
     let mut out = vec![0u8; shape.bytes()];
     let pixels = t.height * t.width;
     for c in 0..t.channels {
         for (p, v) in t.plane(c).iter().enumerate().take(pixels) {
-            let at = shape.offset(p, c);
-            out[at..at + 2].copy_from_slice(&f32_to_bf16(*v).to_le_bytes());
+            put(&mut out, format, shape.channel_tiles(), p, c, *v);
         }
     }
     out
@@ -86,18 +122,10 @@ pub fn unpack_activation(bytes: &[u8], shape: ActivationShape) -> Option<Tensor<
     let mut data = Vec::with_capacity(shape.channels * pixels);
     for c in 0..shape.channels {
         for p in 0..pixels {
-            let at = shape.offset(p, c);
-            data.push(bf16_to_f32(u16::from_le_bytes([bytes[at], bytes[at + 1]])));
+            data.push(get(bytes, shape.format, shape.channel_tiles(), p, c));
         }
     }
     Tensor::from_vec(shape.channels, shape.height, shape.width, data)
-}
-
-/// Writes `value` at (row, col) of a row-major grid of tiles `col_tiles` wide.
-fn put(out: &mut [u8], col_tiles: usize, row: usize, col: usize, value: f32) {
-    let page = (row / 32) * col_tiles + col / 32;
-    let at = (page * 1024 + face_index(row % 32, col % 32)) * 2;
-    out[at..at + 2].copy_from_slice(&f32_to_bf16(value).to_le_bytes());
 }
 
 /// K tiles of a convolution: k²·in rows padded to 32.
@@ -105,17 +133,33 @@ pub fn conv_k_tiles(w_in: usize, kernel: usize) -> usize {
     tiles(kernel * kernel * w_in)
 }
 
-/// The weights as the K × out tile matrix, bf16 bytes in page order.
-pub fn pack_conv_weights(w: &ConvWeights) -> Vec<u8> {
+/// Weight matrices stacked along K for a convolution whose activations are `format`: 1 (bf16
+/// weights), or 2 (Float32: the bf16 high and low parts).
+pub fn conv_weight_parts(format: Format) -> usize {
+    match format {
+        Format::Bf16 => 1,
+        Format::Fp32 => 2,
+    }
+}
+
+/// The weights for activations in `format` as bf16 bytes in page order: the K × out tile matrix,
+/// followed for Float32 activations by the matrix of the low parts `bf16(w − bf16(w))`.
+pub fn pack_conv_weights(w: &ConvWeights, format: Format) -> Vec<u8> {
     let kt = conv_k_tiles(w.in_channels, w.kernel);
     let ot = tiles(w.out_channels);
-    let mut out = vec![0u8; kt * ot * 2048];
+    let parts = conv_weight_parts(format);
+    let mut out = vec![0u8; parts * kt * ot * 2048];
     for o in 0..w.out_channels {
         for c in 0..w.in_channels {
             for ky in 0..w.kernel {
                 for kx in 0..w.kernel {
                     let row = (ky * w.kernel + kx) * w.in_channels + c;
-                    put(&mut out, ot, row, o, w.at(o, c, ky, kx));
+                    let mut rest = w.at(o, c, ky, kx);
+                    for part in 0..parts {
+                        let value = bf16_to_f32(f32_to_bf16(rest));
+                        put(&mut out, Format::Bf16, ot, part * kt * 32 + row, o, value);
+                        rest -= value;
+                    }
                 }
             }
         }
@@ -123,13 +167,14 @@ pub fn pack_conv_weights(w: &ConvWeights) -> Vec<u8> {
     out
 }
 
-/// The bias as one tile per output tile, every row holding the bias, bf16 bytes in page order.
-pub fn pack_conv_bias(w: &ConvWeights) -> Vec<u8> {
+/// The bias as one tile per output tile, every row holding the bias, in page order: bf16 tiles
+/// for bf16 activations, Float32 tiles for Float32 activations.
+pub fn pack_conv_bias(w: &ConvWeights, format: Format) -> Vec<u8> {
     let ot = tiles(w.out_channels);
-    let mut out = vec![0u8; ot * 2048];
+    let mut out = vec![0u8; ot * format.tile_bytes() as usize];
     for (o, b) in w.bias.iter().enumerate() {
         for row in 0..32 {
-            put(&mut out, ot, row, o, *b);
+            put(&mut out, format, ot, row, o, *b);
         }
     }
     out
@@ -144,11 +189,12 @@ mod tests {
         // 2 channels, 1×40 pixels: pixel 33 of channel 1 is in pixel tile 1, row 1, column 1.
         let data: Vec<f32> = (0..80).map(|v| v as f32).collect();
         let t = Tensor::from_vec(2, 1, 40, data).expect("shape");
-        let bytes = pack_activation(&t);
+        let bytes = pack_activation(&t, Format::Bf16);
         let shape = ActivationShape {
             channels: 2,
             height: 1,
             width: 40,
+            format: Format::Bf16,
         };
         assert_eq!(bytes.len(), 2 * 2048);
         let at = (1024 + face_index(1, 1)) * 2;
@@ -156,6 +202,16 @@ mod tests {
             u16::from_le_bytes([bytes[at], bytes[at + 1]]),
             f32_to_bf16(73.0)
         );
+        assert_eq!(unpack_activation(&bytes, shape), Some(t.clone()));
+        // Float32: 4096-byte tiles, the value itself at twice the offset.
+        let bytes = pack_activation(&t, Format::Fp32);
+        let shape = ActivationShape {
+            format: Format::Fp32,
+            ..shape
+        };
+        assert_eq!(bytes.len(), 2 * 4096);
+        let at = (1024 + face_index(1, 1)) * 4;
+        assert_eq!(&bytes[at..at + 4], &73.0f32.to_le_bytes());
         assert_eq!(unpack_activation(&bytes, shape), Some(t));
     }
 
@@ -174,7 +230,7 @@ mod tests {
             weight,
             bias: vec![0.5],
         };
-        let bytes = pack_conv_weights(&w);
+        let bytes = pack_conv_weights(&w, Format::Bf16);
         assert_eq!(bytes.len(), 2048);
         // c = 1, ky = 2, kx = 1 → row 15, value 121.
         let at = face_index(15, 0) * 2;
@@ -182,11 +238,35 @@ mod tests {
             u16::from_le_bytes([bytes[at], bytes[at + 1]]),
             f32_to_bf16(121.0)
         );
-        let bias = pack_conv_bias(&w);
+        let bias = pack_conv_bias(&w, Format::Bf16);
         let at = face_index(31, 0) * 2;
         assert_eq!(
             u16::from_le_bytes([bias[at], bias[at + 1]]),
             f32_to_bf16(0.5)
         );
+    }
+
+    #[test]
+    fn float32_activations_get_hi_lo_weights_and_a_float32_bias() {
+        // 1 + 2^-7 + 2^-12 + 2^-20: bf16 (7 mantissa bits, RNE) keeps 1 + 2^-7; the rest
+        // 2^-12·(1 + 2^-8) is a tie in bf16 and rounds to the even 2^-12.
+        let w0 = 1.0 + 2f32.powi(-7) + 2f32.powi(-12) + 2f32.powi(-20);
+        let w = ConvWeights {
+            out_channels: 1,
+            in_channels: 1,
+            kernel: 1,
+            weight: vec![w0],
+            bias: vec![w0],
+        };
+        let bytes = pack_conv_weights(&w, Format::Fp32);
+        // Two 1×1 tile matrices: row 0 of page 0 the high part, row 0 of page 1 the low part.
+        assert_eq!(bytes.len(), 2 * 2048);
+        let value = |at: usize| bf16_to_f32(u16::from_le_bytes([bytes[at], bytes[at + 1]]));
+        assert_eq!(value(0), 1.0 + 2f32.powi(-7));
+        assert_eq!(value(2048), 2f32.powi(-12));
+        let bias = pack_conv_bias(&w, Format::Fp32);
+        assert_eq!(bias.len(), 4096);
+        let at = face_index(31, 0) * 4;
+        assert_eq!(&bias[at..at + 4], &w0.to_le_bytes());
     }
 }

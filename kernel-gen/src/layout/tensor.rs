@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use superpoint_graph::{Dim, Op, ValueType};
 
 use super::{tiles, ActivationShape};
-use crate::device::Grid;
+use crate::device::{Format, Grid};
 
 /// Bytes of one Float32 32×32 tile, the page of a [`DeviceTensor::Map`].
 pub const MAP_PAGE_BYTES: u32 = 4096;
@@ -26,11 +26,14 @@ pub const DESCRIPTOR_DIM: u32 = 256;
 pub enum DeviceTensor {
     /// The u8 image plane: one page per image row, `width` bytes padded to 64.
     Plane { height: u32, width: u32 },
-    /// Channels-last bf16 tile matrix ([`super::ActivationShape`]), 2048 B pages.
+    /// Channels-last tile matrix ([`super::ActivationShape`]) of `format` tiles: 2048 B pages
+    /// (bf16) or 4096 B (Float32). The format is left out of the JSON when bf16.
     Activation {
         channels: u32,
         height: u32,
         width: u32,
+        #[serde(default, skip_serializing_if = "Format::is_bf16")]
+        format: Format,
     },
     /// One channel H×W as Float32 32×32 tiles (4-face), page `(y/32)·(W/32) + x/32`.
     Map { height: u32, width: u32 },
@@ -87,13 +90,15 @@ pub fn candidate_regions(grid: Grid, height: u32, width: u32) -> (u32, u32) {
 
 impl DeviceTensor {
     /// The layout of `op`'s output given its inferred type `ty` and its inputs' layouts.
-    /// `plane` is the uploaded plane's (width, height) when known.
+    /// `plane` is the uploaded plane's (width, height) when known; an activation output has
+    /// `format`, the activation format of the node's precision.
     pub fn of(
         op: &Op,
         ty: &ValueType,
         inputs: &[DeviceTensor],
         grid: Grid,
         plane: Option<(u32, u32)>,
+        format: Format,
     ) -> Result<DeviceTensor, LayoutError> {
         let dims = |ty: &ValueType| match ty {
             ValueType::Dense {
@@ -118,6 +123,7 @@ impl DeviceTensor {
                     channels,
                     height,
                     width,
+                    format,
                 })
             }
             Op::DustbinFold { .. } | Op::Nms { .. } => {
@@ -156,10 +162,12 @@ impl DeviceTensor {
                 channels,
                 height,
                 width,
+                format,
             } => Some(ActivationShape {
                 channels: channels as usize,
                 height: height as usize,
                 width: width as usize,
+                format,
             }),
             _ => None,
         }
@@ -175,10 +183,11 @@ impl DeviceTensor {
                 channels,
                 height,
                 width,
+                format,
             } => vec![(
                 Part::Main,
                 (tiles((height * width) as usize) * tiles(channels as usize)) as u32,
-                2048,
+                format.tile_bytes(),
             )],
             DeviceTensor::Map { height, width } => vec![(
                 Part::Main,
@@ -222,7 +231,14 @@ mod tests {
             width: Dim::Known(96),
         };
         let grid = Grid::ETH_DISPATCH;
-        let scores = DeviceTensor::of(&Op::DustbinFold { cell: 8 }, &map, &[], grid, None);
+        let scores = DeviceTensor::of(
+            &Op::DustbinFold { cell: 8 },
+            &map,
+            &[],
+            grid,
+            None,
+            Format::Bf16,
+        );
         assert_eq!(
             scores,
             Ok(DeviceTensor::Map {
@@ -236,7 +252,14 @@ mod tests {
             max_keypoints: -1,
         };
         let scores = scores.expect("a map");
-        let candidates = DeviceTensor::of(&select, &ValueType::Keypoints, &[scores], grid, None);
+        let candidates = DeviceTensor::of(
+            &select,
+            &ValueType::Keypoints,
+            &[scores],
+            grid,
+            None,
+            Format::Bf16,
+        );
         assert_eq!(
             candidates,
             Ok(DeviceTensor::Candidates {
@@ -247,7 +270,7 @@ mod tests {
             })
         );
         assert_eq!(
-            DeviceTensor::of(&Op::InputPlane, &map, &[], grid, None),
+            DeviceTensor::of(&Op::InputPlane, &map, &[], grid, None, Format::Bf16),
             Err(LayoutError::DynamicSize)
         );
         let parts = DeviceTensor::Plane {

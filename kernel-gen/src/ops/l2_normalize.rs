@@ -1,12 +1,13 @@
-//! `L2Normalize` of a channels-last bf16 activation (the dense descriptors: 256 channels = 8
-//! channel tiles per 32-pixel block), Activation layout in and out.
+//! `L2Normalize` of a channels-last activation (the dense descriptors: 256 channels = 8 channel
+//! tiles per 32-pixel block), Activation layout in and out, bf16 or Float32 (the input's format,
+//! which the planner requires to be the node's).
 //!
 //! Blocks of 32 pixels are split over the cores like a convolution. Per block the compute kernel
 //! squares every channel tile (`mul_tiles`, exact at HiFi4, packed Float32), sums the squares of
 //! each row over all channel tiles (reduce SUM into one DST tile), floors the sum at 1e-24 with
 //! `binary_max_tile` against a constant tile (the reference's `max(norm, 1e-12)`, so an all-zero
 //! pixel stays zero instead of 0 · ∞), takes `rsqrt`, and multiplies every channel tile by it
-//! (column broadcast), packing bf16. Padding channels are zero and add nothing to the sums.
+//! (column broadcast), packing in the activation format. Padding channels are zero and add nothing to the sums.
 //! Precision: unless a node override says otherwise, HiFi4 (HiFi2 truncates SrcB to 7 bits,
 //! i.e. both the squares and the broadcast factor, up to 2–4 bf16 ulps).
 
@@ -14,12 +15,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::{Format, Grid};
 use crate::kir::{
-    args, blocks, cb_id, input, names, per_core, Arg, BinaryOp, Call, Kernel, KirError, ReduceOp,
-    Role, SfpuOp, Trips,
+    args, blocks, cb_format, cb_id, format_args, input, names, per_core, Arg, BinaryOp, Call,
+    Kernel, KirError, ReduceOp, Role, SfpuOp, Trips,
 };
 use crate::layout::ActivationShape;
 use crate::plan::{
-    cb, cb_fp32, largest_divisor_within, CbKind, NodePlan, OpPlan, PlanParams, Split,
+    cb, cb_fp32, cb_of, largest_divisor_within, CbKind, NodePlan, OpPlan, PlanParams, Split,
 };
 
 /// The floor of the squared norm: the reference divides by `max(‖x‖, 1e-12)`.
@@ -57,12 +58,12 @@ pub fn node_plan(
         precision,
         split: Split::new(grid, input.pixel_tiles() as u32),
         cbs: vec![
-            cb(0, "cb_in", 2 * in_tiles, CbKind::Stream),
+            cb_of(input.format, 0, "cb_in", 2 * in_tiles, CbKind::Stream),
             cb(1, "cb_scaler", 1, CbKind::Resident),
             cb_fp32(2, "cb_floor", 1, CbKind::Resident),
             cb_fp32(3, "cb_squares", in_tiles, CbKind::Stream),
             cb_fp32(4, "cb_factor", 1, CbKind::Stream),
-            cb(16, "cb_out", 2 * group, CbKind::Stream),
+            cb_of(input.format, 16, "cb_out", 2 * group, CbKind::Stream),
         ],
         op: OpPlan::L2Normalize(L2NormalizePlan {
             channels: input.channels as u32,
@@ -84,10 +85,15 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
     let squares = cb_id(node, "cb_squares")?;
     let factor = cb_id(node, "cb_factor")?;
     let out = cb_id(node, "cb_out")?;
+    let format = cb_format(node, "cb_in")?;
+    let tile = format.tile_bytes();
+    let [tile_bytes, fp32] = format_args(format);
     let shape = args(&[
         ("in_tiles", p.in_tiles),
         ("group", p.group),
         ("floor_bits", p.floor_bits),
+        tile_bytes,
+        fp32,
     ]);
     let (t, g) = (p.in_tiles, p.group);
     let groups = t / g;
@@ -138,7 +144,7 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
                     Call::DramRead {
                         buffer: source.clone(),
                         pages: t,
-                        page_bytes: 2048,
+                        page_bytes: tile,
                         cb: cb_in,
                     },
                     Call::CbPush {
@@ -297,7 +303,7 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
                 Call::DramWrite {
                     buffer: node.output.clone(),
                     pages: g,
-                    page_bytes: 2048,
+                    page_bytes: tile,
                     cb: out,
                 },
                 Call::CbPop { cb: out, pages: g },

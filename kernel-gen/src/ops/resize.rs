@@ -1,6 +1,6 @@
 //! The device resize: the u8 image plane the host uploads (one DRAM page per row) resized to the
 //! network frame with Pillow's BILINEAR filter, bit for bit, written in the frame's activation
-//! layout (1 channel, bf16) so conv1a reads it unchanged. The program is specialised per input
+//! layout (1 channel, bf16 or Float32 as the node's precision says) so conv1a reads it unchanged. The program is specialised per input
 //! size (the filter is data the host computes per size, [`crate::ops::resize_filter`]).
 //!
 //! Pillow runs one pass per axis, in the order [`vertical_first`] decides, each output
@@ -24,7 +24,7 @@
 //!   rounding it to nearest equals Pillow's ⌊A + B + ½⌋ − q. The result is clamped to 0..255
 //!   (`relu_max_tile`, clip8, which BILINEAR's non-negative weights never reach). So the frame
 //!   is Pillow's u8 result /255 up to the f32 product and the bf16 pack: within ½ bf16 ulp
-//!   (≤ 2⁻⁹) of the host value. This rests on two properties of the device, both of the
+//!   (≤ 2⁻⁹) of the host value (a Float32 frame: up to the f32 product only). This rests on two properties of the device, both of the
 //!   emulator: the matrix unit and the SFPU add exactly representable fp32 sums exactly, and
 //!   SFPU fp32 adds round to nearest (either tie rule: no step here meets a tie that matters);
 //! * the writer turns the output tile (Fᵀ or F) into the 32 activation pages of the block's rows
@@ -37,7 +37,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::{Format, Grid, Precision};
 use crate::kir::{
-    args, blocks, cb_id, input, names, per_core, Arg, Call, Kernel, KirError, Role, SfpuOp, Trips,
+    args, blocks, cb_format, cb_id, format_args, input, names, per_core, Arg, Call, Kernel,
+    KirError, Role, SfpuOp, Trips,
 };
 use crate::layout::DeviceTensor;
 use crate::ops::resize_filter::{axis_filter, pack_bands, AxisFilter, PARTS};
@@ -199,10 +200,12 @@ pub fn plan_node(
     let height_tiles = (height / 32) as u32;
     let window = (kh * 32 + 128).div_ceil(64) * 64;
     let bands_bytes = ((width_tiles + height_tiles) * 4).div_ceil(64) * 64;
+    let format = precision.format;
     let frame = DeviceTensor::Activation {
         channels: 1,
         height: height as u32,
         width: width as u32,
+        format,
     };
     let hweights = format!("{name}.hweights");
     let vweights = format!("{name}.vweights");
@@ -258,8 +261,15 @@ pub fn plan_node(
             stream(4, "cb_lut", 1, 512, bf16, CbKind::Scratch),
             stream(5, "cb_bands", 1, bands_bytes, bf16, CbKind::Scratch),
             stream(6, "cb_rows", 1, 32 * kv * window, bf16, CbKind::Scratch),
-            stream(7, "cb_rowpages", 32, 2048, bf16, CbKind::Scratch),
-            stream(16, "cb_out", 2, 2048, bf16, CbKind::Stream),
+            stream(
+                7,
+                "cb_rowpages",
+                32,
+                format.tile_bytes(),
+                format,
+                CbKind::Scratch,
+            ),
+            stream(16, "cb_out", 2, format.tile_bytes(), format, CbKind::Stream),
         ],
         op: OpPlan::Resize(ResizePlan {
             in_width,
@@ -318,6 +328,9 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
     let cb_out = cb_id(node, "cb_out")?;
     let (kh, kv) = (r.kh, r.kv);
     let parts = PARTS as u32;
+    let format = cb_format(node, "cb_out")?;
+    let frame_tile = format.tile_bytes();
+    let [tile_bytes, fp32] = format_args(format);
     let shape = args(&[
         ("in_width", r.in_width),
         ("in_height", r.in_height),
@@ -329,6 +342,8 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
         ("parts", parts),
         ("window", r.window),
         ("bands_bytes", r.bands_bytes),
+        tile_bytes,
+        fp32,
     ]);
     // The first pass's weights and band tiles, then the second's (= the intermediate tiles).
     let (cb_w1, k1, cb_w2, k2) = if r.vertical_first {
@@ -535,7 +550,9 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
                 cb: cb_rowpages,
                 pages: 32,
             },
-            Call::L1Gather { bytes: 32 * 2048 },
+            Call::L1Gather {
+                bytes: 32 * frame_tile,
+            },
             blocks(
                 Trips::Blocks,
                 vec![
@@ -543,11 +560,13 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
                         cb: cb_out,
                         pages: 1,
                     },
-                    Call::L1Gather { bytes: 32 * 64 },
+                    Call::L1Gather {
+                        bytes: 32 * (frame_tile / 32),
+                    },
                     Call::DramWrite {
                         buffer: node.output.clone(),
                         pages: 32,
-                        page_bytes: 2048,
+                        page_bytes: frame_tile,
                         cb: cb_rowpages,
                     },
                     Call::CbPop {

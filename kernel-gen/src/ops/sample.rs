@@ -20,10 +20,11 @@
 //!   multiply and divide) is assumed; without it the compiler's libgcc calls are slower. Corners
 //!   outside the map get weight 0 and a clamped row.
 //! * **Gather**: 16 candidates per tile, candidate `c` on tile row `2c + 1`. Per candidate and
-//!   corner, the two 32-byte half rows of each channel tile come by 64-byte aligned DRAM reads
-//!   (the half row with its even/odd partner) straight into the 4 × `channel_tiles` bf16 tiles,
-//!   placed so the wanted half lands on the odd row and the partner on a spare even row (weight 0);
-//!   a guard page after the last tile takes the partner of row 31. No staging, no L1 copies: 64
+//!   corner, the two face rows of each channel tile come by 64-byte aligned DRAM reads straight
+//!   into the 4 × `channel_tiles` tiles of the map's format. A Float32 face row is one 64-byte
+//!   read; a bf16 one (32 bytes) comes with its even/odd partner, placed so the wanted half lands
+//!   on the odd row and the partner on a spare even row (weight 0); a guard page after the last
+//!   tile takes the partner of row 31. No staging, no L1 copies: 64
 //!   NoC reads per candidate, all of a tile in flight together. The weights go into column 0 of
 //!   four fp32 tiles (zero on the spare rows).
 //! * **Compute** (fp32 DST): `mul_tiles_bcast_cols` per corner, the four products summed by
@@ -141,6 +142,7 @@ pub fn plan_node(
             channels,
             height: coarse_height,
             width: coarse_width,
+            format: map_format,
         }, DeviceTensor::Candidates {
             height,
             width,
@@ -219,8 +221,8 @@ pub fn plan_node(
                 0,
                 "cb_neighbours",
                 2 * (CORNERS * channel_tiles + 1),
-                2048,
-                bf16,
+                map_format.tile_bytes(),
+                *map_format,
                 CbKind::Stream,
             ),
             cb(1, "cb_weights", 2 * CORNERS, 4096, fp32, CbKind::Stream),
@@ -282,6 +284,7 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
     let (records, writer_count, out) = (id("cb_records")?, id("cb_writer_count")?, id("cb_out")?);
     let (sum, sq, inv) = (id("cb_sum")?, id("cb_sq")?, id("cb_inv")?);
     let ct = s.channel_tiles;
+    let [tile_bytes, fp32] = kir::format_args(kir::cb_format(node, "cb_neighbours")?);
     let shape = kir::args(&[
         ("width", s.width),
         ("height", s.height),
@@ -293,6 +296,8 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
         ("group", s.group),
         ("record_bytes", CANDIDATE_BYTES),
         ("count_bytes", COUNT_STRIDE),
+        tile_bytes,
+        fp32,
     ]);
     let counted = |body: Vec<Call>| Call::Loop {
         trips: Trips::Counted,
@@ -515,6 +520,7 @@ mod tests {
                 channels,
                 height: hc,
                 width: wc,
+                format: Format::Bf16,
             },
             DeviceTensor::Candidates {
                 height,
@@ -613,6 +619,7 @@ mod tests {
             &t,
             Grid::ETH_DISPATCH,
             None,
+            Format::Bf16,
         );
         assert_eq!(
             out,

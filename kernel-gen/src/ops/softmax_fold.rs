@@ -24,12 +24,12 @@ use superpoint_graph::{Graph, Node, Op};
 
 use crate::device::Grid;
 use crate::kir::{
-    args, blocks, cb_id, input, names, per_core, Arg, BinaryOp, Call, Kernel, KirError, ReduceOp,
-    Role, SfpuOp, Trips,
+    args, blocks, cb_format, cb_id, format_args, input, names, per_core, Arg, BinaryOp, Call,
+    Kernel, KirError, ReduceOp, Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::layout::{tiles, ActivationShape};
-use crate::plan::{cb, cb_fp32, CbKind, NodePlan, OpPlan, PlanError, PlanParams, Split};
+use crate::plan::{cb, cb_fp32, cb_of, CbKind, NodePlan, OpPlan, PlanError, PlanParams, Split};
 
 /// The only cell size the device fold handles: a 32×32 map tile is 4×4 cells.
 pub const CELL: usize = 8;
@@ -128,9 +128,10 @@ pub fn node_plan(
         precision: super::hifi4_unless_overridden(params, &node.name),
         split: Split::new(grid, map_tiles.div_ceil(TILES_PER_UNIT)),
         cbs: vec![
-            cb(0, "cb_in", 2 * in_tiles, CbKind::Stream),
+            cb_of(input.format, 0, "cb_in", 2 * in_tiles, CbKind::Stream),
             cb(1, "cb_scaler", 1, CbKind::Resident),
-            cb(
+            cb_of(
+                input.format,
                 2,
                 "cb_rows",
                 CELLS_PER_TILE_SIDE * in_tiles,
@@ -164,6 +165,9 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
     let recip = cb_id(node, "cb_recip")?;
     let out = cb_id(node, "cb_out")?;
     let map = cb_id(node, "cb_map")?;
+    let format = cb_format(node, "cb_in")?;
+    let tile = format.tile_bytes();
+    let [tile_bytes, fp32] = format_args(format);
     let shape = args(&[
         ("channels", p.channels),
         ("cell_width", p.cell_width),
@@ -171,6 +175,8 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
         ("out_tiles", p.out_tiles),
         ("map_tiles_x", p.map_tiles_x),
         ("map_tiles", p.map_tiles),
+        tile_bytes,
+        fp32,
     ]);
     let (t, o) = (p.in_tiles, p.out_tiles);
     let cached = CELLS_PER_TILE_SIDE * t;
@@ -209,14 +215,14 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                     Call::DramRead {
                         buffer: logits.clone(),
                         pages: TILES_PER_UNIT * cached,
-                        page_bytes: 2048,
+                        page_bytes: tile,
                         cb: rows,
                     },
                     Call::CbReserve {
                         cb: cb_in,
                         pages: t,
                     },
-                    Call::L1Gather { bytes: t * 2048 },
+                    Call::L1Gather { bytes: t * tile },
                     Call::CbPush {
                         cb: cb_in,
                         pages: t,

@@ -3,9 +3,12 @@
 // untilize) on f32 values with the device's rounding.
 //
 // Math fidelity: SrcA holds in1 for matmul (in0 for element-wise ops), SrcB the other operand.
-// Phase 0 multiplies SrcA's implicit 1 + 4 MSBs by SrcB's implicit 1 + 6 MSBs; HiFi2 adds SrcA's
-// remaining bits (against SrcB's high part); HiFi3 adds SrcB's remaining bits against SrcA's high
-// part; HiFi4 adds the last cross term, so the sum of the phases is the exact product. With a bf16
+// A phase multiplies 5 significant bits of SrcA by 7 of SrcB. Phase 0 takes SrcA's implicit 1 + 4
+// MSBs and SrcB's implicit 1 + 6 MSBs; HiFi2 adds SrcA's next 5 bits (against SrcB's high part);
+// HiFi3 adds SrcB's next 7 bits against SrcA's high part; HiFi4 adds the last cross term. So the
+// phases cover 10 significant bits of SrcA and 14 of SrcB: bf16 operands (8 bits) multiply
+// exactly at HiFi4, while a tf32 SrcA operand (11 bits, a Float32 tile unpacked) loses its last
+// bit, truncated (the model is never more precise than the hardware). With a bf16
 // DST every phase and every 16-deep face step of a matmul is added into DST with bf16 rounding;
 // with an fp32 DST the phases are summed in f32 first.
 #include <cmath>
@@ -17,8 +20,10 @@ namespace ttr {
 
 namespace {
 
-constexpr uint32_t SRCA_HI_MASK = 0xFFF80000u;  // sign, exponent, 4 mantissa MSBs
-constexpr uint32_t SRCB_HI_MASK = 0xFFFE0000u;  // sign, exponent, 6 mantissa MSBs
+constexpr uint32_t SRCA_HI_MASK = 0xFFF80000u;    // sign, exponent, 4 mantissa MSBs
+constexpr uint32_t SRCB_HI_MASK = 0xFFFE0000u;    // sign, exponent, 6 mantissa MSBs
+constexpr uint32_t SRCA_FULL_MASK = 0xFFFFC000u;  // sign, exponent, 9 mantissa MSBs (2 phases x 5 bits)
+constexpr uint32_t SRCB_FULL_MASK = 0xFFFFFC00u;  // sign, exponent, 13 mantissa MSBs (2 phases x 7 bits)
 
 struct Scratch {
     alignas(64) float in0_full[16][TILE];
@@ -43,9 +48,12 @@ Scratch &scratch() {
 
 float masked(float x, uint32_t mask) { return num::from_bits(num::bits(x) & mask); }
 
-void split(const float *full, float *hi, float *lo, uint32_t mask) {
+// Cuts `full` to the bits the multiplier sees (`full_mask`) and splits it into the phase-0 part
+// (`hi_mask`) and the rest.
+void split(float *full, float *hi, float *lo, uint32_t hi_mask, uint32_t full_mask) {
     for (uint32_t i = 0; i < TILE; ++i) {
-        hi[i] = masked(full[i], mask);
+        full[i] = masked(full[i], full_mask);
+        hi[i] = masked(full[i], hi_mask);
         lo[i] = full[i] - hi[i];
     }
 }
@@ -146,6 +154,8 @@ uint32_t fidelity(const Ctx &c) { return c.def->build.fidelity & 3; }
 
 // One element-wise product through the fidelity phases; a in SrcA, b in SrcB.
 float fidelity_mul(float a, float b, uint32_t fid) {
+    a = masked(a, SRCA_FULL_MASK);
+    b = masked(b, SRCB_FULL_MASK);
     float a_hi = masked(a, SRCA_HI_MASK), b_hi = masked(b, SRCB_HI_MASK);
     switch (fid) {
         case TTR_LOFI:
@@ -307,7 +317,7 @@ void api_matmul(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1, uint32_t i
     Scratch &sc = scratch();
     for (uint32_t r = 0; r < rt; ++r) {
         unpack(c, in0, t0 + r * kt, sc.in0_full[r], true, op);
-        split(sc.in0_full[r], sc.in0_hi[r], sc.in0_lo[r], SRCB_HI_MASK);
+        split(sc.in0_full[r], sc.in0_hi[r], sc.in0_lo[r], SRCB_HI_MASK, SRCB_FULL_MASK);
     }
     for (uint32_t col = 0; col < ct; ++col) {
         unpack(c, in1, t1 + col, transpose != 0 ? sc.b : sc.in1_full[col], true, op);
@@ -318,7 +328,7 @@ void api_matmul(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1, uint32_t i
                 }
             }
         }
-        split(sc.in1_full[col], sc.in1_hi[col], sc.in1_lo[col], SRCA_HI_MASK);
+        split(sc.in1_full[col], sc.in1_hi[col], sc.in1_lo[col], SRCA_HI_MASK, SRCA_FULL_MASK);
     }
     ComputeState &s = *c.cs;
     for (uint32_t r = 0; r < rt; ++r) {

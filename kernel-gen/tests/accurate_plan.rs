@@ -1,0 +1,95 @@
+//! `Precision::ACCURATE` compiles the whole SuperPoint graph (640×480) on both grids into
+//! programs that pass every check: Float32 activations (4096-byte pages) end to end, conv weight
+//! buffers twice the K rows of the port's (bf16 high and low matrices), Float32 bias tiles, and
+//! the port's program unchanged in those respects.
+
+use kernel_gen::plan::Content;
+use kernel_gen::{compile, variants, Compiled, DeviceTensor, Format, Grid, Precision};
+
+fn accurate(grid: Grid) -> Compiled {
+    let mut variant = variants::main_program(640, 480, None, grid);
+    variant.params.precision = Precision::ACCURATE;
+    compile(&variant.graph, &variant.params).expect("the accurate program compiles and checks")
+}
+
+fn port(grid: Grid) -> Compiled {
+    let variant = variants::main_program(640, 480, None, grid);
+    compile(&variant.graph, &variant.params).expect("the port program compiles")
+}
+
+/// Every activation buffer's (name, format, page bytes).
+fn activations(c: &Compiled) -> Vec<(String, Format, u32)> {
+    c.program
+        .buffers
+        .iter()
+        .filter_map(|b| match &b.content {
+            Content::Output {
+                tensor: DeviceTensor::Activation { format, .. },
+                ..
+            } => Some((b.name.clone(), *format, b.page_bytes)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn pages(c: &Compiled, name: &str) -> (u32, u32) {
+    let b = c
+        .program
+        .buffers
+        .iter()
+        .find(|b| b.name == name)
+        .unwrap_or_else(|| panic!("no buffer {name}"));
+    (b.pages, b.page_bytes)
+}
+
+#[test]
+fn the_whole_graph_compiles_at_accurate_on_both_grids() {
+    for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
+        let acc = accurate(grid);
+        let acts = activations(&acc);
+        // resize, 8 backbone convs, 3 pools, 2 + 2 head convs, the dense descriptors.
+        assert_eq!(acts.len(), 17, "{acts:?}");
+        for (name, format, page_bytes) in &acts {
+            assert_eq!((*format, *page_bytes), (Format::Fp32, 4096), "{name}");
+        }
+        for (name, format, page_bytes) in activations(&port(grid)) {
+            assert_eq!((format, page_bytes), (Format::Bf16, 2048), "{name}");
+        }
+        // convPa: 128 → 256, 3×3: K = 1152 = 36 tiles, 8 output tiles; hi + lo doubles K.
+        assert_eq!(pages(&acc, "convPa.weight"), (2 * 36 * 8, 2048));
+        assert_eq!(pages(&port(grid), "convPa.weight"), (36 * 8, 2048));
+        assert_eq!(pages(&acc, "convPa.bias"), (8, 4096));
+        assert_eq!(pages(&port(grid), "convPa.bias"), (8, 2048));
+        // Every compute kernel of a conv runs at HiFi4 with an fp32 DST.
+        for step in acc.program.steps.iter().filter(|s| s.op == "conv2d") {
+            for k in step.kernels.iter().filter(|k| k.fidelity.is_some()) {
+                assert_eq!(
+                    (k.fidelity, k.fp32_dest_acc),
+                    (Some(kernel_gen::Fidelity::HiFi4), Some(true)),
+                    "{}",
+                    k.name
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_largest_convs_drop_to_single_buffering_to_fit_l1() {
+    let acc = accurate(Grid::ETH_DISPATCH);
+    let cb_pages = |node: &str, cb: &str| {
+        acc.program
+            .steps
+            .iter()
+            .find(|s| s.node == node)
+            .and_then(|s| s.cbs.iter().find(|c| c.name == cb))
+            .map(|c| (c.pages, c.page_bytes))
+            .unwrap_or_else(|| panic!("{node}: no {cb}"))
+    };
+    // convPa: 1.18 MB of resident hi + lo weights leave room for one im2col stage only.
+    assert_eq!(cb_pages("convPa", "cb_weights"), (2 * 36 * 8, 2048));
+    assert_eq!(cb_pages("convPa", "cb_im2col"), (36, 4096));
+    assert_eq!(cb_pages("convPa", "cb_out"), (4, 4096));
+    // conv4a (128 → 128) still double-buffers.
+    assert_eq!(cb_pages("conv4a", "cb_im2col"), (2 * 36, 4096));
+}
