@@ -15,7 +15,10 @@
 //! fused across nodes except softmax with the fold and candidates with the NMS writer.
 //!
 //! * **Layout**: every activation lives in DRAM, interleaved, channels-last as a (pixels ×
-//!   channels) matrix of bf16 tiles (32 pixels × 32 channels, 4-face), see [`layout`].
+//!   channels) matrix of tiles (32 pixels × 32 channels, 4-face), bf16 or Float32 as the writing
+//!   node's precision says ([`Precision::PORT`] bf16, [`Precision::ACCURATE`] Float32), see
+//!   [`layout`]. A node reading an activation of another format than its own is refused
+//!   ([`PlanError::FormatMismatch`]).
 //!   Every other tensor (image plane, score maps, keypoint candidates, descriptor rows) has one
 //!   layout too, and one rule gives each op's output layout ([`layout::DeviceTensor::of`]), so
 //!   separately compiled programs agree on them.
@@ -31,8 +34,12 @@
 //!   touch into a scratch window CB and gathers the im2col tiles (zero at the borders). The
 //!   compute kernel starts DST at the bias (copy of a 32-identical-row tile), accumulates
 //!   `matmul_block` over K in DST (groups of output tiles within the half-sync DST capacity),
-//!   applies `relu_tile` and packs bf16; the writer stores the tiles. Precision is per node in
-//!   the plan (default bf16, HiFi2, fp32 DST).
+//!   applies `relu_tile` and packs in the activation format; the writer stores the tiles.
+//!   Precision is per node in the plan (default bf16, HiFi2, fp32 DST). With Float32
+//!   activations the weights are a bf16 high and a bf16 low matrix stacked along K (each im2col
+//!   tile multiplies both, exact at HiFi4) and the bias tiles are Float32; when the resident
+//!   weights leave no room for double buffering (convPa/convDa: 1.18 MB) the im2col and output
+//!   CBs hold one stage.
 //! * **max_pool2**: the reader gathers the four tap tiles of each (block, channel tile) through a
 //!   small tile cache, the compute kernel takes their maximum with `binary_max_tile`.
 //! * **input plane + resize** ([`ops::resize`]): the host uploads the full-size u8 plane (one
@@ -58,9 +65,10 @@
 //!   it itself; the loops over tiles of 16 candidates are [`kir::Trips::Counted`] (bounded by
 //!   `capacity / 16`, the figure the checks and the report use). The reader computes the
 //!   bilinear taps in integers (the formula ×2 is a ratio of integers; weights by long division
-//!   to f32, no FPU needed), gathers the four corners' 256-channel rows as 32-byte half rows
-//!   (each with its partner row in one 64-byte aligned DRAM read, straight into 4 × 8 bf16
-//!   tiles: candidate `c` on odd row `2c + 1`, the partner on a spare even row) and writes the
+//!   to f32, no FPU needed), gathers the four corners' 256-channel rows as face rows (bf16: 32
+//!   bytes, each with its partner row in one 64-byte aligned DRAM read; Float32: one 64-byte
+//!   read) straight into 4 × 8 tiles of the map's format (candidate `c` on odd row `2c + 1`,
+//!   a bf16 partner on a spare even row) and writes the
 //!   weights into column 0 of four fp32 tiles (zero on spare rows). The compute
 //!   kernel (fp32 DST, HiFi4 by default since weights and sums pass SrcA/SrcB as tf32) sums
 //!   `mul_tiles_bcast_cols` products by packing with L1 accumulation, squares, `reduce_tile` row
@@ -69,15 +77,15 @@
 //!   `cb_weights` (1, fp32), `cb_scaler` (2), `cb_count` (3), scratch `cb_records` and
 //!   `cb_writer_count` (4, 5), `cb_out` (16, fp32), `cb_sum`, `cb_sq`, `cb_inv` (24–26, fp32
 //!   intermediates).
-//! * CBs: conv `cb_im2col` (0, 2·K tiles), `cb_weights` (1), `cb_bias` (2), `cb_window` (3,
-//!   scratch), `cb_out` (16, 2 groups); pool `cb_taps` (0, 2×4), `cb_cache` (1), `cb_out` (16).
+//! * CBs: conv `cb_im2col` (0, 2·K tiles, or K when L1 is short), `cb_weights` (1, bf16),
+//!   `cb_bias` (2), `cb_window` (3, scratch), `cb_out` (16, 2 groups or 1); pool `cb_taps` (0, 2×4), `cb_cache` (1), `cb_out` (16).
 //! * **softmax + dustbin fold** ([`ops::softmax_fold`]): a `Softmax` whose only consumer is a
 //!   `DustbinFold{cell: 8}` is planned with it as one program named after the fold, reading
 //!   convPb's activation and writing the Float32 score map (Map layout); the 65-channel
 //!   probabilities never reach DRAM. A lone softmax (or a fold without its softmax) is a typed
 //!   plan error. The work unit is two map tiles (32 cells): the reader gathers their cells into
 //!   one channels-last tile row through a 4-slot cache of input blocks (one per cell row of a
-//!   map tile) and writes the lowest bf16 into the padding channels, so they leave the max and
+//!   map tile) and writes the lowest finite value into the padding channels, so they leave the max and
 //!   the sum. Compute (fp32 DST): reduce-MAX over the 3 channel tiles, `sub_tiles_bcast<COL>`,
 //!   `exp_tile`, reduce-SUM, `recip_tile`, `mul_tiles_bcast<COL>` on the 2 kept tiles, packed
 //!   Float32. The writer does the fold as a data move: channel k of a cell is row k/8, columns
@@ -88,7 +96,7 @@
 //! * **l2_normalize** ([`ops::l2_normalize`]): per block of 32 pixels, squares of the 8 channel
 //!   tiles (Float32), reduce-SUM over all of them, `binary_max_tile` with a constant 1e-24 tile
 //!   (the reference's `max(‖x‖, 1e-12)`: a zero vector stays zero), `rsqrt_tile`, and
-//!   `mul_tiles_bcast<COL>` back to bf16 in the Activation layout.
+//!   `mul_tiles_bcast<COL>` back to the input's format in the Activation layout.
 //! * Both normalising ops default to **HiFi4** (a per-node override still wins): their
 //!   multiplies put the broadcast factor (and for L2 the squared operand) in SrcB, which HiFi2
 //!   truncates to 7 bits. Measured on the emulator: L2 at HiFi2 is up to 3.2 bf16 ulp off, at

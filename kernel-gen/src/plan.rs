@@ -156,7 +156,7 @@ pub enum Content {
     },
 }
 
-/// One DRAM-interleaved buffer of bf16 tiles.
+/// One DRAM-interleaved buffer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BufferPlan {
     pub name: String,

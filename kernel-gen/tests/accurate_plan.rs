@@ -3,8 +3,15 @@
 //! buffers twice the K rows of the port's (bf16 high and low matrices), Float32 bias tiles, and
 //! the port's program unchanged in those respects.
 
-use kernel_gen::plan::Content;
-use kernel_gen::{compile, variants, Compiled, DeviceTensor, Format, Grid, Precision};
+mod common;
+
+use common::{chain, Layer};
+use kernel_gen::check::CheckError;
+use kernel_gen::plan::{plan, Content};
+use kernel_gen::{
+    compile, variants, CompileError, Compiled, DeviceTensor, Format, Grid, Limits, PlanError,
+    PlanParams, Precision,
+};
 
 fn accurate(grid: Grid) -> Compiled {
     let mut variant = variants::main_program(640, 480, None, grid);
@@ -92,4 +99,48 @@ fn the_largest_convs_drop_to_single_buffering_to_fit_l1() {
     assert_eq!(cb_pages("convPa", "cb_out"), (4, 4096));
     // conv4a (128 → 128) still double-buffers.
     assert_eq!(cb_pages("conv4a", "cb_im2col"), (2 * 36, 4096));
+}
+
+#[test]
+fn a_node_reading_another_format_is_refused_by_name() {
+    // conv_b at ACCURATE would read conv_a's bf16 output as Float32.
+    let layers: &[Layer] = &[("conv_a", 1, 3, 3, true), ("conv_b", 3, 5, 3, true)];
+    let params = PlanParams {
+        overrides: [("conv_b".to_string(), Precision::ACCURATE)].into(),
+        ..PlanParams::default()
+    };
+    assert_eq!(
+        plan(&chain(64, 32, layers), &params).err(),
+        Some(PlanError::FormatMismatch {
+            node: "conv_b".into(),
+            input: "conv_a".into(),
+            input_format: Format::Bf16,
+            format: Format::Fp32,
+        })
+    );
+}
+
+#[test]
+fn l1_overflow_at_accurate_names_convpa_and_its_bytes() {
+    let mut variant = variants::main_program(640, 480, None, Grid::ETH_DISPATCH);
+    variant.params.precision = Precision::ACCURATE;
+    // 1.5 MB usable instead of 1497 KiB: convPa is the first node that no longer fits.
+    variant.params.limits = Limits {
+        l1_base: Limits::BLACKHOLE.l1_size - 1_500_000,
+        ..Limits::BLACKHOLE
+    };
+    match compile(&variant.graph, &variant.params) {
+        Err(CompileError::Check(CheckError::L1Overflow {
+            node,
+            used,
+            available,
+            ..
+        })) => {
+            assert_eq!(node, "convPa");
+            // hi + lo weights 2·36·8 bf16 tiles, bias 8, im2col 36, window 3·3·4, out 4 Float32.
+            assert_eq!(used, 2 * 36 * 8 * 2048 + (8 + 36 + 36 + 4) * 4096);
+            assert_eq!(available, 1_500_000);
+        }
+        other => panic!("expected an L1 overflow at convPa, got {other:?}"),
+    }
 }

@@ -147,3 +147,16 @@ fn sampling_kernels_compile_with_wall_werror() {
     let dir = tempfile::tempdir().expect("temp dir");
     compile_all(&compiled, dir.path());
 }
+
+#[test]
+fn the_whole_640x480_program_at_accurate_compiles_with_wall_werror() {
+    let variant =
+        kernel_gen::variants::main_program(640, 480, None, kernel_gen::Grid::ETH_DISPATCH);
+    let params = PlanParams {
+        precision: kernel_gen::Precision::ACCURATE,
+        ..variant.params
+    };
+    let compiled = compile(&variant.graph, &params).expect("compiles");
+    let dir = tempfile::tempdir().expect("temp dir");
+    compile_all(&compiled, dir.path());
+}

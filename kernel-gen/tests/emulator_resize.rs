@@ -213,6 +213,27 @@ fn fidelity_hifi2_equals_hifi4_and_lofi_fails() {
     assert!(err.max > 1.0);
 }
 
+/// `Precision::ACCURATE` writes a Float32 frame: Pillow's levels times f32(1/255), within the f32
+/// product's rounding (255·2^-23 levels) of the host frame, where the port's bf16 frame is up to
+/// half a bf16 ulp off (about 0.5 levels near 1.0).
+#[test]
+fn accurate_frame_is_f32_exact_both_grids() {
+    let plane = random_plane(200, 150, 8);
+    let host = pillow_bilinear(&plane, 96, 64);
+    for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
+        let acc = device_resize(&plane, 96, 64, grid, Precision::ACCURATE, false);
+        let port = device_resize(&plane, 96, 64, grid, Precision::PORT, false);
+        let (a, p) = (errors_against(&acc, &host), errors_against(&port, &host));
+        println!(
+            "  ACCURATE max {:.2e}/255, PORT max {:.2e}/255",
+            a.max, p.max
+        );
+        assert_eq!(a.mismatches, 0);
+        assert!(a.max <= 255.0 * 2f64.powi(-23), "{}", a.max);
+        assert!(a.max * 1000.0 <= p.max, "{} vs port {}", a.max, p.max);
+    }
+}
+
 fn fixture(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures")

@@ -18,7 +18,7 @@ use common::{random_tensor, run, Rng};
 use kernel_gen::layout::host::{decode_candidates, descriptor_row, encode_candidates};
 use kernel_gen::layout::{bf16_to_f32, f32_to_bf16, pack_activation, DeviceTensor};
 use kernel_gen::plan::Content;
-use kernel_gen::{compile, Compiled, Format, Grid, PlanParams};
+use kernel_gen::{compile, Compiled, Grid, PlanParams, Precision};
 use superpoint_graph::reference::l2norm::l2_normalize_channels;
 use superpoint_graph::reference::sample::sample_descriptors;
 use superpoint_graph::{names, superpoint, Keypoint, Tensor};
@@ -28,9 +28,15 @@ const ABS_MAX: f32 = 2e-3;
 
 /// The sampling node alone: the dense map and the candidates are external inputs.
 fn compile_sampling(width: usize, height: usize, grid: Grid) -> Compiled {
+    compile_sampling_at(width, height, grid, Precision::PORT)
+}
+
+/// [`compile_sampling`] at `precision` (its format is the dense map's).
+fn compile_sampling_at(width: usize, height: usize, grid: Grid, precision: Precision) -> Compiled {
     let graph = superpoint(width, height).pruned(&[names::DESCRIPTORS]);
     let params = PlanParams {
         grid,
+        precision,
         external: BTreeSet::from([
             names::DESCRIPTORS_DENSE.to_string(),
             names::KEYPOINTS.to_string(),
@@ -104,10 +110,22 @@ fn device_rows(
     let (regions, capacity) = candidate_layout(compiled);
     assert_eq!(lists.len(), regions as usize, "one list per region");
     let (records, counts) = encode_candidates(lists, capacity, width).expect("lists fit");
+    let format = compiled
+        .program
+        .buffers
+        .iter()
+        .find_map(|b| match &b.content {
+            Content::External {
+                tensor: DeviceTensor::Activation { format, .. },
+                ..
+            } => Some(*format),
+            _ => None,
+        })
+        .expect("a dense map buffer");
     let mut inputs = BTreeMap::new();
     inputs.insert(
         names::DESCRIPTORS_DENSE.to_string(),
-        pack_activation(map, Format::Bf16),
+        pack_activation(map, format),
     );
     inputs.insert(names::KEYPOINTS.to_string(), records.clone());
     inputs.insert(format!("{}.counts", names::KEYPOINTS), counts.clone());
@@ -270,6 +288,59 @@ fn a_zero_descriptor_map_gives_zero_rows() {
             kp.y
         );
     }
+}
+
+/// The fixture `astronaut_320x240_r4`'s dense map, in f32, with its 1024 keypoints spread over
+/// the regions of `compiled`.
+fn fixture_case(compiled: &Compiled) -> (Tensor<f32>, Vec<Vec<Keypoint>>) {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/cases/astronaut_320x240_r4");
+    let (_, dense) = read_npy::<f32>(&dir.join("descriptors_dense.npy"));
+    let map = Tensor::from_vec(256, 30, 40, dense).expect("shape");
+    let (_, net) = read_npy::<i32>(&dir.join("keypoints_net.npy"));
+    let (regions, _) = candidate_layout(compiled);
+    let mut lists = vec![Vec::new(); regions as usize];
+    for (n, p) in net.chunks_exact(2).enumerate() {
+        lists[n % regions as usize].push(Keypoint {
+            x: p[0] as u32,
+            y: p[1] as u32,
+            score: 1.0,
+        });
+    }
+    (map, lists)
+}
+
+/// `Precision::ACCURATE` samples the Float32 map: against the reference sampling of the f32 map,
+/// within 2^-9 of the largest map value (each product has two tf32 operands, the map value and
+/// the corner weight, each truncated by < 2^-10 relative) and under the port's error, which
+/// samples the map rounded to bf16. The gain is small here: the source registers' tf32, not the
+/// storage, bounds this op.
+#[test]
+fn fixture_astronaut_320x240_at_accurate() {
+    let at = |precision| {
+        let compiled = compile_sampling_at(320, 240, Grid::ETH_DISPATCH, precision);
+        let (map, lists) = fixture_case(&compiled);
+        let rows = device_rows(&compiled, &map, &lists, 320, 240);
+        let largest = map.data.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        (against_reference(&rows, &map), largest)
+    };
+    let ((acc, largest), (port, _)) = (at(Precision::ACCURATE), at(Precision::PORT));
+    println!(
+        "max abs error ACCURATE {:.2e}, PORT {:.2e}; min cosine {:.8} / {:.8}; largest |v| {largest}",
+        acc.max_abs, port.max_abs, acc.min_cosine, port.min_cosine
+    );
+    assert_eq!(acc.rows, 1024);
+    assert!(
+        acc.max_abs <= largest * 2f32.powi(-9),
+        "max abs error {}",
+        acc.max_abs
+    );
+    assert!(
+        acc.max_abs * 1.5 <= port.max_abs,
+        "{} vs {}",
+        acc.max_abs,
+        port.max_abs
+    );
 }
 
 fn read_npy<T: npyz::Deserialize>(path: &Path) -> (Vec<usize>, Vec<T>) {

@@ -14,6 +14,10 @@
 //! so their sum carries 16 bits of every weight. Bias: one tile per output tile whose 32 rows all
 //! hold the bias, so a copy into DST starts every row of the accumulation at the bias; bf16
 //! tiles with bf16 activations, Float32 tiles (exact in an fp32 DST) with Float32 activations.
+//! On silicon that copy is exact only with the bias CB unpacked straight to DST
+//! (`UnpackToDestFp32`, which the dispatch program does not carry yet, as for NMS); through SrcA
+//! a Float32 bias is cut to tf32 (10 mantissa bits, still 8× finer than bf16). The emulator
+//! copies exactly.
 //!
 //! The other layouts (image plane, score maps, candidates, descriptor rows) and the rule giving
 //! each op's output layout are in [`tensor`]; their host packing is in [`host`].
