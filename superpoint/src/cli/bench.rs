@@ -63,12 +63,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         };
         let steps = tensix.profile(&plane, &options)?;
         // The kernel IR of the same program, for the RISC-V work the emulator cannot count.
-        let variant = main_variant(
-            (w as u32, h as u32),
-            None,
-            grid.grid(),
-            precision.precision(),
-        );
+        let variant = main_variant((w as u32, h as u32), None, grid.grid(), precision);
         let planned = plan::plan(&variant.graph, &variant.params)?;
         let nodes = model::estimate(&kir::lower(&planned)?, &steps, &cost)?;
         println!(

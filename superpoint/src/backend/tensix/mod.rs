@@ -7,8 +7,8 @@
 //! keypoint F1 gate). Programs load on first use and stay loaded: the main program per
 //! (frame, input plane size) — the 640×480 one at the port's precision with an identity resize is
 //! the checked-in artifact, the others are compiled by `kernel-gen` — with every weight and
-//! resize-filter buffer uploaded once; an NMS-variant program per (frame, radius 1..8 other than 4), sharing the main
-//! program's score map and dense descriptors. The first frame of a program runs its steps
+//! resize-filter buffer uploaded once; an NMS-variant program per (frame, radius 1..8 other than
+//! 4), sharing the main program's score map and dense descriptors. The first frame of a program runs its steps
 //! directly (the warm-up every program needs before capture) and then its trace is captured;
 //! later frames replay it. Per frame only the u8 plane is written; the candidate counts, the
 //! records they cover and the descriptor rows of the returned keypoints are read back, and the

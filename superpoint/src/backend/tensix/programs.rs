@@ -9,10 +9,11 @@
 use std::collections::BTreeMap;
 
 use kernel_gen::variants::Variant;
-use kernel_gen::{variants, Compiled, Grid, Precision};
+use kernel_gen::{variants, Compiled, Grid};
 use superpoint_graph::SuperPointParams;
 
 use super::error::TensixError;
+use super::TensixPrecision;
 
 /// The checked-in default program (`program()` and `SOURCES`).
 mod embedded {
@@ -35,11 +36,12 @@ pub fn default_steps() -> usize {
 }
 
 /// `variant` compiled at `precision`; its name says so unless that is the port's.
-fn at(mut variant: Variant, precision: Precision) -> Variant {
-    if precision != Precision::PORT {
-        variant.name.push_str("_accurate");
+fn at(mut variant: Variant, precision: TensixPrecision) -> Variant {
+    if precision != TensixPrecision::Port {
+        variant.name.push('_');
+        variant.name.push_str(precision.name());
     }
-    variant.params.precision = precision;
+    variant.params.precision = precision.precision();
     variant
 }
 
@@ -49,7 +51,7 @@ pub fn main_variant(
     frame: (u32, u32),
     input: Option<(u32, u32)>,
     grid: Grid,
-    precision: Precision,
+    precision: TensixPrecision,
 ) -> Variant {
     at(
         variants::main_program(frame.0, frame.1, input, grid),
@@ -62,11 +64,11 @@ pub fn main_program(
     frame: (u32, u32),
     input: (u32, u32),
     grid: Grid,
-    precision: Precision,
+    precision: TensixPrecision,
 ) -> Result<Compiled, TensixError> {
     let identity = input == frame;
-    if identity && frame == (640, 480) && grid == Grid::ETH_DISPATCH && precision == Precision::PORT
-    {
+    let checked_in = frame == (640, 480) && grid == Grid::ETH_DISPATCH;
+    if identity && checked_in && precision == TensixPrecision::Port {
         return Ok(Compiled {
             program: embedded::program(),
             sources: embedded::SOURCES
@@ -88,7 +90,7 @@ pub fn nms_program(
     frame: (u32, u32),
     radius: usize,
     grid: Grid,
-    precision: Precision,
+    precision: TensixPrecision,
 ) -> Result<Compiled, TensixError> {
     compile(&at(
         variants::nms_program(frame.0, frame.1, radius, grid),
@@ -105,12 +107,19 @@ fn compile(v: &variants::Variant) -> Result<Compiled, TensixError> {
 
 #[cfg(test)]
 mod tests {
+    use kernel_gen::{Fidelity, Precision};
+
     use super::*;
 
     #[test]
     fn the_embedded_default_is_what_kernel_gen_compiles() {
-        let embedded = main_program((640, 480), (640, 480), Grid::ETH_DISPATCH, Precision::PORT)
-            .expect("embedded");
+        let embedded = main_program(
+            (640, 480),
+            (640, 480),
+            Grid::ETH_DISPATCH,
+            TensixPrecision::Port,
+        )
+        .expect("embedded");
         let v = variants::main_program(640, 480, None, Grid::ETH_DISPATCH);
         let compiled = kernel_gen::compile(&v.graph, &v.params).expect("compiles");
         assert_eq!(embedded, compiled);
@@ -118,22 +127,47 @@ mod tests {
 
     #[test]
     fn the_accurate_programs_are_compiled_at_accurate_under_their_own_name() {
-        let port = main_variant((640, 480), None, Grid::ETH_DISPATCH, Precision::PORT);
+        let port = main_variant((640, 480), None, Grid::ETH_DISPATCH, TensixPrecision::Port);
         assert_eq!(port.name, "superpoint_640x480_12x10");
         assert_eq!(port.params.precision, Precision::PORT);
-        let accurate = main_variant((640, 480), None, Grid::ETH_DISPATCH, Precision::ACCURATE);
+        let accurate = main_variant(
+            (640, 480),
+            None,
+            Grid::ETH_DISPATCH,
+            TensixPrecision::Accurate,
+        );
         assert_eq!(accurate.name, "superpoint_640x480_12x10_accurate");
         assert_eq!(accurate.params.precision, Precision::ACCURATE);
-        let compiled = main_program(
+        let main = main_program(
             (640, 480),
             (640, 480),
             Grid::ETH_DISPATCH,
-            Precision::ACCURATE,
+            TensixPrecision::Accurate,
         )
         .expect("the accurate program compiles");
-        assert_ne!(compiled.program, embedded::program());
-        let nms = nms_program((640, 480), 2, Grid::ETH_DISPATCH, Precision::ACCURATE)
+        let nms = nms_program((640, 480), 2, Grid::ETH_DISPATCH, TensixPrecision::Accurate)
             .expect("the accurate NMS variant compiles");
-        assert!(!nms.sources.is_empty());
+        // Every kernel that takes the activation format reads and writes Float32, and every
+        // convolution multiplies at HiFi4.
+        for compiled in [&main, &nms] {
+            let kernels: Vec<_> = compiled
+                .program
+                .steps
+                .iter()
+                .flat_map(|s| s.kernels.iter().map(move |k| (s, k)))
+                .collect();
+            let formats: Vec<u32> = kernels
+                .iter()
+                .flat_map(|(_, k)| &k.compile_args)
+                .filter(|a| a.name == "fp32")
+                .map(|a| a.value)
+                .collect();
+            assert!(!formats.is_empty() && formats.iter().all(|&v| v == 1));
+            for (step, k) in &kernels {
+                if step.op == "conv2d" && k.fidelity.is_some() {
+                    assert_eq!(k.fidelity, Some(Fidelity::HiFi4), "{}", k.name);
+                }
+            }
+        }
     }
 }

@@ -203,12 +203,8 @@ impl Session {
         {
             return Ok(i);
         }
-        let compiled = programs::main_program(
-            frame,
-            input,
-            self.config.grid.grid(),
-            self.config.precision.precision(),
-        )?;
+        let compiled =
+            programs::main_program(frame, input, self.config.grid.grid(), self.config.precision)?;
         let what = format!(
             "loading the {}x{} main program for {}x{} planes",
             frame.0, frame.1, input.0, input.1
@@ -237,7 +233,7 @@ impl Session {
             m.frame,
             radius,
             self.config.grid.grid(),
-            self.config.precision.precision(),
+            self.config.precision,
         )?;
         let program = Program::load(&self.device, &compiled, Some(&m.program.loaded)).map_err(
             device_err(format!(
