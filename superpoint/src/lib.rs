@@ -18,6 +18,7 @@ pub mod decode;
 pub mod error;
 pub mod hub;
 pub mod input;
+pub mod metrics;
 pub mod model;
 pub mod options;
 pub mod output;

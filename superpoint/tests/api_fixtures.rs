@@ -4,30 +4,16 @@
 
 mod common;
 
-use common::{assert_matches_fixture, cases, Case};
+use common::{assert_matches_fixture, cases};
 use superpoint::decode::{decode_plane, PlaneSpec};
-use superpoint::{Channel, Input, Options, SuperPoint};
+use superpoint::{Input, Options, SuperPoint};
 use superpoint_graph::reference::resize::pillow_bilinear;
-
-fn options(case: &Case) -> Options {
-    Options {
-        max_keypoints: case.max_keypoints,
-        keypoint_threshold: case.keypoint_threshold,
-        nms_radius: case.nms_radius,
-        channel: match case.channel.as_str() {
-            "luma" => Channel::Luma,
-            _ => Channel::Red,
-        },
-        frame: (case.frame_size[0], case.frame_size[1]),
-        ..Options::default()
-    }
-}
 
 #[test]
 fn decoded_and_resized_planes_equal_the_reference_bit_for_bit() {
     for case in cases() {
         let spec = PlaneSpec {
-            channel: options(&case).channel,
+            channel: case.options().channel,
             bgr: false,
         };
         let plane = decode_plane(&Input::from(case.image_path()), spec).expect("decode");
@@ -58,7 +44,7 @@ fn detect_from_image_files_matches_the_fixtures() {
     for case in cases() {
         let model = SuperPoint::from_weights(case.weights_path()).expect("weights");
         let d = model
-            .detect(case.image_path(), &options(&case))
+            .detect(case.image_path(), &case.options())
             .expect("detect");
         assert_eq!(d.image_size, case.original_size, "{}", case.name);
         assert_eq!(d.frame_size, case.frame_size, "{}", case.name);
@@ -80,7 +66,7 @@ fn every_input_kind_gives_the_same_detection() {
         .find(|c| c.name == "astronaut_320x240_r4")
         .expect("case");
     let model = SuperPoint::from_weights(case.weights_path()).expect("weights");
-    let opts = options(&case);
+    let opts = case.options();
     let from_path = model.detect(case.image_path(), &opts).expect("path");
     let bytes = std::fs::read(case.image_path()).expect("read");
     let from_bytes = model.detect(bytes.as_slice(), &opts).expect("bytes");
@@ -151,7 +137,7 @@ fn without_descriptors_the_keypoints_are_the_same() {
         .find(|c| c.name == "coffee_all_points")
         .expect("case");
     let model = SuperPoint::from_weights(case.weights_path()).expect("weights");
-    let opts = options(&case);
+    let opts = case.options();
     let with = model.detect(case.image_path(), &opts).expect("with");
     let without = model
         .detect(
@@ -173,7 +159,7 @@ fn one_model_serves_several_threads() {
         .find(|c| c.name == "astronaut_320x240_no_nms")
         .expect("case");
     let model = SuperPoint::from_weights(case.weights_path()).expect("weights");
-    let opts = options(&case);
+    let opts = case.options();
     let want = model.detect(case.image_path(), &opts).expect("detect");
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..3)

@@ -14,7 +14,8 @@ use superpoint_graph::{
     names, superpoint_with, ConvWeights, Kernels, Keypoint, SuperPointParams, Tensor,
 };
 
-use common::{cases, cosine, max_abs_diff, pcc, Case};
+use common::{cases, cosine, max_abs_diff, Case};
+use superpoint::metrics::pcc;
 
 const MIN_PCC: f64 = 0.99999;
 
@@ -145,7 +146,7 @@ fn check_case(case: &Case) -> Vec<String> {
 
     let ref_scores = reference.dense(names::SCORES).expect("reference scores");
     let our_scores = kernels.to_planar(ours.dense(names::SCORES).expect("cpu scores"));
-    let score_pcc = pcc(&our_scores.data, &ref_scores.data);
+    let score_pcc = pcc(&our_scores.data, &ref_scores.data).expect("score PCC");
     check(score_pcc >= MIN_PCC, format!("score PCC {score_pcc}"));
 
     let ref_desc = reference
@@ -155,7 +156,7 @@ fn check_case(case: &Case) -> Vec<String> {
         ours.dense(names::DESCRIPTORS_DENSE)
             .expect("cpu descriptors"),
     );
-    let desc_pcc = pcc(&our_desc.data, &ref_desc.data);
+    let desc_pcc = pcc(&our_desc.data, &ref_desc.data).expect("descriptor PCC");
     check(desc_pcc >= MIN_PCC, format!("descriptor PCC {desc_pcc}"));
 
     let our_nms = kernels.to_planar(ours.dense(names::NMS).expect("cpu nms"));

@@ -1,6 +1,7 @@
 //! The `superpoint` command on the Tensix backend (tt-runtime emulator): `detect --backend
-//! tensix` writes a full result for a fixture image, `info` reports the device, grid and dispatch,
-//! and `bench` prints the modeled device time of both grids.
+//! tensix` writes a full result for a fixture image, `info` reports the device, grid, dispatch and
+//! precision (`--precision accurate` selects the accurate one; an unknown precision is refused
+//! with the valid ones), and `bench` prints the modeled device time of both grids.
 
 mod common;
 
@@ -70,7 +71,7 @@ fn info_reports_the_device_grid_and_dispatch() {
     );
     assert!(text.contains("backend: tensix"), "{text}");
     assert!(
-        text.contains("emulator runtime, grid 11x10, tensix dispatch"),
+        text.contains("emulator runtime, grid 11x10, tensix dispatch, precision port"),
         "{text}"
     );
     assert!(
@@ -87,6 +88,40 @@ fn info_reports_the_device_grid_and_dispatch() {
 }
 
 #[test]
+fn precision_accurate_is_selected_by_the_flag_and_unknown_ones_are_refused() {
+    let case = &cases()[0];
+    // `info` opens the backend without running a frame: programs compile at first use.
+    let text = stdout_of(
+        superpoint()
+            .arg("info")
+            .arg("--weights")
+            .arg(case.weights_path())
+            .args(["--backend", "tensix", "--precision", "accurate"]),
+    );
+    assert!(
+        text.contains("grid 12x10, eth dispatch, precision accurate"),
+        "{text}"
+    );
+    let out = superpoint()
+        .args([
+            "detect",
+            "x.png",
+            "--backend",
+            "tensix",
+            "--precision",
+            "fp64",
+        ])
+        .output()
+        .expect("run superpoint");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("invalid value 'fp64'") && stderr.contains("port, accurate"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn bench_prints_the_modeled_time_of_both_grids() {
     let case = &cases()[0];
     let text = stdout_of(
@@ -96,8 +131,14 @@ fn bench_prints_the_modeled_time_of_both_grids() {
             .arg(case.weights_path())
             .args(["--backend", "tensix"]),
     );
-    assert!(text.contains("640x480 on the 12x10 grid"), "{text}");
-    assert!(text.contains("640x480 on the 11x10 grid"), "{text}");
+    assert!(
+        text.contains("640x480 on the 12x10 grid at the port precision"),
+        "{text}"
+    );
+    assert!(
+        text.contains("640x480 on the 11x10 grid at the port precision"),
+        "{text}"
+    );
     assert_eq!(text.matches("modeled total:").count(), 2, "{text}");
     assert!(text.contains("conv1b"), "{text}");
 }

@@ -1,13 +1,14 @@
 //! `superpoint bench --backend tensix`: one frame on the Tensix backend with every step
 //! launched directly, and each node's modeled device time (`kernel_gen::model` over the
 //! emulator's counters and the kernel IR's RISC-V work, `tt_runtime::cost`; a model, never a
-//! measurement) on the 12×10 and 11×10 grids, next to the port's measured device time.
+//! measurement) on the 12×10 and 11×10 grids at the chosen precision, next to the port's
+//! measured device time.
 
 use anyhow::bail;
 use clap::Args;
 use kernel_gen::model::{GOAL_US, PORT_MEASURED_US};
-use kernel_gen::{kir, model, plan, variants};
-use superpoint::backend::tensix::{TensixConfig, TensixGrid};
+use kernel_gen::{kir, model, plan};
+use superpoint::backend::tensix::{main_variant, TensixConfig, TensixGrid};
 use superpoint::{Backend, Options, SuperPoint};
 use superpoint_graph::Tensor;
 use tt_runtime::CostModel;
@@ -44,11 +45,13 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let (w, h) = options.frame;
     let plane = plane(w, h)?;
     let cost = CostModel::BLACKHOLE;
+    let precision = args.model.precision;
     for grid in [TensixGrid::Eth12x10, TensixGrid::Tensix11x10] {
         let mut builder = SuperPoint::builder()
             .backend(Backend::Tensix)
             .tensix(TensixConfig {
                 grid,
+                precision,
                 ..TensixConfig::default()
             });
         if let Some(path) = &args.model.weights {
@@ -60,12 +63,13 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         };
         let steps = tensix.profile(&plane, &options)?;
         // The kernel IR of the same program, for the RISC-V work the emulator cannot count.
-        let variant = variants::main_program(w as u32, h as u32, None, grid.grid());
+        let variant = main_variant((w as u32, h as u32), None, grid.grid(), precision);
         let planned = plan::plan(&variant.graph, &variant.params)?;
         let nodes = model::estimate(&kir::lower(&planned)?, &steps, &cost)?;
         println!(
-            "== {w}x{h} on the {} grid: MODELED device time (tt_runtime::cost BLACKHOLE, launch overhead included) ==",
-            grid.name()
+            "== {w}x{h} on the {} grid at the {} precision: MODELED device time (tt_runtime::cost BLACKHOLE, launch overhead included) ==",
+            grid.name(),
+            precision.name()
         );
         println!(
             "{:<18} {:>5} {:>11} {:<13} {:>14}  slowest core and DRAM, modeled µs",

@@ -18,10 +18,11 @@ pub fn run(args: &ModelArgs) -> anyhow::Result<()> {
             if let Some(t) = model.tensix() {
                 let i = t.info();
                 println!(
-                    "tensix: {} runtime, grid {}, {} dispatch, traces {}",
+                    "tensix: {} runtime, grid {}, {} dispatch, precision {}, traces {}",
                     i.runtime,
                     i.grid.name(),
                     i.dispatch,
+                    i.precision.name(),
                     if i.trace { "on" } else { "off" }
                 );
                 println!(

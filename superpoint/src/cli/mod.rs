@@ -10,7 +10,7 @@ mod serve;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use superpoint::backend::tensix::{TensixConfig, TensixGrid};
+use superpoint::backend::tensix::{TensixConfig, TensixGrid, TensixPrecision};
 use superpoint::{Backend, Channel, Options, SuperPoint};
 
 /// SuperPoint keypoints and descriptors, on the CPU or a Tenstorrent device.
@@ -27,7 +27,8 @@ enum Command {
     Detect(detect::DetectArgs),
     /// Show the version, the weights that would be used and the available backends.
     Info(ModelArgs),
-    /// Modeled device time per node of one frame on the Tensix backend, on both grids.
+    /// Modeled device time per node of one frame on the Tensix backend, on both grids, at the
+    /// chosen precision.
     Bench(bench::BenchArgs),
     /// Serve the HTTP API (POST /predict, /predict_raw, /predict_plane; GET /health, /info).
     Serve(serve::ServeArgs),
@@ -46,6 +47,10 @@ pub struct ModelArgs {
     /// The Tensix compute grid (12x10: Ethernet dispatch; 11x10: Tensix dispatch).
     #[arg(long, value_enum, default_value = "12x10")]
     grid: TensixGrid,
+    /// The Tensix precision (port: bf16, the checked-in program; accurate: Float32 activations
+    /// and bf16 hi+lo weights, meets the keypoint F1 gate, compiled at first use).
+    #[arg(long, value_enum, default_value = "port")]
+    precision: TensixPrecision,
 }
 
 impl ModelArgs {
@@ -54,6 +59,7 @@ impl ModelArgs {
             .backend(self.backend)
             .tensix(TensixConfig {
                 grid: self.grid,
+                precision: self.precision,
                 ..TensixConfig::default()
             });
         if let Some(path) = &self.weights {

@@ -1,12 +1,14 @@
-//! Shared helpers of the integration tests: the fixture cases (computed by the Hugging Face
-//! implementation, see `tests/fixtures/README.md`), `.npy` readers and the accuracy metrics of
-//! DESIGN §5.
+//! Shared helpers of the integration tests (and the `precision_bound` example): the fixture
+//! cases (computed by the Hugging Face implementation, see `tests/fixtures/README.md`), `.npy`
+//! readers and comparisons of detections with a case's outputs. DESIGN §5's metrics are the
+//! library's [`superpoint::metrics`].
 #![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use superpoint::{Channel, Options};
 use superpoint_graph::{Tensor, WeightSet};
 
 /// The repository's copy of the reference fixtures.
@@ -80,6 +82,24 @@ impl Case {
     pub fn weights(&self) -> WeightSet {
         superpoint::weights::load_safetensors(&self.weights_path()).expect("fixture weights")
     }
+    /// The library options the case was computed with.
+    pub fn options(&self) -> Options {
+        Options {
+            max_keypoints: self.max_keypoints,
+            keypoint_threshold: self.keypoint_threshold,
+            nms_radius: self.nms_radius,
+            channel: match self.channel.as_str() {
+                "luma" => Channel::Luma,
+                _ => Channel::Red,
+            },
+            frame: (self.frame_size[0], self.frame_size[1]),
+            ..Options::default()
+        }
+    }
+    /// Whether the Tensix device program takes the case's frame (sides multiples of 32).
+    pub fn fits_tensix(&self) -> bool {
+        self.frame_size.iter().all(|s| s % 32 == 0)
+    }
 }
 
 /// Every case listed in `cases.json`.
@@ -109,22 +129,6 @@ pub fn read_npy<T: npyz::Deserialize>(path: &Path) -> (Vec<usize>, Vec<T>) {
     let npy = npyz::NpyFile::new(&bytes[..]).expect("npy header");
     let shape = npy.shape().iter().map(|&d| d as usize).collect();
     (shape, npy.into_vec().expect("npy data"))
-}
-
-/// Pearson correlation of two equally long arrays, in f64.
-pub fn pcc(a: &[f32], b: &[f32]) -> f64 {
-    assert_eq!(a.len(), b.len(), "pcc of arrays of different lengths");
-    let n = a.len() as f64;
-    let ma = a.iter().map(|&v| v as f64).sum::<f64>() / n;
-    let mb = b.iter().map(|&v| v as f64).sum::<f64>() / n;
-    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
-    for (&x, &y) in a.iter().zip(b) {
-        let (dx, dy) = (x as f64 - ma, y as f64 - mb);
-        sab += dx * dy;
-        saa += dx * dx;
-        sbb += dy * dy;
-    }
-    sab / (saa.sqrt() * sbb.sqrt())
 }
 
 /// Cosine similarity of two vectors, in f64.

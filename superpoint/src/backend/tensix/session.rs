@@ -203,7 +203,8 @@ impl Session {
         {
             return Ok(i);
         }
-        let compiled = programs::main_program(frame, input, self.config.grid.grid())?;
+        let compiled =
+            programs::main_program(frame, input, self.config.grid.grid(), self.config.precision)?;
         let what = format!(
             "loading the {}x{} main program for {}x{} planes",
             frame.0, frame.1, input.0, input.1
@@ -228,7 +229,12 @@ impl Session {
         if let Some(i) = m.variants.iter().position(|(r, _)| *r == radius) {
             return Ok(i);
         }
-        let compiled = programs::nms_program(m.frame, radius, self.config.grid.grid())?;
+        let compiled = programs::nms_program(
+            m.frame,
+            radius,
+            self.config.grid.grid(),
+            self.config.precision,
+        )?;
         let program = Program::load(&self.device, &compiled, Some(&m.program.loaded)).map_err(
             device_err(format!(
                 "loading the NMS r = {radius} program for {}x{}",
