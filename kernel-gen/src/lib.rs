@@ -26,8 +26,9 @@
 //! * **Work split**: output pixel blocks of 32 pixels (one tile row) are split over the first
 //!   cores of the grid (row-major) in contiguous runs; the first `blocks % cores` cores take one
 //!   more. Block ranges are runtime args; shapes are compile-time args.
-//! * **conv2d**: the reader reads the weights (K × out tiles, K = k²·in padded to 32) and the bias
-//!   rows once into resident CBs, then per block fetches the input tiles each row of taps can
+//! * **conv2d**: the weights (K × out tiles, K = k²·in padded to 32) and the bias rows fill
+//!   resident CBs by one DRAM read on the node's first core and a NoC multicast to the others
+//!   ([`multicast`]); then per block the reader fetches the input tiles each row of taps can
 //!   touch into a scratch window CB and gathers the im2col tiles (zero at the borders). The
 //!   compute kernel starts DST at the bias (copy of a 32-identical-row tile), accumulates
 //!   `matmul_block` over K in DST (groups of output tiles within the half-sync DST capacity),
@@ -128,6 +129,7 @@ pub mod emit;
 pub mod kir;
 pub mod layout;
 pub mod model;
+pub mod multicast;
 pub mod ops;
 pub mod plan;
 pub mod program;

@@ -1,6 +1,7 @@
 //! Emitted programs executed on the tt-runtime emulator against the reference evaluator of
 //! superpoint-graph: conv2d (+bias, +ReLU) per layer at PCC ≥ 0.9999 in bf16 / HiFi2 / fp32 DST,
-//! max-pool bit-identical, and a conv/pool chain. Shapes are small so the whole file runs in
+//! max-pool bit-identical, and a conv/pool chain; the conv weights' single DRAM read and
+//! multicast, counted by the emulator. Shapes are small so the whole file runs in
 //! seconds.
 
 mod common;
@@ -8,8 +9,10 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{bf16_rounded, chain, pcc, random_tensor, run, weight_inputs, weights, Layer};
+use kernel_gen::kir::Role;
 use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
-use kernel_gen::{compile, Grid, PlanParams};
+use kernel_gen::runner::Loaded;
+use kernel_gen::{compile, Core, Grid, PlanParams};
 use superpoint_graph::reference::{conv::conv2d, pool::max_pool2};
 use superpoint_graph::Tensor;
 
@@ -137,4 +140,102 @@ fn conv_pool_chain_down_to_a_partial_block() {
         input = got;
     }
     println!("chain step times: {times:?}");
+}
+
+/// Runs layer 1 of `layers` (1×1, `inp` channels) alone on a `width`×`height` frame, checks its
+/// PCC, and returns the reader's counters per core in split order (the sender first).
+fn reader_counters(
+    width: usize,
+    height: usize,
+    layers: &[Layer],
+    grid: Grid,
+) -> (kernel_gen::program::Step, Vec<tt_runtime::Counters>) {
+    let graph = chain(width, height, layers);
+    let params = PlanParams {
+        grid,
+        ..PlanParams::default()
+    };
+    let compiled = compile(&graph, &params).expect("compiles");
+    let ws = weights(layers, 21);
+    let (name, inp, _, kernel, relu) = layers[1];
+    let x = bf16_rounded(&random_tensor(inp, height, width, 23));
+    let dev = common::open(&compiled);
+    let loaded = Loaded::load(&dev, &compiled).expect("program loads");
+    for (buffer, bytes) in weight_inputs(&compiled, &ws) {
+        loaded.write(&buffer, &bytes).expect("weights");
+    }
+    loaded
+        .write(layers[0].0, &pack_activation(&x))
+        .expect("input");
+    loaded
+        .run_nodes(&dev, &[name])
+        .expect("runs on the emulator");
+    let expected = conv2d(&x, &ws[name], kernel / 2, relu);
+    let got = unpack_activation(&loaded.read(name).expect("read"), shape_of(&expected))
+        .expect("output size");
+    let r = pcc(&got.data, &expected.data);
+    println!("{name} on {}x{}: PCC {r:.7}", grid.x, grid.y);
+    assert!(r >= PCC_MIN, "{name}: PCC {r}");
+    let step = compiled.program.step(name).expect("step").clone();
+    let counters = loaded.counters().expect("counters");
+    let reader = counters
+        .iter()
+        .find(|s| s.node == name)
+        .and_then(|s| s.kernels.iter().find(|k| k.role == Role::Reader))
+        .expect("reader counters");
+    let order: Vec<Core> = step.kernels[0]
+        .runtime_args
+        .iter()
+        .map(|a| a.core)
+        .collect();
+    let per_core = order
+        .iter()
+        .map(|c| {
+            reader
+                .cores
+                .iter()
+                .find(|(core, _)| core == c)
+                .map(|(_, n)| *n)
+                .expect("core counters")
+        })
+        .collect();
+    (step, per_core)
+}
+
+/// 64 cores (one 32-pixel block each) on both grids: the first core reads the 1×1 64→32 conv's
+/// weights (2 tiles) and bias (1 tile) from DRAM and multicasts them to three rectangles (the
+/// rest of row 0, the full rows below, the partial last row); every other core reads only its
+/// own input tile row (2 tiles).
+#[test]
+fn conv_weights_are_read_once_and_multicast_to_three_rectangles_on_both_grids() {
+    let layers: &[Layer] = &[("conv_a", 1, 64, 3, true), ("conv_b", 64, 32, 1, true)];
+    for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
+        let (step, cores) = reader_counters(64, 32, layers, grid);
+        assert_eq!(cores.len(), 64);
+        assert_eq!(step.semaphores, 2);
+        let (tile, receivers, rects) = (2048u64, 63u64, 3u64);
+        let sender = &cores[0];
+        assert_eq!(sender.dram_read_bytes, (2 + 2 + 1) * tile);
+        assert_eq!(sender.noc_mcasts, 2 * rects);
+        assert_eq!(sender.noc_mcast_bytes, rects * (2 + 1) * tile);
+        assert_eq!(sender.noc_mcast_dests, 2 * receivers);
+        assert_eq!(sender.noc_sem_ops, rects);
+        for c in &cores[1..] {
+            assert_eq!(c.dram_read_bytes, 2 * tile);
+            assert_eq!((c.noc_mcasts, c.noc_sem_ops), (0, 1));
+        }
+    }
+}
+
+/// On a one-core grid the conv's only core reads its weights itself: 2 weight tiles, 1 bias
+/// tile and the 2 input tiles of each of its 32 blocks (32×32 pixels), no semaphores, no
+/// multicast.
+#[test]
+fn conv_on_a_single_core_reads_its_weights_without_multicast() {
+    let layers: &[Layer] = &[("conv_a", 1, 64, 3, true), ("conv_b", 64, 32, 1, false)];
+    let (step, cores) = reader_counters(32, 32, layers, Grid { x: 1, y: 1 });
+    assert_eq!(cores.len(), 1);
+    assert_eq!(step.semaphores, 0);
+    assert_eq!(cores[0].dram_read_bytes, (2 + 1 + 32 * 2) * 2048);
+    assert_eq!((cores[0].noc_mcasts, cores[0].noc_sem_ops), (0, 0));
 }
