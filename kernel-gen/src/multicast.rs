@@ -2,16 +2,17 @@
 //! node's first core (the sender) reads the pages and multicasts them into the same CBs on the
 //! node's other cores, instead of every core reading all of them from DRAM.
 //!
-//! The destinations are the split's cores without the sender, as at most [`RECTS`] rectangles
-//! (for the first core of a row-major split: the rest of its row, the full rows below, the
-//! partial last row), since a plain `noc_async_write_multicast` must not include its sender.
-//! Handshake, with semaphores [`READY`] and [`VALID`] on every core of the node: each receiver
-//! reserves the CBs and increments `READY` on the sender; the sender reads the pages from DRAM,
-//! waits until `READY` counts every receiver, multicasts the pages to each rectangle, waits for
-//! the writes, sets its own `VALID` to 1 and multicasts that word to the rectangles; the
-//! receivers wait for it and push. The CBs are reserved first thing in the kernel, so their
-//! write pointer is the CB base on every core and the sender's addresses are the receivers'.
-//! A single-core node reads from DRAM alone and has no semaphores.
+//! The destinations are the split's rectangles (at most [`RECTS`]: the full rows and the partial
+//! last row), one multicast each. The rectangle that holds the sender gets the `_loopback_src`
+//! variants, whose destination count includes the sender (a plain multicast must not include
+//! its sender); the sender's copy of the pages lands on itself unchanged. On a full grid that is
+//! one multicast per CB. Handshake, with semaphores [`READY`] and [`VALID`] on every core of the
+//! node: each receiver reserves the CBs and increments `READY` on the sender; the sender reads
+//! the pages from DRAM, waits until `READY` counts every receiver, multicasts the pages, waits
+//! for the writes, sets its own `VALID` to 1 and multicasts that word; the receivers wait for
+//! it and push. The CBs are reserved first thing in the kernel, so their write pointer is the CB
+//! base on every core and the sender's addresses are the receivers'. A single-core node reads
+//! from DRAM alone and has no semaphores.
 
 use crate::device::{Core, CoreRange};
 use crate::kir::{Arg, Call, KirError, Trips};
@@ -22,7 +23,7 @@ pub const READY: u32 = 0;
 /// The receivers' semaphore the sender sets to 1 once the pages have landed.
 pub const VALID: u32 = 1;
 /// Destination rectangles the kernels take as runtime args (unused ones have no destinations).
-pub const RECTS: usize = 3;
+pub const RECTS: usize = 2;
 
 /// A resident CB filled with the first `pages` pages of a DRAM buffer.
 #[derive(Debug, Clone)]
@@ -40,34 +41,8 @@ pub struct Multicast {
     pub rects: Vec<CoreRange>,
 }
 
-fn range(x0: u32, y0: u32, x1: u32, y1: u32) -> CoreRange {
-    CoreRange {
-        start: Core { x: x0, y: y0 },
-        end: Core { x: x1, y: y1 },
-    }
-}
-
-/// Rectangle `r` without core `p`: the rows above, the left and right parts of `p`'s row and
-/// the rows below, those that are not empty.
-fn without(r: &CoreRange, p: Core) -> Vec<CoreRange> {
-    let inside = (r.start.x..=r.end.x).contains(&p.x) && (r.start.y..=r.end.y).contains(&p.y);
-    if !inside {
-        return vec![*r];
-    }
-    let mut parts = Vec::new();
-    if p.y > r.start.y {
-        parts.push(range(r.start.x, r.start.y, r.end.x, p.y - 1));
-    }
-    if p.x > r.start.x {
-        parts.push(range(r.start.x, p.y, p.x - 1, p.y));
-    }
-    if p.x < r.end.x {
-        parts.push(range(p.x + 1, p.y, r.end.x, p.y));
-    }
-    if p.y < r.end.y {
-        parts.push(range(r.start.x, p.y + 1, r.end.x, r.end.y));
-    }
-    parts
+fn contains(r: &CoreRange, p: Core) -> bool {
+    (r.start.x..=r.end.x).contains(&p.x) && (r.start.y..=r.end.y).contains(&p.y)
 }
 
 impl Multicast {
@@ -79,12 +54,7 @@ impl Multicast {
             .first()
             .map(|w| w.core)
             .ok_or_else(|| KirError::NoCores(node.name.clone()))?;
-        let rects: Vec<CoreRange> = node
-            .split
-            .ranges
-            .iter()
-            .flat_map(|r| without(r, sender))
-            .collect();
+        let rects = node.split.ranges.clone();
         if rects.len() > RECTS {
             return Err(KirError::MulticastRects {
                 node: node.name.clone(),
@@ -95,9 +65,12 @@ impl Multicast {
         Ok(Multicast { sender, rects })
     }
 
-    /// The number of destination cores.
+    /// The number of cores the pages reach, the sender not counted.
     pub fn receivers(&self) -> u32 {
-        self.rects.iter().map(CoreRange::len).sum()
+        self.rects
+            .iter()
+            .map(|r| r.len() - u32::from(contains(r, self.sender)))
+            .sum()
     }
 
     /// Semaphores per core: [`READY`] and [`VALID`], none without receivers.
@@ -111,15 +84,15 @@ impl Multicast {
 
     /// The names of [`Multicast::args`]: `weights_sender` (1 on the sender), the sender's NoC
     /// `sender_x` / `sender_y`, then per rectangle `mcast<i>_x0`, `_y0`, `_x1`, `_y1` (NoC
-    /// coordinates of its corners) and `_dests` (its cores); all 0 for an unused slot and on
-    /// the receivers, which do not multicast.
+    /// coordinates of its corners), `_dests` (its cores) and `_self` (1 if it holds the sender:
+    /// loopback); all 0 for an unused slot and on the receivers, which do not multicast.
     pub fn arg_names() -> Vec<String> {
         let mut names: Vec<String> = ["weights_sender", "sender_x", "sender_y"]
             .iter()
             .map(|s| s.to_string())
             .collect();
         for i in 0..RECTS {
-            for field in ["x0", "y0", "x1", "y1", "dests"] {
+            for field in ["x0", "y0", "x1", "y1", "dests", "self"] {
                 names.push(format!("mcast{i}_{field}"));
             }
         }
@@ -142,8 +115,9 @@ impl Multicast {
                     Arg::NocX(r.end),
                     Arg::NocY(r.end),
                     Arg::Const(r.len()),
+                    Arg::Const(u32::from(contains(r, self.sender))),
                 ]),
-                None => args.extend(std::iter::repeat_n(Arg::Const(0), 5)),
+                None => args.extend(std::iter::repeat_n(Arg::Const(0), 6)),
             }
         }
         args
@@ -221,43 +195,40 @@ mod tests {
     use super::*;
     use crate::device::Grid;
 
-    fn core(x: u32, y: u32) -> Core {
-        Core { x, y }
+    fn multicast(grid: Grid, cores: u32) -> Multicast {
+        Multicast {
+            sender: Core { x: 0, y: 0 },
+            rects: grid.first_cores(cores),
+        }
     }
 
     #[test]
-    fn the_first_core_leaves_the_rest_of_its_row_and_the_rows_below() {
-        // 12×10 grid, 30 cores: rows 0 and 1 full, 6 cores of row 2.
-        let ranges = Grid::ETH_DISPATCH.first_cores(30);
-        let rects: Vec<CoreRange> = ranges.iter().flat_map(|r| without(r, core(0, 0))).collect();
-        assert_eq!(
-            rects,
-            vec![range(1, 0, 11, 0), range(0, 1, 11, 1), range(0, 2, 5, 2)]
-        );
-        assert_eq!(rects.iter().map(CoreRange::len).sum::<u32>(), 29);
+    fn receivers_are_the_other_cores_of_the_split() {
+        // 12×10, 30 cores: rows 0 and 1 (with the sender) and 6 cores of row 2.
+        let m = multicast(Grid::ETH_DISPATCH, 30);
+        assert_eq!(m.receivers(), 29);
+        assert_eq!(m.semaphores(), 2);
+        let flags: Vec<bool> = m.rects.iter().map(|r| contains(r, m.sender)).collect();
+        assert_eq!(flags, [true, false]);
+        assert_eq!(multicast(Grid::TENSIX_DISPATCH, 110).receivers(), 109);
     }
 
     #[test]
-    fn an_inner_core_leaves_four_parts() {
-        let rects = without(&range(0, 0, 4, 4), core(2, 1));
-        assert_eq!(
-            rects,
-            vec![
-                range(0, 0, 4, 0),
-                range(0, 1, 1, 1),
-                range(3, 1, 4, 1),
-                range(0, 2, 4, 4)
-            ]
-        );
-        assert_eq!(rects.iter().map(CoreRange::len).sum::<u32>(), 24);
+    fn a_single_core_has_no_receivers_and_no_semaphores() {
+        let m = multicast(Grid::ETH_DISPATCH, 1);
+        assert_eq!((m.receivers(), m.semaphores()), (0, 0));
     }
 
     #[test]
-    fn a_single_core_has_no_destinations() {
-        assert!(without(&range(0, 0, 0, 0), core(0, 0)).is_empty());
-        assert_eq!(
-            without(&range(3, 3, 4, 4), core(0, 0)),
-            vec![range(3, 3, 4, 4)]
-        );
+    fn receivers_get_no_rectangles() {
+        let m = multicast(Grid::ETH_DISPATCH, 30);
+        let names = Multicast::arg_names();
+        let receiver = m.args(Core { x: 3, y: 1 });
+        let sender = m.args(m.sender);
+        assert_eq!(names.len(), 3 + 6 * RECTS);
+        assert_eq!((receiver.len(), sender.len()), (names.len(), names.len()));
+        assert!(receiver[3..].iter().all(|a| *a == Arg::Const(0)));
+        // Slot 1 of the sender: the partial row, 6 cores, not holding the sender.
+        assert_eq!(sender[3 + 6 + 4..3 + 12], [Arg::Const(6), Arg::Const(0)]);
     }
 }

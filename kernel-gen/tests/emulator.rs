@@ -202,27 +202,36 @@ fn reader_counters(
     (step, per_core)
 }
 
-/// 64 cores (one 32-pixel block each) on both grids: the first core reads the 1×1 64→32 conv's
-/// weights (2 tiles) and bias (1 tile) from DRAM and multicasts them to three rectangles (the
-/// rest of row 0, the full rows below, the partial last row); every other core reads only its
-/// own input tile row (2 tiles).
+/// The first core reads the 1×1 64→32 conv's weights (2 tiles) and bias (1 tile) from DRAM
+/// and multicasts them once per rectangle of the split: the full rows (with the sender, by
+/// loopback) and the partial last row on 64 cores of either grid, one rectangle on the whole
+/// 12×10 grid. Every other core reads only its own input tile rows (2 tiles per block).
 #[test]
-fn conv_weights_are_read_once_and_multicast_to_three_rectangles_on_both_grids() {
+fn conv_weights_are_read_once_and_multicast_per_rectangle_on_both_grids() {
     let layers: &[Layer] = &[("conv_a", 1, 64, 3, true), ("conv_b", 64, 32, 1, true)];
-    for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
-        let (step, cores) = reader_counters(64, 32, layers, grid);
-        assert_eq!(cores.len(), 64);
+    let tile = 2048u64;
+    for (width, height, grid, cores, rects) in [
+        (64, 32, Grid::ETH_DISPATCH, 64u64, 2u64),
+        (64, 32, Grid::TENSIX_DISPATCH, 64, 2),
+        (64, 64, Grid::ETH_DISPATCH, 120, 1),
+    ] {
+        let (step, counters) = reader_counters(width, height, layers, grid);
+        assert_eq!(counters.len() as u64, cores);
         assert_eq!(step.semaphores, 2);
-        let (tile, receivers, rects) = (2048u64, 63u64, 3u64);
-        let sender = &cores[0];
-        assert_eq!(sender.dram_read_bytes, (2 + 2 + 1) * tile);
-        assert_eq!(sender.noc_mcasts, 2 * rects);
-        assert_eq!(sender.noc_mcast_bytes, rects * (2 + 1) * tile);
-        assert_eq!(sender.noc_mcast_dests, 2 * receivers);
-        assert_eq!(sender.noc_sem_ops, rects);
-        for c in &cores[1..] {
-            assert_eq!(c.dram_read_bytes, 2 * tile);
-            assert_eq!((c.noc_mcasts, c.noc_sem_ops), (0, 1));
+        let blocks = (width * height / 32) as u64;
+        for (i, c) in counters.iter().enumerate() {
+            let own = blocks / cores + u64::from((i as u64) < blocks % cores);
+            if i == 0 {
+                assert_eq!(c.dram_read_bytes, (2 + 1 + 2 * own) * tile);
+                assert_eq!(c.noc_mcasts, 2 * rects);
+                assert_eq!(c.noc_mcast_bytes, rects * (2 + 1) * tile);
+                // Destinations reached per CB: every core, the sender by loopback.
+                assert_eq!(c.noc_mcast_dests, 2 * cores);
+                assert_eq!(c.noc_sem_ops, rects);
+            } else {
+                assert_eq!(c.dram_read_bytes, 2 * own * tile, "core {i}");
+                assert_eq!((c.noc_mcasts, c.noc_sem_ops), (0, 1), "core {i}");
+            }
         }
     }
 }
