@@ -127,7 +127,11 @@ impl Multicast {
     /// multicasts, the receivers' handshake, push.
     pub fn fill(&self, residents: &[Resident]) -> Vec<Call> {
         let receivers = self.receivers();
-        let rects = self.rects.len() as u32;
+        let rects = self
+            .rects
+            .iter()
+            .filter(|r| r.len() > u32::from(contains(r, self.sender)))
+            .count() as u32;
         let mut calls: Vec<Call> = residents
             .iter()
             .map(|r| Call::CbReserve {
