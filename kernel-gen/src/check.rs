@@ -1,6 +1,7 @@
 //! The checks that run on the kernel IR before anything is rendered (DESIGN §3): L1 per core,
 //! DST capacity, CB protocol, runtime-arg count, CB ids, NoC alignment (DRAM transfers and
-//! L1 → L1 row copies) and semaphore count.
+//! L1 → L1 row copies), semaphore count and ids, and multicasts that reach every other core of
+//! the node.
 //! Each failure names the node and the numbers.
 
 use std::collections::BTreeMap;
@@ -8,7 +9,7 @@ use std::collections::BTreeMap;
 use thiserror::Error;
 
 use crate::device::{Core, Limits};
-use crate::kir::{walk, Call, Kernel, Kir, NodeKir, Role};
+use crate::kir::{walk, Call, Kernel, Kir, NodeKir, OnCore, Role};
 use crate::plan::CbKind;
 
 /// A rule of the device that a node's program breaks.
@@ -93,6 +94,23 @@ pub enum CheckError {
     },
     #[error("node `{node}`: {count} semaphores per core; at most {max} exist")]
     TooManySemaphores { node: String, count: u32, max: u32 },
+    #[error(
+        "node `{node}`: the {role:?} kernel uses semaphore {sem} but the node configures {count}"
+    )]
+    UnknownSemaphore {
+        node: String,
+        role: Role,
+        sem: u32,
+        count: u32,
+    },
+    #[error("node `{node}`: the {role:?} kernel's {transfer} reaches {dests} cores but the node has {receivers} besides its sender")]
+    MulticastDests {
+        node: String,
+        role: Role,
+        transfer: &'static str,
+        dests: u32,
+        receivers: u32,
+    },
 }
 
 fn l1(node: &NodeKir, limits: &Limits) -> Result<(), CheckError> {
@@ -171,7 +189,11 @@ fn calls(node: &NodeKir, kernel: &Kernel, limits: &Limits) -> Result<(), CheckEr
         }
         error = call_rule(node, kernel, limits, call).err();
     };
-    walk(&kernel.body, 1, 1, &mut f);
+    let every_call = OnCore {
+        blocks: 1,
+        sender: true,
+    };
+    walk(&kernel.body, every_call, 1, &mut f);
     error.map_or(Ok(()), Err)
 }
 
@@ -188,7 +210,52 @@ fn call_rule(
         bytes,
         alignment,
     };
+    let receivers = (node.blocks.len() as u32).saturating_sub(1);
+    let multicast_dests = |transfer: &'static str, dests: u32| {
+        if dests == receivers {
+            Ok(())
+        } else {
+            Err(CheckError::MulticastDests {
+                node: node.node.clone(),
+                role: kernel.role,
+                transfer,
+                dests,
+                receivers,
+            })
+        }
+    };
     match call {
+        Call::SemSet { sem, .. }
+        | Call::SemWait { sem, .. }
+        | Call::SemInc { sem }
+        | Call::SemMcast { sem, .. }
+            if *sem >= node.semaphores =>
+        {
+            return Err(CheckError::UnknownSemaphore {
+                node: node.node.clone(),
+                role: kernel.role,
+                sem: *sem,
+                count: node.semaphores,
+            });
+        }
+        Call::SemMcast { dests, .. } => multicast_dests("semaphore multicast", *dests)?,
+        Call::McastWrite {
+            cb,
+            pages,
+            page_bytes,
+            dests,
+            ..
+        } => {
+            multicast_dests("multicast write", *dests)?;
+            if (pages * page_bytes) % limits.l1_alignment != 0 {
+                return Err(misaligned(
+                    "multicast write",
+                    pages * page_bytes,
+                    limits.l1_alignment,
+                ));
+            }
+            cb_page_alignment(node, kernel, *cb, limits)?;
+        }
         Call::Dst { tiles, .. } => {
             let precision = kernel.precision.unwrap_or(crate::device::Precision::PORT);
             if *tiles > precision.dst_tiles() {
@@ -319,11 +386,11 @@ struct Totals {
 
 /// On every core: pushes match pops for stream and resident CBs, and no kernel pushes more than it reserved.
 fn protocol(node: &NodeKir) -> Result<(), CheckError> {
-    for (core, blocks) in &node.blocks {
+    for (core, on) in node.cores() {
         let mut per_cb: BTreeMap<u32, Totals> = BTreeMap::new();
         for kernel in &node.kernels {
             let mut mine: BTreeMap<u32, Totals> = BTreeMap::new();
-            walk(&kernel.body, *blocks, 1, &mut |call, times| match call {
+            walk(&kernel.body, on, 1, &mut |call, times| match call {
                 Call::CbReserve { cb, pages } => {
                     mine.entry(*cb).or_default().reserved += times * u64::from(*pages)
                 }
@@ -346,7 +413,7 @@ fn protocol(node: &NodeKir) -> Result<(), CheckError> {
                         node: node.node.clone(),
                         role: kernel.role,
                         cb: name,
-                        core: *core,
+                        core,
                         pushed: t.pushed,
                         reserved: t.reserved,
                     });
@@ -363,7 +430,7 @@ fn protocol(node: &NodeKir) -> Result<(), CheckError> {
                     node: node.node.clone(),
                     cb: cb.name.clone(),
                     id: cb.id,
-                    core: *core,
+                    core,
                     pushed: t.pushed,
                     popped: t.popped,
                 });

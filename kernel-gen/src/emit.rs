@@ -146,6 +146,9 @@ emit_unit_enum!(Part { Main, Counts });
 pub enum StaticArg {
     Const(u32),
     Buffer(&'static str),
+    /// NoC x / y of the worker at logical core (x, y).
+    NocX(u32, u32),
+    NocY(u32, u32),
 }
 
 /// The per-core runtime args of a kernel from their static form `(x, y, args)`.
@@ -158,6 +161,8 @@ pub fn core_args(list: &[(u32, u32, &[StaticArg])]) -> Vec<CoreArgs> {
                 .map(|a| match a {
                     StaticArg::Const(v) => Arg::Const(*v),
                     StaticArg::Buffer(name) => Arg::BufferAddress((*name).to_string()),
+                    StaticArg::NocX(x, y) => Arg::NocX(Core { x: *x, y: *y }),
+                    StaticArg::NocY(x, y) => Arg::NocY(Core { x: *x, y: *y }),
                 })
                 .collect(),
         })
@@ -173,6 +178,14 @@ fn emit_core_args(list: &[CoreArgs]) -> TokenStream {
                 quote!(Const(#v))
             }
             Arg::BufferAddress(name) => quote!(Buffer(#name)),
+            Arg::NocX(core) => {
+                let (x, y) = (core.x.emit(), core.y.emit());
+                quote!(NocX(#x, #y))
+            }
+            Arg::NocY(core) => {
+                let (x, y) = (core.x.emit(), core.y.emit());
+                quote!(NocY(#x, #y))
+            }
         });
         quote!((#x, #y, &[#(#args),*]))
     });
@@ -305,16 +318,43 @@ impl Emit for Content {
     }
 }
 
+/// The `StaticArg` variants the program's runtime args use, so the module imports no unused name.
+fn used_variants(program: &DeviceProgram) -> Vec<proc_macro2::Ident> {
+    let mut used = [false; 4];
+    for arg in program
+        .steps
+        .iter()
+        .flat_map(|s| &s.kernels)
+        .flat_map(|k| &k.runtime_args)
+        .flat_map(|c| &c.args)
+    {
+        let i = match arg {
+            Arg::BufferAddress(_) => 0,
+            Arg::Const(_) => 1,
+            Arg::NocX(_) => 2,
+            Arg::NocY(_) => 3,
+        };
+        used[i] = true;
+    }
+    ["Buffer", "Const", "NocX", "NocY"]
+        .iter()
+        .zip(used)
+        .filter(|(_, u)| *u)
+        .map(|(name, _)| proc_macro2::Ident::new(name, proc_macro2::Span::call_site()))
+        .collect()
+}
+
 /// The Rust module embedding `compiled`; its `SOURCES` name the kernel files relative to the
 /// module's own file, so the module must be written next to them.
 pub fn rust_module(compiled: &Compiled) -> Result<String, ProgramError> {
     let program = compiled.program.emit();
+    let variants = used_variants(&compiled.program);
     let sources = compiled
         .sources
         .keys()
         .map(|path| quote!((#path, include_str!(#path))));
     let tokens = quote! {
-        use kernel_gen::emit::StaticArg::{Buffer, Const};
+        use kernel_gen::emit::StaticArg::{#(#variants),*};
 
         /// The dispatch program.
         pub fn program() -> kernel_gen::DeviceProgram {

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::device::{Core, CoreRange, Format, Precision};
+use crate::multicast::{Multicast, Resident};
 use crate::ops;
 use crate::plan::{CbPlan, ConvPlan, NodePlan, OpPlan, Plan, PoolPlan};
 
@@ -26,6 +27,14 @@ pub enum KirError {
     },
     #[error("node `{node}`: buffer `{buffer}` is not in the plan")]
     MissingBuffer { node: String, buffer: String },
+    #[error("node `{0}`: the split has no cores")]
+    NoCores(String),
+    #[error("node `{node}`: the multicast destinations form {rects} rectangles but the kernels take at most {max}; split the node over the first cores of the grid")]
+    MulticastRects {
+        node: String,
+        rects: usize,
+        max: usize,
+    },
 }
 
 /// The processor a kernel runs on.
@@ -48,12 +57,15 @@ impl Role {
     }
 }
 
-/// A runtime arg value: a constant, or the device address of a buffer (known at allocation).
+/// A runtime arg value: a constant, the device address of a buffer (known at allocation), or a
+/// NoC coordinate of the worker at a logical core (known to the device, not to the compiler).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Arg {
     Const(u32),
     BufferAddress(String),
+    NocX(Core),
+    NocY(Core),
 }
 
 /// A named compile-time arg.
@@ -80,6 +92,18 @@ pub enum Trips {
     /// Output blocks whose number is read from a buffer at run time; at most the core's
     /// number of output blocks, which is what the checks and the report use.
     Counted,
+    /// Once on the node's multicast sender (its first core), never on the other cores.
+    OnSender,
+    /// Once on every core of the node but the multicast sender.
+    OnReceivers,
+}
+
+/// What the loops of a kernel run over on one core: its output blocks, and whether it is the
+/// node's multicast sender.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OnCore {
+    pub blocks: u32,
+    pub sender: bool,
 }
 
 /// An SFPU operation on DST tiles.
@@ -216,6 +240,36 @@ pub enum Call {
     Transpose {
         tiles: u32,
     },
+    /// `pages` pages of CB `cb` multicast from its write pointer to the same address on `dests`
+    /// other cores of the node, one NoC multicast per destination rectangle (`rects`).
+    McastWrite {
+        cb: u32,
+        pages: u32,
+        page_bytes: u32,
+        dests: u32,
+        rects: u32,
+    },
+    /// `noc_semaphore_set` of the core's own semaphore `sem`.
+    SemSet {
+        sem: u32,
+        value: u32,
+    },
+    /// `noc_semaphore_wait` until the core's own semaphore `sem` equals `value`.
+    SemWait {
+        sem: u32,
+        value: u32,
+    },
+    /// `noc_semaphore_inc` by one of semaphore `sem` on the node's multicast sender.
+    SemInc {
+        sem: u32,
+    },
+    /// `noc_semaphore_set_multicast` of semaphore `sem` to `dests` other cores of the node, one
+    /// per destination rectangle (`rects`).
+    SemMcast {
+        sem: u32,
+        dests: u32,
+        rects: u32,
+    },
 }
 
 /// One kernel of a node.
@@ -241,7 +295,8 @@ pub struct NodeKir {
     pub ranges: Vec<CoreRange>,
     pub cbs: Vec<CbPlan>,
     pub semaphores: u32,
-    /// Output blocks per core, for resolving [`Trips::Blocks`].
+    /// Output blocks per core, for resolving [`Trips::Blocks`], in split order: the first core
+    /// is the node's multicast sender ([`Trips::OnSender`]).
     pub blocks: Vec<(Core, u32)>,
     pub kernels: Vec<Kernel>,
 }
@@ -251,6 +306,19 @@ impl NodeKir {
     pub fn cb(&self, name: &str) -> Option<&CbPlan> {
         self.cbs.iter().find(|c| c.name == name)
     }
+
+    /// Every core of the node with what its loops run over.
+    pub fn cores(&self) -> impl Iterator<Item = (Core, OnCore)> + '_ {
+        self.blocks.iter().enumerate().map(|(i, (core, blocks))| {
+            (
+                *core,
+                OnCore {
+                    blocks: *blocks,
+                    sender: i == 0,
+                },
+            )
+        })
+    }
 }
 
 /// The kernel IR of every node, in launch order.
@@ -259,19 +327,21 @@ pub struct Kir {
     pub nodes: Vec<NodeKir>,
 }
 
-/// Calls each call with how many times it runs on a core with `blocks` output blocks.
-pub fn walk(calls: &[Call], blocks: u32, times: u64, f: &mut impl FnMut(&Call, u64)) {
+/// Calls each call with how many times it runs on core `on` (zero for a branch the core skips).
+pub fn walk(calls: &[Call], on: OnCore, times: u64, f: &mut impl FnMut(&Call, u64)) {
     for call in calls {
         f(call, times);
         match call {
             Call::Loop { trips, body } => {
                 let n = match trips {
                     Trips::Fixed(n) => *n,
-                    Trips::Blocks | Trips::Counted => blocks,
+                    Trips::Blocks | Trips::Counted => on.blocks,
+                    Trips::OnSender => u32::from(on.sender),
+                    Trips::OnReceivers => u32::from(!on.sender),
                 };
-                walk(body, blocks, times * u64::from(n), f);
+                walk(body, on, times * u64::from(n), f);
             }
-            Call::Dst { body, .. } => walk(body, blocks, times, f),
+            Call::Dst { body, .. } => walk(body, on, times, f),
             _ => {}
         }
     }
@@ -290,10 +360,13 @@ pub fn input(node: &NodePlan, index: usize) -> Result<String, KirError> {
 }
 
 pub(crate) fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
+    cb_plan(node, name).map(|c| c.id)
+}
+
+pub(crate) fn cb_plan<'a>(node: &'a NodePlan, name: &'static str) -> Result<&'a CbPlan, KirError> {
     node.cbs
         .iter()
         .find(|c| c.name == name)
-        .map(|c| c.id)
         .ok_or_else(|| KirError::MissingCb {
             node: node.name.clone(),
             cb: name,
@@ -350,44 +423,16 @@ pub(crate) fn blocks(trips: Trips, body: Vec<Call>) -> Call {
     Call::Loop { trips, body }
 }
 
-/// The conv reader: weights and bias once; a zero tile; then a ring of input pixel blocks that
-/// reads each block the core's taps touch once (a prologue of `ring_blocks − 1`, then the next
-/// block per output block), and per output block the im2col tiles by L1 → L1 row-run copies,
+/// The conv reader after the weights and bias fill ([`Multicast::fill`]): a zero tile; then a
+/// ring of input pixel blocks that reads each block the core's taps touch once (a prologue of
+/// `ring_blocks − 1`, then the next block per output block), and per output block the im2col
+/// tiles by L1 → L1 row-run copies,
 /// or for channel counts that are not whole tiles, zero tiles plus an element gather of the
 /// `taps × in_channels` valid columns.
-fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 5], bias_tile: u32) -> Vec<Call> {
-    let [im2col, weights, bias, ring, zero] = cbs;
-    let resident = c.weight_parts * c.k_tiles * c.out_tiles;
+fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
+    let [im2col, ring, zero] = cbs;
     let slots = c.ring_blocks() * c.in_tiles;
     let mut body = vec![
-        Call::CbReserve {
-            cb: weights,
-            pages: resident,
-        },
-        Call::DramRead {
-            buffer: c.weights.clone(),
-            pages: resident,
-            page_bytes: 2048,
-            cb: weights,
-        },
-        Call::CbPush {
-            cb: weights,
-            pages: resident,
-        },
-        Call::CbReserve {
-            cb: bias,
-            pages: c.out_tiles,
-        },
-        Call::DramRead {
-            buffer: c.bias.clone(),
-            pages: c.out_tiles,
-            page_bytes: bias_tile,
-            cb: bias,
-        },
-        Call::CbPush {
-            cb: bias,
-            pages: c.out_tiles,
-        },
         Call::CbReserve { cb: zero, pages: 1 },
         Call::L1Gather {
             bytes: c.tile_bytes,
@@ -455,7 +500,6 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
     let out = cb_id(node, "cb_out")?;
     let format = cb_format(node, "cb_im2col")?;
     let tile = format.tile_bytes();
-    let bias_tile = cb_format(node, "cb_bias")?.tile_bytes();
     let [tile_bytes, fp32] = format_args(format);
     let shape = args(&[
         ("in_channels", c.in_channels),
@@ -475,7 +519,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
     ]);
     let resident = c.weight_parts * c.k_tiles * c.out_tiles;
     let groups = c.out_tiles / c.group;
-    let reader = Kernel {
+    let mut reader = Kernel {
         role: Role::Reader,
         template: "conv2d/reader.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
@@ -497,8 +541,31 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
             ]
         }),
         precision: None,
-        body: conv_reader_body(c, &input, [im2col, weights, bias, ring, zero], bias_tile),
+        body: conv_reader_body(c, &input, [im2col, ring, zero]),
     };
+    // The weights and bias fill (crate::multicast): its args last, its calls first.
+    let multicast = Multicast::of(node)?;
+    reader.runtime_arg_names.extend(Multicast::arg_names());
+    for core in &mut reader.runtime_args {
+        core.args.extend(multicast.args(core.core));
+    }
+    reader.body.splice(
+        0..0,
+        multicast.fill(&[
+            Resident {
+                cb: weights,
+                buffer: c.weights.clone(),
+                pages: resident,
+                page_bytes: cb_plan(node, "cb_weights")?.page_bytes,
+            },
+            Resident {
+                cb: bias,
+                buffer: c.bias.clone(),
+                pages: c.out_tiles,
+                page_bytes: cb_plan(node, "cb_bias")?.page_bytes,
+            },
+        ]),
+    );
     let mut dst_body = vec![
         Call::Copy { tiles: c.group },
         Call::Loop {
@@ -871,6 +938,10 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
                 });
             }
         }
+        let semaphores = match &node.op {
+            OpPlan::Conv2d(_) => Multicast::of(node)?.semaphores(),
+            _ => 0,
+        };
         let (op, kernels) = match &node.op {
             OpPlan::Conv2d(c) => ("conv2d", conv_kernels(node, c)?),
             OpPlan::MaxPool2(p) => ("max_pool2", pool_kernels(node, p)?),
@@ -888,7 +959,7 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
             op: op.to_string(),
             ranges: node.split.ranges.clone(),
             cbs: node.cbs.clone(),
-            semaphores: 0,
+            semaphores,
             blocks: node.split.work.iter().map(|w| (w.core, w.count)).collect(),
             kernels,
         });

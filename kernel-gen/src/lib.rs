@@ -29,8 +29,9 @@
 //! * **Work split**: output pixel blocks of 32 pixels (one tile row) are split over the first
 //!   cores of the grid (row-major) in contiguous runs; the first `blocks % cores` cores take one
 //!   more. Block ranges are runtime args; shapes are compile-time args.
-//! * **conv2d**: the reader reads the weights (K × out tiles, K = k²·in padded to 32) and the bias
-//!   rows once into resident CBs, then keeps a ring of the input pixel blocks (32 pixels × all
+//! * **conv2d**: the weights (K × out tiles, K = k²·in padded to 32) and the bias rows fill
+//!   resident CBs by one DRAM read on the node's first core and a NoC multicast to the others
+//!   ([`multicast`]); then the reader keeps a ring of the input pixel blocks (32 pixels × all
 //!   channel tiles) within `⌈(pad·W + pad)/32⌉` blocks of the current output block, reading each
 //!   from DRAM once per core, and builds the im2col tiles from it (zero at the borders): by NoC
 //!   copies inside L1 of runs of face rows that are consecutive source pixels when the channels
@@ -149,6 +150,7 @@ pub mod emit;
 pub mod kir;
 pub mod layout;
 pub mod model;
+pub mod multicast;
 pub mod ops;
 pub mod plan;
 pub mod program;

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use thiserror::Error;
 use tt_runtime::{CostModel, KernelRole, KernelWork, StepEstimate};
 
-use crate::kir::{self, Call, Kir, Role};
+use crate::kir::{self, Call, Kir, OnCore, Role};
 use crate::runner::StepCounters;
 
 /// The port's device time per trace replay on a p150a (device profiler, 23 ops; seed 000).
@@ -44,10 +44,10 @@ fn runtime_role(role: Role) -> KernelRole {
     }
 }
 
-/// L1 bytes a kernel body rearranges on its RISC-V on a core with `blocks` output blocks.
-fn gather_bytes(body: &[Call], blocks: u32) -> u64 {
+/// L1 bytes a kernel body rearranges on its RISC-V on core `on`.
+fn gather_bytes(body: &[Call], on: OnCore) -> u64 {
     let mut bytes = 0;
-    kir::walk(body, blocks, 1, &mut |call, times| {
+    kir::walk(body, on, 1, &mut |call, times| {
         if let Call::L1Gather { bytes: b } = call {
             bytes += times * u64::from(*b);
         }
@@ -85,15 +85,17 @@ pub fn estimate(
                     })?
                     .body;
                 for (core, counters) in &k.cores {
-                    let blocks = node
-                        .blocks
-                        .iter()
-                        .find(|(c, _)| c == core)
-                        .map_or(0, |(_, b)| *b);
+                    let on = node.cores().find(|(c, _)| c == core).map_or(
+                        OnCore {
+                            blocks: 0,
+                            sender: false,
+                        },
+                        |(_, on)| on,
+                    );
                     cores.entry((core.x, core.y)).or_default().push(KernelWork {
                         role: runtime_role(k.role),
                         counters: *counters,
-                        scalar_cycles: model.l1_rearrange_cycles(gather_bytes(body, blocks)),
+                        scalar_cycles: model.l1_rearrange_cycles(gather_bytes(body, on)),
                     });
                 }
             }

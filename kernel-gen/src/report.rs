@@ -55,9 +55,9 @@ fn node_report(node: &NodeKir) -> NodeReport {
         dram_write_bytes: 0,
         l1_gather_bytes: 0,
     };
-    for (_, blocks) in &node.blocks {
+    for (_, on) in node.cores() {
         for kernel in &node.kernels {
-            walk(&kernel.body, *blocks, 1, &mut |call, times| match call {
+            walk(&kernel.body, on, 1, &mut |call, times| match call {
                 Call::Matmul { ct, rt, .. } => r.matmul_tiles += times * u64::from(ct * rt),
                 Call::Copy { tiles } => r.copy_tiles += times * u64::from(*tiles),
                 Call::Sfpu { tiles, .. } => r.sfpu_tiles += times * u64::from(*tiles),

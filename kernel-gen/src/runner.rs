@@ -1,6 +1,6 @@
 //! Runs a compiled program on a tt-runtime device (the emulator, or a card with the `metal`
-//! build): allocates its DRAM buffers, builds each step's program once (kernels, CBs, runtime
-//! args), fills the weight and filter buffers, and then runs the steps in launch order, directly
+//! build): allocates its DRAM buffers, builds each step's program once (kernels, CBs,
+//! semaphores, runtime args with buffer addresses and the device's NoC coordinates of cores), fills the weight and filter buffers, and then runs the steps in launch order, directly
 //! or captured in a trace. Buffers are reached by name; an NMS-variant program shares the main
 //! program's buffers for its external inputs, so nothing is copied between the two.
 
@@ -41,6 +41,13 @@ pub enum RunError {
     MissingWeights { buffer: String, entry: String },
     #[error("external buffer `{0}` is not in the program it should be shared from")]
     NotShared(String),
+    #[error("step `{step}`: semaphore {expected} got id {got} from the device; the kernels address them as 0..{count}")]
+    SemaphoreId {
+        step: String,
+        expected: u32,
+        got: u32,
+        count: u32,
+    },
 }
 
 /// Work counters of one kernel of a step, per core.
@@ -194,6 +201,17 @@ impl Loaded {
                     format: data_format(cb.format),
                 })?;
             }
+            for expected in 0..step.semaphores {
+                let got = prog.add_semaphore(&ranges, 0)?;
+                if got != expected {
+                    return Err(RunError::SemaphoreId {
+                        step: step.node.clone(),
+                        expected,
+                        got,
+                        count: step.semaphores,
+                    });
+                }
+            }
             let mut kernels = Vec::with_capacity(step.kernels.len());
             for k in &step.kernels {
                 let source =
@@ -233,6 +251,8 @@ impl Loaded {
                                     kernel: k.name.clone(),
                                     buffer: name.clone(),
                                 }),
+                            Arg::NocX(c) => Ok(dev.worker_core(CoreCoord::new(c.x, c.y))?.x),
+                            Arg::NocY(c) => Ok(dev.worker_core(CoreCoord::new(c.x, c.y))?.y),
                         })
                         .collect::<Result<Vec<u32>, RunError>>()?;
                     prog.set_runtime_args(id, CoreCoord::new(core.core.x, core.core.y), &args)?;

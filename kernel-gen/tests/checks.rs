@@ -219,15 +219,15 @@ fn cb_ids_below_64() {
 #[test]
 fn noc_alignment_of_dram_reads_and_l1_pages() {
     let mut k = kir();
-    let node = node_mut(&mut k, "conv_b");
-    let reader = node
-        .kernels
-        .iter_mut()
-        .find(|k| k.role == Role::Reader)
-        .expect("reader");
-    if let Call::DramRead { page_bytes, .. } = &mut reader.body[1] {
-        *page_bytes = 2080;
-    }
+    let mut first = true;
+    each_call(&mut reader_mut(&mut k, "conv_b").body, &mut |c| {
+        if let Call::DramRead { page_bytes, .. } = c {
+            if first {
+                *page_bytes = 2080;
+                first = false;
+            }
+        }
+    });
     let err = check(&k, &Limits::BLACKHOLE).expect_err("2080 is not a multiple of 64");
     assert_eq!(
         err,
@@ -313,6 +313,83 @@ fn semaphore_count() {
             node: "pool".into(),
             count: 17,
             max: 16
+        }
+    );
+}
+
+/// Applies `f` to every call of `calls`, loops included.
+fn each_call(calls: &mut [Call], f: &mut impl FnMut(&mut Call)) {
+    for c in calls {
+        f(c);
+        if let Call::Loop { body, .. } | Call::Dst { body, .. } = c {
+            each_call(body, f);
+        }
+    }
+}
+
+fn reader_mut<'a>(kir: &'a mut Kir, name: &str) -> &'a mut kernel_gen::kir::Kernel {
+    node_mut(kir, name)
+        .kernels
+        .iter_mut()
+        .find(|k| k.role == Role::Reader)
+        .expect("reader")
+}
+
+#[test]
+fn semaphore_ids_are_below_the_node_count() {
+    let mut k = kir();
+    node_mut(&mut k, "conv_b").semaphores = 1;
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("semaphore 1 of 1");
+    assert_eq!(
+        err,
+        CheckError::UnknownSemaphore {
+            node: "conv_b".into(),
+            role: Role::Reader,
+            sem: 1,
+            count: 1
+        }
+    );
+}
+
+#[test]
+fn multicast_must_reach_every_other_core() {
+    // conv_b: 64 blocks of 32 pixels on 64 cores, the first sends to 63.
+    let mut k = kir();
+    each_call(&mut reader_mut(&mut k, "conv_b").body, &mut |c| {
+        if let Call::McastWrite { dests, .. } = c {
+            *dests = 62;
+        }
+    });
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("62 of 63 receivers");
+    assert_eq!(
+        err,
+        CheckError::MulticastDests {
+            node: "conv_b".into(),
+            role: Role::Reader,
+            transfer: "multicast write",
+            dests: 62,
+            receivers: 63
+        }
+    );
+}
+
+#[test]
+fn multicast_size_is_noc_aligned() {
+    let mut k = kir();
+    each_call(&mut reader_mut(&mut k, "conv_b").body, &mut |c| {
+        if let Call::McastWrite { page_bytes, .. } = c {
+            *page_bytes = 2050;
+        }
+    });
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("odd bytes");
+    assert_eq!(
+        err,
+        CheckError::Misaligned {
+            node: "conv_b".into(),
+            role: Role::Reader,
+            transfer: "multicast write",
+            bytes: 2050,
+            alignment: 16
         }
     );
 }

@@ -3,7 +3,8 @@
 //! and bit-identical to the outputs of the previous (element-gather) reader, over the shapes the
 //! input ring and the row-run copies must handle (blocks crossing image rows, partial last
 //! blocks, 1×1 and 3×3, 1 to 256 input channels, runs starting mid-row, several grids),
-//! max-pool bit-identical, and a conv/pool chain. Shapes are small so the whole file runs in
+//! max-pool bit-identical, and a conv/pool chain; the conv weights' single DRAM read and
+//! multicast, counted by the emulator. Shapes are small so the whole file runs in
 //! seconds.
 
 mod common;
@@ -11,9 +12,10 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{bf16_rounded, chain, pcc, random_tensor, run, weight_inputs, weights, Layer};
+use kernel_gen::kir::Role;
 use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
 use kernel_gen::runner::Loaded;
-use kernel_gen::{compile, Format, Grid, PlanParams, Role};
+use kernel_gen::{compile, Core, Format, Grid, PlanParams};
 use superpoint_graph::reference::{conv::conv2d, pool::max_pool2};
 use superpoint_graph::Tensor;
 
@@ -363,8 +365,9 @@ fn conv_pool_chain_down_to_a_partial_block() {
 /// The reader reads every input block its run's taps touch from DRAM exactly once: on a 7×1
 /// grid at 80×60 (150 blocks; 3×3 taps reach 81 pixels, ⌈81/32⌉ = 3 blocks either side) core i
 /// has blocks [start, start + count) and reads blocks [start − 3, start + count + 2] ∩ [0, 149],
-/// 2 channel tiles each, plus the 18 weight tiles and the bias tile. The emulator counts what
-/// the kernel read; the static report (kernel IR) is the bound without the skipped blocks.
+/// 2 channel tiles each; core 0, the weights' multicast sender, also the 18 weight tiles and the
+/// bias tile. The emulator counts what the kernel read; the static report (kernel IR) is the
+/// bound without the skipped blocks.
 #[test]
 fn conv_reader_reads_each_input_block_once_per_core() {
     let layers: &[Layer] = &[
@@ -407,12 +410,13 @@ fn conv_reader_reads_each_input_block_once_per_core() {
     for (i, count) in counts.iter().enumerate() {
         let first = start.saturating_sub(3);
         let last = (start + count + 2).min(149);
-        let expected = (last - first + 1) * 2 * tile + 19 * tile;
+        let weights = if i == 0 { 19 * tile } else { 0 };
+        let expected = (last - first + 1) * 2 * tile + weights;
         let (core, got) = &reader.cores[i];
         assert_eq!(core.x as usize, i);
         assert_eq!(got.dram_read_bytes, expected, "core {i}");
         total += expected;
-        bound += (6 + count) * 2 * tile + 19 * tile;
+        bound += (6 + count) * 2 * tile + weights;
         start += count;
     }
     let p = kernel_gen::plan::plan(&graph, &params).expect("plans");
@@ -422,4 +426,111 @@ fn conv_reader_reads_each_input_block_once_per_core() {
     // Cores 0 and 6 skip 3 blocks each before the image start and past its end.
     assert_eq!(bound - total, 6 * 2 * tile);
     assert_eq!(conv.dram_read_bytes, bound);
+}
+
+/// Runs layer 1 of `layers` (1×1, `inp` channels) alone on a `width`×`height` frame, checks its
+/// PCC, and returns the reader's counters per core in split order (the sender first).
+fn reader_counters(
+    width: usize,
+    height: usize,
+    layers: &[Layer],
+    grid: Grid,
+) -> (kernel_gen::program::Step, Vec<tt_runtime::Counters>) {
+    let graph = chain(width, height, layers);
+    let params = PlanParams {
+        grid,
+        ..PlanParams::default()
+    };
+    let compiled = compile(&graph, &params).expect("compiles");
+    let ws = weights(layers, 21);
+    let (name, inp, _, kernel, relu) = layers[1];
+    let x = bf16_rounded(&random_tensor(inp, height, width, 23));
+    let dev = common::open(&compiled);
+    let loaded = Loaded::load(&dev, &compiled).expect("program loads");
+    for (buffer, bytes) in weight_inputs(&compiled, &ws) {
+        loaded.write(&buffer, &bytes).expect("weights");
+    }
+    loaded
+        .write(layers[0].0, &pack_activation(&x, Format::Bf16))
+        .expect("input");
+    loaded
+        .run_nodes(&dev, &[name])
+        .expect("runs on the emulator");
+    let expected = conv2d(&x, &ws[name], kernel / 2, relu);
+    let got = unpack_activation(&loaded.read(name).expect("read"), shape_of(&expected))
+        .expect("output size");
+    let r = pcc(&got.data, &expected.data);
+    println!("{name} on {}x{}: PCC {r:.7}", grid.x, grid.y);
+    assert!(r >= PCC_MIN, "{name}: PCC {r}");
+    let step = compiled.program.step(name).expect("step").clone();
+    let counters = loaded.counters().expect("counters");
+    let reader = counters
+        .iter()
+        .find(|s| s.node == name)
+        .and_then(|s| s.kernels.iter().find(|k| k.role == Role::Reader))
+        .expect("reader counters");
+    let order: Vec<Core> = step.kernels[0]
+        .runtime_args
+        .iter()
+        .map(|a| a.core)
+        .collect();
+    let per_core = order
+        .iter()
+        .map(|c| {
+            reader
+                .cores
+                .iter()
+                .find(|(core, _)| core == c)
+                .map(|(_, n)| *n)
+                .expect("core counters")
+        })
+        .collect();
+    (step, per_core)
+}
+
+/// The first core reads the 1×1 64→32 conv's weights (2 tiles) and bias (1 tile) from DRAM
+/// and multicasts them once per rectangle of the split: the full rows (with the sender, by
+/// loopback) and the partial last row on 64 cores of either grid, one rectangle on the whole
+/// 12×10 grid. Every other core reads only its own input tile rows (2 tiles per block).
+#[test]
+fn conv_weights_are_read_once_and_multicast_per_rectangle_on_both_grids() {
+    let layers: &[Layer] = &[("conv_a", 1, 64, 3, true), ("conv_b", 64, 32, 1, true)];
+    let tile = 2048u64;
+    for (width, height, grid, cores, rects) in [
+        (64, 32, Grid::ETH_DISPATCH, 64u64, 2u64),
+        (64, 32, Grid::TENSIX_DISPATCH, 64, 2),
+        (64, 64, Grid::ETH_DISPATCH, 120, 1),
+    ] {
+        let (step, counters) = reader_counters(width, height, layers, grid);
+        assert_eq!(counters.len() as u64, cores);
+        assert_eq!(step.semaphores, 2);
+        let blocks = (width * height / 32) as u64;
+        for (i, c) in counters.iter().enumerate() {
+            let own = blocks / cores + u64::from((i as u64) < blocks % cores);
+            if i == 0 {
+                assert_eq!(c.dram_read_bytes, (2 + 1 + 2 * own) * tile);
+                assert_eq!(c.noc_mcasts, 2 * rects);
+                assert_eq!(c.noc_mcast_bytes, rects * (2 + 1) * tile);
+                // Destinations reached per CB: every core, the sender by loopback.
+                assert_eq!(c.noc_mcast_dests, 2 * cores);
+                assert_eq!(c.noc_sem_ops, rects);
+            } else {
+                assert_eq!(c.dram_read_bytes, 2 * own * tile, "core {i}");
+                assert_eq!((c.noc_mcasts, c.noc_sem_ops), (0, 1), "core {i}");
+            }
+        }
+    }
+}
+
+/// On a one-core grid the conv's only core reads its weights itself: 2 weight tiles, 1 bias
+/// tile and the 2 input tiles of each of its 32 blocks (32×32 pixels), no semaphores, no
+/// multicast.
+#[test]
+fn conv_on_a_single_core_reads_its_weights_without_multicast() {
+    let layers: &[Layer] = &[("conv_a", 1, 64, 3, true), ("conv_b", 64, 32, 1, false)];
+    let (step, cores) = reader_counters(32, 32, layers, Grid { x: 1, y: 1 });
+    assert_eq!(cores.len(), 1);
+    assert_eq!(step.semaphores, 0);
+    assert_eq!(cores[0].dram_read_bytes, (2 + 1 + 32 * 2) * 2048);
+    assert_eq!((cores[0].noc_mcasts, cores[0].noc_sem_ops), (0, 0));
 }

@@ -1,0 +1,238 @@
+//! Resident CBs (a conv's weights and bias) filled by one DRAM read and a NoC multicast: the
+//! node's first core (the sender) reads the pages and multicasts them into the same CBs on the
+//! node's other cores, instead of every core reading all of them from DRAM.
+//!
+//! The destinations are the split's rectangles (at most [`RECTS`]: the full rows and the partial
+//! last row), one multicast each. The rectangle that holds the sender gets the `_loopback_src`
+//! variants, whose destination count includes the sender (a plain multicast must not include
+//! its sender); the sender's copy of the pages lands on itself unchanged. On a full grid that is
+//! one multicast per CB. Handshake, with semaphores [`READY`] and [`VALID`] on every core of the
+//! node: each receiver reserves the CBs and increments `READY` on the sender; the sender reads
+//! the pages from DRAM, waits until `READY` counts every receiver, multicasts the pages, waits
+//! for the writes, sets its own `VALID` to 1 and multicasts that word; the receivers wait for
+//! it and push. The CBs are reserved first thing in the kernel, so their write pointer is the CB
+//! base on every core and the sender's addresses are the receivers'. A single-core node reads
+//! from DRAM alone and has no semaphores.
+
+use crate::device::{Core, CoreRange};
+use crate::kir::{Arg, Call, KirError, Trips};
+use crate::plan::NodePlan;
+
+/// The sender's semaphore the receivers increment once they have reserved the CBs.
+pub const READY: u32 = 0;
+/// The receivers' semaphore the sender sets to 1 once the pages have landed.
+pub const VALID: u32 = 1;
+/// Destination rectangles the kernels take as runtime args (unused ones have no destinations).
+pub const RECTS: usize = 2;
+
+/// A resident CB filled with the first `pages` pages of a DRAM buffer.
+#[derive(Debug, Clone)]
+pub struct Resident {
+    pub cb: u32,
+    pub buffer: String,
+    pub pages: u32,
+    pub page_bytes: u32,
+}
+
+/// The node's multicast sender and destination rectangles.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Multicast {
+    pub sender: Core,
+    pub rects: Vec<CoreRange>,
+}
+
+fn contains(r: &CoreRange, p: Core) -> bool {
+    (r.start.x..=r.end.x).contains(&p.x) && (r.start.y..=r.end.y).contains(&p.y)
+}
+
+impl Multicast {
+    /// The first core of `node`'s split sends to the others.
+    pub fn of(node: &NodePlan) -> Result<Multicast, KirError> {
+        let sender = node
+            .split
+            .work
+            .first()
+            .map(|w| w.core)
+            .ok_or_else(|| KirError::NoCores(node.name.clone()))?;
+        let rects = node.split.ranges.clone();
+        if rects.len() > RECTS {
+            return Err(KirError::MulticastRects {
+                node: node.name.clone(),
+                rects: rects.len(),
+                max: RECTS,
+            });
+        }
+        Ok(Multicast { sender, rects })
+    }
+
+    /// The number of cores the pages reach, the sender not counted.
+    pub fn receivers(&self) -> u32 {
+        self.rects
+            .iter()
+            .map(|r| r.len() - u32::from(contains(r, self.sender)))
+            .sum()
+    }
+
+    /// Semaphores per core: [`READY`] and [`VALID`], none without receivers.
+    pub fn semaphores(&self) -> u32 {
+        if self.receivers() > 0 {
+            2
+        } else {
+            0
+        }
+    }
+
+    /// The names of [`Multicast::args`]: `weights_sender` (1 on the sender), the sender's NoC
+    /// `sender_x` / `sender_y`, then per rectangle `mcast<i>_x0`, `_y0`, `_x1`, `_y1` (NoC
+    /// coordinates of its corners), `_dests` (its cores) and `_self` (1 if it holds the sender:
+    /// loopback); all 0 for an unused slot and on the receivers, which do not multicast.
+    pub fn arg_names() -> Vec<String> {
+        let mut names: Vec<String> = ["weights_sender", "sender_x", "sender_y"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for i in 0..RECTS {
+            for field in ["x0", "y0", "x1", "y1", "dests", "self"] {
+                names.push(format!("mcast{i}_{field}"));
+            }
+        }
+        names
+    }
+
+    /// The runtime args of `core`.
+    pub fn args(&self, core: Core) -> Vec<Arg> {
+        let sender = core == self.sender;
+        let mut args = vec![
+            Arg::Const(u32::from(sender)),
+            Arg::NocX(self.sender),
+            Arg::NocY(self.sender),
+        ];
+        for i in 0..RECTS {
+            match self.rects.get(i).filter(|_| sender) {
+                Some(r) => args.extend([
+                    Arg::NocX(r.start),
+                    Arg::NocY(r.start),
+                    Arg::NocX(r.end),
+                    Arg::NocY(r.end),
+                    Arg::Const(r.len()),
+                    Arg::Const(u32::from(contains(r, self.sender))),
+                ]),
+                None => args.extend(std::iter::repeat_n(Arg::Const(0), 6)),
+            }
+        }
+        args
+    }
+
+    /// The calls that fill `residents` and push them: reserve, the sender's DRAM reads and
+    /// multicasts, the receivers' handshake, push.
+    pub fn fill(&self, residents: &[Resident]) -> Vec<Call> {
+        let receivers = self.receivers();
+        let rects = self
+            .rects
+            .iter()
+            .filter(|r| r.len() > u32::from(contains(r, self.sender)))
+            .count() as u32;
+        let mut calls: Vec<Call> = residents
+            .iter()
+            .map(|r| Call::CbReserve {
+                cb: r.cb,
+                pages: r.pages,
+            })
+            .collect();
+        let mut sender: Vec<Call> = residents
+            .iter()
+            .map(|r| Call::DramRead {
+                buffer: r.buffer.clone(),
+                pages: r.pages,
+                page_bytes: r.page_bytes,
+                cb: r.cb,
+            })
+            .collect();
+        if receivers > 0 {
+            sender.push(Call::SemWait {
+                sem: READY,
+                value: receivers,
+            });
+            sender.extend(residents.iter().map(|r| Call::McastWrite {
+                cb: r.cb,
+                pages: r.pages,
+                page_bytes: r.page_bytes,
+                dests: receivers,
+                rects,
+            }));
+            sender.push(Call::SemSet {
+                sem: VALID,
+                value: 1,
+            });
+            sender.push(Call::SemMcast {
+                sem: VALID,
+                dests: receivers,
+                rects,
+            });
+        }
+        calls.push(Call::Loop {
+            trips: Trips::OnSender,
+            body: sender,
+        });
+        if receivers > 0 {
+            calls.push(Call::Loop {
+                trips: Trips::OnReceivers,
+                body: vec![
+                    Call::SemInc { sem: READY },
+                    Call::SemWait {
+                        sem: VALID,
+                        value: 1,
+                    },
+                ],
+            });
+        }
+        calls.extend(residents.iter().map(|r| Call::CbPush {
+            cb: r.cb,
+            pages: r.pages,
+        }));
+        calls
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Grid;
+
+    fn multicast(grid: Grid, cores: u32) -> Multicast {
+        Multicast {
+            sender: Core { x: 0, y: 0 },
+            rects: grid.first_cores(cores),
+        }
+    }
+
+    #[test]
+    fn receivers_are_the_other_cores_of_the_split() {
+        // 12×10, 30 cores: rows 0 and 1 (with the sender) and 6 cores of row 2.
+        let m = multicast(Grid::ETH_DISPATCH, 30);
+        assert_eq!(m.receivers(), 29);
+        assert_eq!(m.semaphores(), 2);
+        let flags: Vec<bool> = m.rects.iter().map(|r| contains(r, m.sender)).collect();
+        assert_eq!(flags, [true, false]);
+        assert_eq!(multicast(Grid::TENSIX_DISPATCH, 110).receivers(), 109);
+    }
+
+    #[test]
+    fn a_single_core_has_no_receivers_and_no_semaphores() {
+        let m = multicast(Grid::ETH_DISPATCH, 1);
+        assert_eq!((m.receivers(), m.semaphores()), (0, 0));
+    }
+
+    #[test]
+    fn receivers_get_no_rectangles() {
+        let m = multicast(Grid::ETH_DISPATCH, 30);
+        let names = Multicast::arg_names();
+        let receiver = m.args(Core { x: 3, y: 1 });
+        let sender = m.args(m.sender);
+        assert_eq!(names.len(), 3 + 6 * RECTS);
+        assert_eq!((receiver.len(), sender.len()), (names.len(), names.len()));
+        assert!(receiver[3..].iter().all(|a| *a == Arg::Const(0)));
+        // Slot 1 of the sender: the partial row, 6 cores, not holding the sender.
+        assert_eq!(sender[3 + 6 + 4..3 + 12], [Arg::Const(6), Arg::Const(0)]);
+    }
+}
