@@ -1,15 +1,19 @@
-//! Every checked-in kernel compiles (`g++ -fsyntax-only`) against tt-metal 0.78.0's real headers
+//! Every checked-in kernel, and every kernel of the accurate-precision programs the Tensix backend
+//! compiles at first use, compiles (`g++ -fsyntax-only`) against tt-metal 0.78.0's real headers
 //! inside the firmware wrapper of each processor it may run on.
+
+use std::path::Path;
 
 use conformance::jit::Jit;
 use conformance::{kernels, paths};
+use kernel_gen::{compile, variants, Grid, Precision};
 
-#[test]
-fn emitted_kernels_compile_against_the_real_headers() -> Result<(), conformance::Error> {
+/// Checks every kernel `program.json` files under `dir` list, printing each drift and the counts.
+fn check_kernels_under(dir: &Path, what: &str) -> Result<(), conformance::Error> {
     let root = paths::real_headers()?;
     let jit = Jit::new(root, paths::harness());
-    let found = kernels::discover(&paths::artifacts())?;
-    assert!(!found.is_empty(), "no kernels under kernel-gen/artifacts");
+    let found = kernels::discover(dir)?;
+    assert!(!found.is_empty(), "no kernels under {}", dir.display());
     let jobs = std::thread::available_parallelism()
         .map(usize::from)
         .unwrap_or(1);
@@ -34,7 +38,7 @@ fn emitted_kernels_compile_against_the_real_headers() -> Result<(), conformance:
     }
     for (role, (total, passed)) in &report.kernels {
         eprintln!(
-            "real-header syntax check: {passed} of {total} {role} kernels pass ({} builds in all)",
+            "real-header syntax check ({what}): {passed} of {total} {role} kernels pass ({} builds in all)",
             report.builds
         );
     }
@@ -44,4 +48,31 @@ fn emitted_kernels_compile_against_the_real_headers() -> Result<(), conformance:
         report.failures.len()
     );
     Ok(())
+}
+
+#[test]
+fn emitted_kernels_compile_against_the_real_headers() -> Result<(), conformance::Error> {
+    check_kernels_under(&paths::artifacts(), "checked-in artifacts")
+}
+
+/// The accurate precision's main program and one NMS variant (Float32 activations, bf16 hi+lo
+/// weights: other template branches than the checked-in port programs), written to a temporary
+/// directory as `cargo run -p kernel-gen` writes artifacts.
+#[test]
+fn accurate_program_kernels_compile_against_the_real_headers() -> Result<(), conformance::Error> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    for mut variant in [
+        variants::main_program(640, 480, None, Grid::ETH_DISPATCH),
+        variants::nms_program(640, 480, 2, Grid::ETH_DISPATCH),
+    ] {
+        variant.params.precision = Precision::ACCURATE;
+        let compiled = compile(&variant.graph, &variant.params).expect("compiles at accurate");
+        for (file, text) in compiled.files().expect("renders") {
+            let path = dir.path().join(&variant.name).join(file);
+            let parent = path.parent().expect("a file under the variant's directory");
+            std::fs::create_dir_all(parent).expect("creates the variant's directories");
+            std::fs::write(&path, text).expect("writes the artifact");
+        }
+    }
+    check_kernels_under(dir.path(), "accurate programs")
 }

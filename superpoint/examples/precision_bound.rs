@@ -38,7 +38,8 @@ use common::{cases, Case};
 #[derive(Debug, Clone, Copy)]
 enum Storage {
     F32,
-    /// Round to nearest, ties to even (the host's and the packer's conversion).
+    /// Round to nearest, ties to even (the host's conversion; the packer breaks exact ties away
+    /// from zero instead, which these bounds ignore).
     Bf16,
     /// 10 mantissa bits, truncated (Float32 in a source register).
     Tf32,
