@@ -15,7 +15,7 @@ use crate::plan::CbKind;
 /// A rule of the device that a node's program breaks.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum CheckError {
-    #[error("node `{node}`: CBs need {used} bytes of L1 per core but {available} are usable ({size} bytes of L1 above the base at {base})")]
+    #[error("node `{node}`: CBs and the L1 arena need {used} bytes of L1 per core but {available} are usable ({size} bytes of L1 above the base at {base})")]
     L1Overflow {
         node: String,
         used: u64,
@@ -113,12 +113,13 @@ pub enum CheckError {
     },
 }
 
-fn l1(node: &NodeKir, limits: &Limits) -> Result<(), CheckError> {
+fn l1(node: &NodeKir, arena: u32, limits: &Limits) -> Result<(), CheckError> {
     let used: u64 = node
         .cbs
         .iter()
         .map(|c| u64::from(c.pages) * u64::from(c.page_bytes))
-        .sum();
+        .sum::<u64>()
+        + u64::from(arena);
     if used > u64::from(limits.l1_usable()) {
         return Err(CheckError::L1Overflow {
             node: node.node.clone(),
@@ -444,7 +445,7 @@ fn protocol(node: &NodeKir) -> Result<(), CheckError> {
 pub fn check(kir: &Kir, limits: &Limits) -> Result<(), CheckError> {
     for node in &kir.nodes {
         cb_ids(node, limits)?;
-        l1(node, limits)?;
+        l1(node, kir.arena.bytes, limits)?;
         semaphores(node, limits)?;
         for kernel in &node.kernels {
             runtime_args(node, kernel, limits)?;

@@ -98,7 +98,8 @@ emit_struct!(BufferPlan {
     name,
     pages,
     page_bytes,
-    content
+    content,
+    l1_offset
 });
 emit_struct!(CbPlan {
     id,
@@ -118,6 +119,7 @@ emit_struct!(Step {
 });
 emit_struct!(DeviceProgram {
     grid,
+    l1_arena,
     buffers,
     steps
 });

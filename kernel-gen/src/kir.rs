@@ -17,6 +17,8 @@ use crate::plan::{CbPlan, ConvPlan, NodePlan, OpPlan, Plan, PoolPlan};
 /// What cannot be lowered to kernel IR.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum KirError {
+    #[error(transparent)]
+    Arena(#[from] crate::arena::ArenaError),
     #[error("node `{node}`: CB `{cb}` is used by the kernels but not planned")]
     MissingCb { node: String, cb: &'static str },
     #[error("node `{node}`: input {index} is not in the plan (the node has {count} inputs)")]
@@ -325,6 +327,9 @@ impl NodeKir {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Kir {
     pub nodes: Vec<NodeKir>,
+    /// The activation buffers in L1 ([`crate::arena::place`]; empty until placed).
+    #[serde(default)]
+    pub arena: crate::arena::Arena,
 }
 
 /// Calls each call with how many times it runs on core `on` (zero for a branch the core skips).
@@ -964,5 +969,10 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
             kernels,
         });
     }
-    Ok(Kir { nodes })
+    let mut kir = Kir {
+        nodes,
+        arena: crate::arena::Arena::default(),
+    };
+    crate::arena::place(&mut kir, plan)?;
+    Ok(kir)
 }

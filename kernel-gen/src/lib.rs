@@ -14,7 +14,13 @@
 //! shipped programs are in [`variants`]. Each node is its own program (step) today: nothing is
 //! fused across nodes except softmax with the fold and candidates with the NMS writer.
 //!
-//! * **Layout**: every activation lives in DRAM, interleaved, channels-last as a (pixels ×
+//! * **Placement** ([`arena`]): with [`PlanParams::l1_activations`] (the shipped main programs)
+//!   the activations a program writes and reads itself live in L1, interleaved page by page over
+//!   one bank per worker core (tt-metal's L1-interleaved buffers, `InterleavedAddrGen<false>`),
+//!   packed by lifetime into one arena above the largest step's CBs; the rest (the host's
+//!   plane, weights, graph outputs, what a later program or the host reads) stays in DRAM. A
+//!   kernel's `<arg>_dram` compile-time args say which, so the kernels are the same either way.
+//! * **Layout**: every activation is interleaved, channels-last as a (pixels ×
 //!   channels) matrix of tiles (32 pixels × 32 channels, 4-face), bf16 or Float32 as the writing
 //!   node's precision says ([`Precision::PORT`] bf16, [`Precision::ACCURATE`] Float32), see
 //!   [`layout`]. A node reading an activation of another format than its own is refused
@@ -139,13 +145,13 @@
 //! The dispatch program is also emitted as a Rust module ([`emit`], `program.rs` next to each
 //! artifact set) so a crate embeds it with `include!` instead of parsing JSON.
 //!
-//! Next steps (DESIGN §3 hints; `superpoint bench --backend tensix` models 1.07 ms per 640×480
-//! frame, most nodes DRAM-bound): keep activations in L1 sharded by rows with halo exchange
-//! instead of the DRAM round trip between nodes (conv1a → conv1b → pool1 alone move ~200 MB
-//! through DRAM); fuse conv+ReLU+pool; store the one-channel frame compactly instead of one
+//! Next steps (DESIGN §3 hints; `superpoint bench --backend tensix` prints the per-node model):
+//! shard activations by rows so each core reads its own rows and a halo instead of pages spread
+//! over every core; fuse conv+ReLU+pool; store the one-channel frame compactly instead of one
 //! 32-channel tile row per 32 pixels; make the NMS mask and the candidate scan SFPU work
 //! instead of RISC-V loops.
 
+pub mod arena;
 pub mod check;
 pub mod device;
 pub mod emit;

@@ -1,8 +1,9 @@
 //! Graph → device plan: which cores run each node, where its tensors live and in which layout,
 //! its circular buffers and how its weights reach the cores.
 //!
-//! Current design (see the crate docs): every activation is a DRAM-interleaved channels-last
-//! tile matrix ([`crate::layout`]); each supported node is one program whose output pixel blocks
+//! Current design (see the crate docs): every activation is an interleaved channels-last tile
+//! matrix ([`crate::layout`]) in DRAM (or in L1, placed by [`crate::arena`] after lowering);
+//! each supported node is one program whose output pixel blocks
 //! (32 pixels) are split over the first cores of the grid in contiguous runs; convolution weights
 //! and bias are read by every core into resident CBs.
 
@@ -93,6 +94,12 @@ pub struct PlanParams {
     pub external: BTreeSet<String>,
     /// The (width, height) of the image plane the host uploads; the frame size when `None`.
     pub input_size: Option<(u32, u32)>,
+    /// Whether the activations the program writes and reads itself may live in L1
+    /// ([`crate::arena`]) instead of DRAM.
+    pub l1_activations: bool,
+    /// Nodes whose outputs stay in DRAM even so (read by a later program); the graph's outputs
+    /// always do.
+    pub keep_in_dram: BTreeSet<String>,
 }
 
 impl Default for PlanParams {
@@ -104,6 +111,8 @@ impl Default for PlanParams {
             overrides: BTreeMap::new(),
             external: BTreeSet::new(),
             input_size: None,
+            l1_activations: false,
+            keep_in_dram: BTreeSet::new(),
         }
     }
 }
@@ -156,13 +165,16 @@ pub enum Content {
     },
 }
 
-/// One DRAM-interleaved buffer.
+/// One interleaved buffer: in DRAM, or in the program's L1 arena ([`crate::arena`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BufferPlan {
     pub name: String,
     pub pages: u32,
     pub page_bytes: u32,
     pub content: Content,
+    /// Offset of its bank slot in the L1 arena; `None` in DRAM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub l1_offset: Option<u32>,
 }
 
 /// How a CB is used.
@@ -318,6 +330,10 @@ pub struct Plan {
     pub limits: Limits,
     pub buffers: Vec<BufferPlan>,
     pub nodes: Vec<NodePlan>,
+    /// [`PlanParams::l1_activations`].
+    pub l1_activations: bool,
+    /// Nodes whose outputs stay in DRAM: [`PlanParams::keep_in_dram`] and the graph's outputs.
+    pub keep_in_dram: BTreeSet<String>,
 }
 
 const TILE_BYTES: u32 = 2048;
@@ -373,6 +389,7 @@ pub fn tensor_buffers(
             pages,
             page_bytes,
             content: content(part),
+            l1_offset: None,
         })
         .collect()
 }
@@ -596,12 +613,14 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     pages: weight_parts * k_tiles * out_tiles,
                     page_bytes: TILE_BYTES,
                     content: weight_content,
+                    l1_offset: None,
                 });
                 buffers.push(BufferPlan {
                     name: bias_name.clone(),
                     pages: out_tiles,
                     page_bytes: format.tile_bytes(),
                     content: bias_content,
+                    l1_offset: None,
                 });
                 buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
                 nodes.push(NodePlan {
@@ -796,6 +815,13 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
         limits: params.limits,
         buffers,
         nodes,
+        l1_activations: params.l1_activations,
+        keep_in_dram: params
+            .keep_in_dram
+            .iter()
+            .chain(&graph.outputs)
+            .cloned()
+            .collect(),
     })
 }
 

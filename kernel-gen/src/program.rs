@@ -61,6 +61,8 @@ pub struct Step {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceProgram {
     pub grid: Grid,
+    /// Bytes per core of the L1 arena the buffers with an `l1_offset` live in ([`crate::arena`]).
+    pub l1_arena: u32,
     pub buffers: Vec<BufferPlan>,
     pub steps: Vec<Step>,
 }
@@ -138,7 +140,14 @@ pub fn assemble(grid: Grid, buffers: &[BufferPlan], kir: &Kir) -> Result<Compile
     Ok(Compiled {
         program: DeviceProgram {
             grid,
-            buffers: buffers.to_vec(),
+            l1_arena: kir.arena.bytes,
+            buffers: buffers
+                .iter()
+                .map(|b| BufferPlan {
+                    l1_offset: kir.arena.offsets.get(&b.name).copied(),
+                    ..b.clone()
+                })
+                .collect(),
             steps,
         },
         sources,

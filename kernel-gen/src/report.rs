@@ -1,6 +1,7 @@
-//! Static per-node figures of a compiled program, read off the kernel IR: cores used, CB bytes
-//! (= the L1 peak per core, as no node has L1 buffers yet), tile operations by fidelity, and
-//! NoC / DRAM bytes summed over all cores. They are the static inputs of the cost model (§6).
+//! Static per-node figures of a compiled program, read off the kernel IR: cores used, the L1
+//! peak per core (CBs plus the L1 arena, [`crate::arena`]), tile operations by fidelity, and
+//! DRAM bytes summed over all cores (pages of buffers in the L1 arena move over the NoC
+//! between cores instead and are not counted). They are the static inputs of the cost model (§6).
 //! Reader DRAM reads are upper bounds where the kernel skips work at run time: the conv input
 //! ring's full prologue and one block per output block (the blocks outside the image, which
 //! the reader skips, included), pool taps without tile-cache hits. Loops bounded by run-time data (descriptor sampling) count their bound
@@ -8,6 +9,7 @@
 
 use std::fmt::Write;
 
+use crate::arena::Arena;
 use crate::device::Fidelity;
 use crate::kir::{walk, Call, Kir, NodeKir};
 
@@ -30,7 +32,7 @@ pub struct NodeReport {
     pub l1_gather_bytes: u64,
 }
 
-fn node_report(node: &NodeKir) -> NodeReport {
+fn node_report(node: &NodeKir, arena: &Arena) -> NodeReport {
     let mut r = NodeReport {
         node: node.node.clone(),
         op: node.op.clone(),
@@ -39,7 +41,8 @@ fn node_report(node: &NodeKir) -> NodeReport {
             .cbs
             .iter()
             .map(|c| u64::from(c.pages) * u64::from(c.page_bytes))
-            .sum(),
+            .sum::<u64>()
+            + u64::from(arena.bytes),
         fidelity: node
             .kernels
             .iter()
@@ -65,18 +68,29 @@ fn node_report(node: &NodeKir) -> NodeReport {
                 Call::Binary { tiles, .. } => r.binary_tiles += times * u64::from(*tiles),
                 Call::Pack { tiles, .. } => r.pack_tiles += times * u64::from(*tiles),
                 Call::DramRead {
-                    pages, page_bytes, ..
-                } => r.dram_read_bytes += times * u64::from(*pages) * u64::from(*page_bytes),
+                    buffer,
+                    pages,
+                    page_bytes,
+                    ..
+                } if !arena.holds(buffer) => {
+                    r.dram_read_bytes += times * u64::from(*pages) * u64::from(*page_bytes)
+                }
                 Call::DramWrite {
-                    pages, page_bytes, ..
-                } => r.dram_write_bytes += times * u64::from(*pages) * u64::from(*page_bytes),
+                    buffer,
+                    pages,
+                    page_bytes,
+                    ..
+                } if !arena.holds(buffer) => {
+                    r.dram_write_bytes += times * u64::from(*pages) * u64::from(*page_bytes)
+                }
                 Call::L1Gather { bytes } => r.l1_gather_bytes += times * u64::from(*bytes),
                 Call::DramPart {
+                    buffer,
                     write,
                     transfers,
                     bytes,
                     ..
-                } => {
+                } if !arena.holds(buffer) => {
                     let moved = times * u64::from(*transfers) * u64::from(*bytes);
                     if *write {
                         r.dram_write_bytes += moved;
@@ -95,7 +109,10 @@ fn node_report(node: &NodeKir) -> NodeReport {
 
 /// The figures of every node, in launch order.
 pub fn report(kir: &Kir) -> Vec<NodeReport> {
-    kir.nodes.iter().map(node_report).collect()
+    kir.nodes
+        .iter()
+        .map(|n| node_report(n, &kir.arena))
+        .collect()
 }
 
 /// A fixed-width table of the figures.

@@ -1,8 +1,13 @@
 //! Runs a compiled program on a tt-runtime device (the emulator, or a card with the `metal`
-//! build): allocates its DRAM buffers, builds each step's program once (kernels, CBs,
+//! build): allocates its DRAM buffers and places its L1 buffers in the device's [`L1Arena`], builds each step's program once (kernels, CBs,
 //! semaphores, runtime args with buffer addresses and the device's NoC coordinates of cores), fills the weight and filter buffers, and then runs the steps in launch order, directly
 //! or captured in a trace. Buffers are reached by name; an NMS-variant program shares the main
 //! program's buffers for its external inputs, so nothing is copied between the two.
+//!
+//! Programs loaded on one device run one at a time and none keeps an L1 buffer from one run to
+//! the next (what another program reads stays in DRAM), so they all share one L1 arena: one
+//! L1 buffer at the top of every core's L1, as large as the first program that needs one
+//! allows; a later program must fit it (its buffers inside, its CBs below).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -41,6 +46,14 @@ pub enum RunError {
     MissingWeights { buffer: String, entry: String },
     #[error("external buffer `{0}` is not in the program it should be shared from")]
     NotShared(String),
+    #[error("the program needs an L1 arena of {need} bytes per core but the device's, shared with the programs loaded before, has {have} (load the program with the largest arena first, or on a device of its own)")]
+    ArenaTooSmall { need: u32, have: u32 },
+    #[error("step `{step}`: its CBs need {cbs} bytes of L1 per core but the device's L1 arena leaves {free} below it")]
+    ArenaOverlap { step: String, cbs: u32, free: u32 },
+    #[error(
+        "the program was planned for {planned} L1 banks (its grid) but the device has {device}"
+    )]
+    Banks { planned: u32, device: u32 },
     #[error("step `{step}`: semaphore {expected} got id {got} from the device; the kernels address them as 0..{count}")]
     SemaphoreId {
         step: String,
@@ -100,6 +113,165 @@ pub fn weight_bytes(
     Ok(out)
 }
 
+/// The L1 region the L1 buffers of every program loaded on one device live in (see the module
+/// docs). Clones share it.
+#[derive(Clone, Default)]
+pub struct L1Arena {
+    inner: Arc<std::sync::Mutex<Option<ArenaRegion>>>,
+}
+
+struct ArenaRegion {
+    buffer: Arc<Buffer>,
+    /// Logical core of each L1 bank.
+    banks: Vec<CoreCoord>,
+}
+
+impl L1Arena {
+    /// An arena with no region yet; the first program that needs one allocates it.
+    pub fn new() -> L1Arena {
+        L1Arena::default()
+    }
+
+    /// The region for `program`, allocating it on first use as large as the program's largest
+    /// CBs leave room for; checks that the program fits it.
+    fn region_for(
+        &self,
+        dev: &Device,
+        program: &DeviceProgram,
+    ) -> Result<(Arc<Buffer>, Vec<CoreCoord>), RunError> {
+        let info = dev.info()?;
+        let cbs = |s: &crate::program::Step| -> u32 {
+            s.cbs
+                .iter()
+                .map(|c| (c.pages * c.page_bytes).div_ceil(info.l1_alignment) * info.l1_alignment)
+                .sum()
+        };
+        let usable = info.l1_size - info.l1_unreserved_base;
+        let mut guard = self.inner.lock().map_err(|_| {
+            RunError::Runtime(tt_runtime::Error::Internal("L1 arena lock poisoned".into()))
+        })?;
+        if guard.is_none() {
+            let largest = program.steps.iter().map(cbs).max().unwrap_or(0);
+            let bytes = usable.saturating_sub(largest);
+            let banks = info.l1_banks;
+            *guard = Some(ArenaRegion {
+                buffer: Arc::new(dev.l1_buffer(bytes)?),
+                banks: (0..banks)
+                    .map(|b| dev.l1_bank_core(b))
+                    .collect::<Result<_, _>>()?,
+            });
+        }
+        let region = guard
+            .as_ref()
+            .ok_or_else(|| RunError::Runtime(tt_runtime::Error::Internal("no L1 arena".into())))?;
+        let have = region.buffer.size() as u32;
+        if program.l1_arena > have {
+            return Err(RunError::ArenaTooSmall {
+                need: program.l1_arena,
+                have,
+            });
+        }
+        for step in &program.steps {
+            if cbs(step) > usable - have {
+                return Err(RunError::ArenaOverlap {
+                    step: step.node.clone(),
+                    cbs: cbs(step),
+                    free: usable - have,
+                });
+            }
+        }
+        let planned = program.grid.x * program.grid.y;
+        if planned != region.banks.len() as u32 {
+            return Err(RunError::Banks {
+                planned,
+                device: region.banks.len() as u32,
+            });
+        }
+        Ok((region.buffer.clone(), region.banks.clone()))
+    }
+}
+
+/// Where a buffer of a loaded program lives.
+#[derive(Clone)]
+enum Placed {
+    Dram(Arc<Buffer>),
+    /// Pages interleaved over the banks of the arena from byte `offset` of each bank's slot.
+    L1 {
+        arena: Arc<Buffer>,
+        banks: Arc<Vec<CoreCoord>>,
+        offset: u32,
+        page_bytes: u32,
+        pages: u32,
+    },
+}
+
+impl Placed {
+    fn address(&self) -> u32 {
+        match self {
+            Placed::Dram(b) => b.address(),
+            Placed::L1 { arena, offset, .. } => arena.address() + offset,
+        }
+    }
+
+    fn size(&self) -> u64 {
+        match self {
+            Placed::Dram(b) => b.size(),
+            Placed::L1 {
+                page_bytes, pages, ..
+            } => u64::from(*page_bytes) * u64::from(*pages),
+        }
+    }
+
+    /// Bank core and offset in the arena of page `p` of an L1 buffer.
+    fn l1_page(banks: &[CoreCoord], offset: u32, page_bytes: u32, p: u64) -> (CoreCoord, u32) {
+        let n = banks.len() as u64;
+        let slot = page_bytes.div_ceil(L1_PAGE_ALIGNMENT) * L1_PAGE_ALIGNMENT;
+        (banks[(p % n) as usize], offset + (p / n) as u32 * slot)
+    }
+
+    fn write(&self, bytes: &[u8]) -> Result<(), RunError> {
+        match self {
+            Placed::Dram(b) => Ok(b.write(bytes)?),
+            Placed::L1 {
+                arena,
+                banks,
+                offset,
+                page_bytes,
+                ..
+            } => {
+                for (p, page) in bytes.chunks(*page_bytes as usize).enumerate() {
+                    let (core, at) = Placed::l1_page(banks, *offset, *page_bytes, p as u64);
+                    arena.write_core(core, at, page)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn read_pages(&self, first: u64, pages: u64, out: &mut [u8]) -> Result<(), RunError> {
+        match self {
+            Placed::Dram(b) => Ok(b.read_pages(first, pages, out)?),
+            Placed::L1 {
+                arena,
+                banks,
+                offset,
+                page_bytes,
+                ..
+            } => {
+                for (i, page) in out.chunks_mut(*page_bytes as usize).enumerate() {
+                    let p = first + i as u64;
+                    let (core, at) = Placed::l1_page(banks, *offset, *page_bytes, p);
+                    arena.read_core(core, at, page)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The NoC alignment of L1 pages (tt-metal aligns interleaved L1 pages to it).
+const L1_PAGE_ALIGNMENT: u32 = 16;
+
 struct LoadedStep {
     node: String,
     op: String,
@@ -110,8 +282,9 @@ struct LoadedStep {
 /// A compiled program loaded on a device.
 pub struct Loaded {
     program: DeviceProgram,
-    buffers: BTreeMap<String, Arc<Buffer>>,
+    buffers: BTreeMap<String, Placed>,
     steps: Vec<LoadedStep>,
+    arena: L1Arena,
 }
 
 fn cores(ranges: &[CoreRange]) -> Vec<Core> {
@@ -148,26 +321,37 @@ fn data_format(f: Format) -> DataFormat {
 }
 
 impl Loaded {
-    /// Loads `compiled` on `dev`; external inputs get buffers of their own, which the caller fills.
+    /// Loads `compiled` on `dev` with an L1 arena of its own; external inputs get buffers of
+    /// their own, which the caller fills.
     pub fn load(dev: &Device, compiled: &Compiled) -> Result<Loaded, RunError> {
-        Loaded::load_with(dev, compiled, None)
+        Loaded::load_in(dev, compiled, &L1Arena::new(), None)
     }
 
-    /// Loads `compiled` on `dev`, its external inputs being `main`'s buffers of the same names.
+    /// Loads `compiled` on `dev`, its external inputs being `main`'s buffers of the same names
+    /// and its L1 buffers in `main`'s arena.
     pub fn load_sharing(
         dev: &Device,
         compiled: &Compiled,
         main: &Loaded,
     ) -> Result<Loaded, RunError> {
-        Loaded::load_with(dev, compiled, Some(main))
+        Loaded::load_in(dev, compiled, &main.arena, Some(main))
     }
 
-    fn load_with(
+    /// Loads `compiled` on `dev` with its L1 buffers in `arena` (one per device, shared by every
+    /// program loaded on it) and its external inputs from `main` when given.
+    pub fn load_in(
         dev: &Device,
         compiled: &Compiled,
+        arena: &L1Arena,
         main: Option<&Loaded>,
     ) -> Result<Loaded, RunError> {
         let program = compiled.program.clone();
+        let region = if program.buffers.iter().any(|b| b.l1_offset.is_some()) {
+            Some(arena.region_for(dev, &program)?)
+        } else {
+            None
+        };
+        let banks = region.as_ref().map(|(_, banks)| Arc::new(banks.clone()));
         let mut buffers = BTreeMap::new();
         for b in &program.buffers {
             let shared = match (&b.content, main) {
@@ -179,13 +363,21 @@ impl Loaded {
                 ),
                 _ => None,
             };
-            let buffer = match shared {
-                Some(buffer) => buffer,
-                None => Arc::new(
-                    dev.dram_buffer(u64::from(b.pages) * u64::from(b.page_bytes), b.page_bytes)?,
-                ),
+            let placed = match (shared, b.l1_offset, &region, &banks) {
+                (Some(placed), ..) => placed,
+                (None, Some(offset), Some((buffer, _)), Some(banks)) => Placed::L1 {
+                    arena: buffer.clone(),
+                    banks: banks.clone(),
+                    offset,
+                    page_bytes: b.page_bytes,
+                    pages: b.pages,
+                },
+                _ => Placed::Dram(Arc::new(dev.dram_buffer(
+                    u64::from(b.pages) * u64::from(b.page_bytes),
+                    b.page_bytes,
+                )?)),
             };
-            buffers.insert(b.name.clone(), buffer);
+            buffers.insert(b.name.clone(), placed);
         }
         let mut steps = Vec::with_capacity(program.steps.len());
         for step in &program.steps {
@@ -246,7 +438,7 @@ impl Loaded {
                             Arg::Const(v) => Ok(*v),
                             Arg::BufferAddress(name) => buffers
                                 .get(name)
-                                .map(|b| b.address())
+                                .map(Placed::address)
                                 .ok_or_else(|| RunError::UnknownArgBuffer {
                                     kernel: k.name.clone(),
                                     buffer: name.clone(),
@@ -270,6 +462,7 @@ impl Loaded {
             program,
             buffers,
             steps,
+            arena: arena.clone(),
         })
     }
 
@@ -278,14 +471,13 @@ impl Loaded {
         &self.program
     }
 
-    fn buffer(&self, name: &str) -> Result<&Buffer, RunError> {
+    fn buffer(&self, name: &str) -> Result<&Placed, RunError> {
         self.buffers
             .get(name)
-            .map(|b| b.as_ref())
             .ok_or_else(|| RunError::UnknownBuffer(name.to_string()))
     }
 
-    /// Writes the whole buffer `name`.
+    /// Writes the whole buffer `name` (in DRAM or L1).
     pub fn write(&self, name: &str, bytes: &[u8]) -> Result<(), RunError> {
         let buffer = self.buffer(name)?;
         if bytes.len() as u64 != buffer.size() {
@@ -295,23 +487,27 @@ impl Loaded {
                 len: bytes.len() as u64,
             });
         }
-        Ok(buffer.write(bytes)?)
+        buffer.write(bytes)
     }
 
-    /// Reads the whole buffer `name`.
+    /// Reads the whole buffer `name`. An L1 buffer ([`crate::arena`]) holds its tensor only
+    /// until a later step reuses its bytes: read it right after the step that writes it.
     pub fn read(&self, name: &str) -> Result<Vec<u8>, RunError> {
-        Ok(self.buffer(name)?.read_vec()?)
+        let plan = self.plan_of(name)?;
+        self.read_pages(name, 0, u64::from(plan.pages))
+    }
+
+    fn plan_of(&self, name: &str) -> Result<&crate::plan::BufferPlan, RunError> {
+        self.program
+            .buffers
+            .iter()
+            .find(|b| b.name == name)
+            .ok_or_else(|| RunError::UnknownBuffer(name.to_string()))
     }
 
     /// Reads pages `first..first + pages` of buffer `name` (e.g. the descriptor rows returned).
     pub fn read_pages(&self, name: &str, first: u64, pages: u64) -> Result<Vec<u8>, RunError> {
-        let page_bytes = self
-            .program
-            .buffers
-            .iter()
-            .find(|b| b.name == name)
-            .map(|b| u64::from(b.page_bytes))
-            .ok_or_else(|| RunError::UnknownBuffer(name.to_string()))?;
+        let page_bytes = u64::from(self.plan_of(name)?.page_bytes);
         let mut out = vec![0u8; (pages * page_bytes) as usize];
         self.buffer(name)?.read_pages(first, pages, &mut out)?;
         Ok(out)

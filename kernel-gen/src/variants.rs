@@ -1,6 +1,6 @@
 //! The programs the project ships: the default SuperPoint program (frame, grid, input size) and
 //! one NMS-variant program per device radius, which starts from the default program's score map
-//! and dense descriptors (left in DRAM) and redoes NMS, candidates and sampling. The checked-in
+//! and dense descriptors (kept in DRAM; the main program's other activations live in L1) and redoes NMS, candidates and sampling. The checked-in
 //! artifacts are these at 640×480 on the 12×10 grid; the runtime compiles the same definitions
 //! for other sizes.
 
@@ -29,6 +29,14 @@ fn graph(width: u32, height: u32, radius: usize) -> Graph {
     })
 }
 
+/// The main program's outputs an NMS-variant program starts from (they stay in DRAM).
+fn nms_inputs() -> BTreeSet<String> {
+    BTreeSet::from([
+        names::SCORES.to_string(),
+        names::DESCRIPTORS_DENSE.to_string(),
+    ])
+}
+
 /// The whole network on the device for a `width`×`height` frame from an `input`-sized plane
 /// (the frame size when `None`), with the default NMS radius.
 pub fn main_program(width: u32, height: u32, input: Option<(u32, u32)>, grid: Grid) -> Variant {
@@ -39,6 +47,13 @@ pub fn main_program(width: u32, height: u32, input: Option<(u32, u32)>, grid: Gr
         params: PlanParams {
             grid,
             input_size: input,
+            l1_activations: true,
+            // What the NMS variants start from, and the post-NMS map the host reads when it
+            // selects the keypoints itself.
+            keep_in_dram: nms_inputs()
+                .into_iter()
+                .chain([names::NMS.to_string()])
+                .collect(),
             ..PlanParams::default()
         },
     }
@@ -55,10 +70,7 @@ pub fn nms_program(width: u32, height: u32, radius: usize, grid: Grid) -> Varian
         graph: graph(width, height, radius),
         params: PlanParams {
             grid,
-            external: BTreeSet::from([
-                names::SCORES.to_string(),
-                names::DESCRIPTORS_DENSE.to_string(),
-            ]),
+            external: nms_inputs(),
             ..PlanParams::default()
         },
     }

@@ -118,6 +118,7 @@ typedef struct ttr_device_info {
     uint32_t l1_alignment;        /* NoC alignment for L1 */
     uint32_t dram_alignment;      /* NoC read alignment for DRAM */
     uint32_t dram_banks;
+    uint32_t l1_banks;            /* L1 banks for L1-interleaved buffers (one per worker core) */
     uint32_t max_cbs;
     uint32_t max_runtime_args;
     uint32_t is_emulator;         /* 1 for the emulator */
@@ -170,6 +171,10 @@ ttr_status ttr_device_get_info(const ttr_device *device, ttr_device_info *out);
 ttr_status ttr_device_worker_core(const ttr_device *device, ttr_core logical, ttr_core *noc);
 /* NoC coordinates of a DRAM bank. */
 ttr_status ttr_device_dram_core(const ttr_device *device, uint32_t bank, ttr_core *noc);
+/* Logical core of an L1 bank. There is one L1 bank per worker core of the grid, at offset 0 of its L1:
+ * `InterleavedAddrGen<false>` puts page p in bank p % (grid_x * grid_y) at
+ * base + (p / banks) * align(page size, l1_alignment). */
+ttr_status ttr_device_l1_bank_core(const ttr_device *device, uint32_t bank, ttr_core *logical);
 
 /* A DRAM buffer interleaved over the banks in pages of page_size bytes. */
 ttr_status ttr_buffer_create_dram(ttr_device *device, uint64_t size, uint32_t page_size, ttr_buffer **out);

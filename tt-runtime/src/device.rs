@@ -89,6 +89,8 @@ pub struct DeviceInfo {
     pub dram_alignment: u32,
     /// DRAM banks.
     pub dram_banks: u32,
+    /// L1 banks of L1-interleaved buffers ([`Device::l1_bank_core`]).
+    pub l1_banks: u32,
     /// CBs per core.
     pub max_cbs: u32,
     /// Runtime args per kernel per core.
@@ -154,6 +156,7 @@ impl Device {
             l1_alignment: i.l1_alignment,
             dram_alignment: i.dram_alignment,
             dram_banks: i.dram_banks,
+            l1_banks: i.l1_banks,
             max_cbs: i.max_cbs,
             max_runtime_args: i.max_runtime_args,
             is_emulator: i.is_emulator != 0,
@@ -178,6 +181,17 @@ impl Device {
         // SAFETY: valid device and out-pointer.
         check(unsafe { sys::ttr_device_dram_core(self.raw(), bank, &mut noc) })?;
         Ok(CoreCoord::new(noc.x, noc.y))
+    }
+
+    /// Logical core of L1 bank `bank`: page `p` of an L1-interleaved tensor
+    /// (`InterleavedAddrGen<false>`) is in bank `p % l1_banks` at `base + (p / l1_banks) * page`
+    /// (pages aligned to the L1 alignment); the emulator has one bank per worker core, and the
+    /// tt-metal build checks that the card does too.
+    pub fn l1_bank_core(&self, bank: u32) -> Result<CoreCoord> {
+        let mut logical = sys::ttr_core::default();
+        // SAFETY: valid device and out-pointer.
+        check(unsafe { sys::ttr_device_l1_bank_core(self.raw(), bank, &mut logical) })?;
+        Ok(CoreCoord::new(logical.x, logical.y))
     }
 
     /// A DRAM buffer of `size` bytes interleaved over the banks in pages of `page_size` bytes.

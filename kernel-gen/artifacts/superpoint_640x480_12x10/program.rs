@@ -4,6 +4,7 @@ use kernel_gen::emit::StaticArg::{Buffer, Const, NocX, NocY};
 pub fn program() -> kernel_gen::DeviceProgram {
     kernel_gen::DeviceProgram {
         grid: kernel_gen::Grid { x: 12, y: 10 },
+        l1_arena: 655360,
         buffers: Vec::from([
             kernel_gen::BufferPlan {
                 name: String::from("input"),
@@ -15,6 +16,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         width: 640,
                     },
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("resize"),
@@ -29,6 +31,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(327680),
             },
             kernel_gen::BufferPlan {
                 name: String::from("resize.hweights"),
@@ -39,6 +42,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     input: 640,
                     output: 640,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("resize.vweights"),
@@ -49,6 +53,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     input: 480,
                     output: 480,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("resize.bands"),
@@ -61,6 +66,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     height: 480,
                     bytes: 192,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv1a.weight"),
@@ -69,6 +75,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvWeights {
                     entry: String::from("conv1a"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv1a.bias"),
@@ -77,6 +84,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvBias {
                     entry: String::from("conv1a"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv1a"),
@@ -91,6 +99,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(0),
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv1b.weight"),
@@ -99,6 +108,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvWeights {
                     entry: String::from("conv1b"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv1b.bias"),
@@ -107,6 +117,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvBias {
                     entry: String::from("conv1b"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv1b"),
@@ -121,6 +132,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(327680),
             },
             kernel_gen::BufferPlan {
                 name: String::from("pool1"),
@@ -135,6 +147,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(81920),
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv2a.weight"),
@@ -143,6 +156,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvWeights {
                     entry: String::from("conv2a"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv2a.bias"),
@@ -151,6 +165,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvBias {
                     entry: String::from("conv2a"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv2a"),
@@ -165,6 +180,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(0),
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv2b.weight"),
@@ -173,6 +189,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvWeights {
                     entry: String::from("conv2b"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv2b.bias"),
@@ -181,6 +198,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvBias {
                     entry: String::from("conv2b"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv2b"),
@@ -195,6 +213,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(81920),
             },
             kernel_gen::BufferPlan {
                 name: String::from("pool2"),
@@ -209,6 +228,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(40960),
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv3a.weight"),
@@ -217,6 +237,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvWeights {
                     entry: String::from("conv3a"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv3a.bias"),
@@ -225,6 +246,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvBias {
                     entry: String::from("conv3a"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv3a"),
@@ -239,6 +261,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(0),
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv3b.weight"),
@@ -247,6 +270,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvWeights {
                     entry: String::from("conv3b"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv3b.bias"),
@@ -255,6 +279,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvBias {
                     entry: String::from("conv3b"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv3b"),
@@ -269,6 +294,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(40960),
             },
             kernel_gen::BufferPlan {
                 name: String::from("pool3"),
@@ -283,6 +309,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(10240),
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv4a.weight"),
@@ -291,6 +318,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvWeights {
                     entry: String::from("conv4a"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv4a.bias"),
@@ -299,6 +327,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvBias {
                     entry: String::from("conv4a"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv4a"),
@@ -313,6 +342,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(0),
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv4b.weight"),
@@ -321,6 +351,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvWeights {
                     entry: String::from("conv4b"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv4b.bias"),
@@ -329,6 +360,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvBias {
                     entry: String::from("conv4b"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("conv4b"),
@@ -343,6 +375,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(20480),
             },
             kernel_gen::BufferPlan {
                 name: String::from("convPa.weight"),
@@ -351,6 +384,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvWeights {
                     entry: String::from("convPa"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("convPa.bias"),
@@ -359,6 +393,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvBias {
                     entry: String::from("convPa"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("convPa"),
@@ -373,6 +408,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(0),
             },
             kernel_gen::BufferPlan {
                 name: String::from("convPb.weight"),
@@ -381,6 +417,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvWeights {
                     entry: String::from("convPb"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("convPb.bias"),
@@ -389,6 +426,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvBias {
                     entry: String::from("convPb"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("convPb"),
@@ -403,6 +441,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(30720),
             },
             kernel_gen::BufferPlan {
                 name: String::from("scores"),
@@ -415,6 +454,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("nms.vertical"),
@@ -427,6 +467,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         width: 640,
                     },
                 },
+                l1_offset: Some(0),
             },
             kernel_gen::BufferPlan {
                 name: String::from("nms"),
@@ -439,6 +480,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("keypoints"),
@@ -453,6 +495,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("keypoints.counts"),
@@ -467,6 +510,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Counts,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("convDa.weight"),
@@ -475,6 +519,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvWeights {
                     entry: String::from("convDa"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("convDa.bias"),
@@ -483,6 +528,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvBias {
                     entry: String::from("convDa"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("convDa"),
@@ -497,6 +543,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(0),
             },
             kernel_gen::BufferPlan {
                 name: String::from("convDb.weight"),
@@ -505,6 +552,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvWeights {
                     entry: String::from("convDb"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("convDb.bias"),
@@ -513,6 +561,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 content: kernel_gen::Content::ConvBias {
                     entry: String::from("convDb"),
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("convDb"),
@@ -527,6 +576,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: Some(20480),
             },
             kernel_gen::BufferPlan {
                 name: String::from("descriptors_dense"),
@@ -541,6 +591,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("descriptors"),
@@ -554,6 +605,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: None,
             },
         ]),
         steps: Vec::from([
@@ -700,6 +752,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("fp32"),
                                 value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("plane_dram"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,
@@ -2406,6 +2462,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("fp32"),
                                 value: 0,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -2669,6 +2729,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -6085,6 +6149,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("weight_parts"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -6348,6 +6416,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -9764,6 +9836,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("weight_parts"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -9966,6 +10042,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
                                 value: 0,
                             },
                         ]),
@@ -10294,6 +10374,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("fp32"),
                                 value: 0,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -10557,6 +10641,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -13973,6 +14061,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("weight_parts"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -14236,6 +14328,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -17652,6 +17748,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("weight_parts"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -17854,6 +17954,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
                                 value: 0,
                             },
                         ]),
@@ -18182,6 +18286,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("fp32"),
                                 value: 0,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -18445,6 +18553,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -21861,6 +21973,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("weight_parts"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -22124,6 +22240,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -25540,6 +25660,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("weight_parts"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -25742,6 +25866,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
                                 value: 0,
                             },
                         ]),
@@ -26070,6 +26198,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("fp32"),
                                 value: 0,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -26333,6 +26465,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -29749,6 +29885,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("weight_parts"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -30012,6 +30152,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -33428,6 +33572,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("weight_parts"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -33691,6 +33839,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -37107,6 +37259,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("weight_parts"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -37370,6 +37526,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -40786,6 +40946,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("weight_parts"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -41040,6 +41204,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
                                 value: 0,
                             },
                         ]),
@@ -41392,6 +41560,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("fp32"),
                                 value: 0,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -41591,6 +41763,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("axis"),
                                 value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,
@@ -41910,6 +42086,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("axis"),
                                 value: 0,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -42133,6 +42313,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("axis"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -42479,6 +42663,22 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("count_slot_bytes"),
                                 value: 64,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("scores_dram"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("records_dram"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("counts_dram"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,
@@ -44187,6 +44387,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -47603,6 +47807,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("weight_parts"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -47866,6 +48074,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -51282,6 +51494,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("weight_parts"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 0,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -51508,6 +51724,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("fp32"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
                                 value: 0,
                             },
                         ]),
@@ -51835,6 +52055,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("fp32"),
                                 value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,
@@ -52363,6 +52587,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("fp32"),
                                 value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("map_dram"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("candidates_dram"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("counts_dram"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,
@@ -53826,6 +54062,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("fp32"),
                                 value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("counts_dram"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,

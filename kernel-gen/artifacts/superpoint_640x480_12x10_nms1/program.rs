@@ -4,6 +4,7 @@ use kernel_gen::emit::StaticArg::{Buffer, Const};
 pub fn program() -> kernel_gen::DeviceProgram {
     kernel_gen::DeviceProgram {
         grid: kernel_gen::Grid { x: 12, y: 10 },
+        l1_arena: 0,
         buffers: Vec::from([
             kernel_gen::BufferPlan {
                 name: String::from("scores"),
@@ -17,6 +18,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("nms.vertical"),
@@ -29,6 +31,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         width: 640,
                     },
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("nms"),
@@ -41,6 +44,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("keypoints"),
@@ -55,6 +59,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("keypoints.counts"),
@@ -69,6 +74,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Counts,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("descriptors_dense"),
@@ -84,6 +90,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: None,
             },
             kernel_gen::BufferPlan {
                 name: String::from("descriptors"),
@@ -97,6 +104,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
+                l1_offset: None,
             },
         ]),
         steps: Vec::from([
@@ -163,6 +171,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("axis"),
                                 value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,
@@ -482,6 +494,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("axis"),
                                 value: 0,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -704,6 +720,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("axis"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("input_dram"),
                                 value: 1,
                             },
                         ]),
@@ -1051,6 +1071,22 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("count_slot_bytes"),
                                 value: 64,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("scores_dram"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("records_dram"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("counts_dram"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,
@@ -2784,6 +2820,18 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("fp32"),
                                 value: 0,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("map_dram"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("candidates_dram"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("counts_dram"),
+                                value: 1,
+                            },
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
@@ -4246,6 +4294,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("fp32"),
                                 value: 0,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("output_dram"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("counts_dram"),
+                                value: 1,
                             },
                         ]),
                         fidelity: None,

@@ -220,6 +220,7 @@ pub fn plan_node(
             input: in_width,
             output: width as u32,
         },
+        l1_offset: None,
     });
     buffers.push(BufferPlan {
         name: vweights.clone(),
@@ -230,6 +231,7 @@ pub fn plan_node(
             input: in_height,
             output: height as u32,
         },
+        l1_offset: None,
     });
     buffers.push(BufferPlan {
         name: bands.clone(),
@@ -242,6 +244,7 @@ pub fn plan_node(
             height: height as u32,
             bytes: bands_bytes,
         },
+        l1_offset: None,
     });
     let bf16 = Format::Bf16;
     let parts = PARTS as u32;

@@ -178,6 +178,7 @@ ttr_status ttr_device_get_info(const ttr_device *device, ttr_device_info *out) {
                                ttr::L1_ALIGN,
                                ttr::DRAM_READ_ALIGN,
                                ttr::DRAM_BANKS,
+                               static_cast<uint32_t>(d.cores.size()),
                                ttr::NUM_CBS,
                                ttr::MAX_RTA,
                                1};
@@ -206,6 +207,18 @@ ttr_status ttr_device_dram_core(const ttr_device *device, uint32_t bank, ttr_cor
             bad(fmt("DRAM bank %u does not exist (there are %u)", bank, ttr::DRAM_BANKS));
         }
         *noc = device->d->dram_noc[bank];
+    });
+}
+
+ttr_status ttr_device_l1_bank_core(const ttr_device *device, uint32_t bank, ttr_core *logical) {
+    return guard([&] {
+        need(device, "device");
+        need(logical, "logical");
+        const ttr::Device &d = *device->d;
+        if (bank >= d.cores.size()) {
+            bad(fmt("L1 bank %u does not exist (there are %zu, one per worker core)", bank, d.cores.size()));
+        }
+        *logical = ttr_core{d.cores[bank].lx, d.cores[bank].ly};
     });
 }
 

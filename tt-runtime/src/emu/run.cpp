@@ -407,12 +407,24 @@ uint64_t api_noc_mcast_addr(uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1, 
 
 uint64_t api_noc_page_addr(uint32_t dram, uint32_t base, uint32_t page_size, uint32_t page, uint32_t offset) {
     Ctx &c = current();
-    if (dram == 0) {
-        kfail("InterleavedAddrGen<false>: L1-interleaved buffers are not supported by the emulator (%s)",
-              who(c).c_str());
-    }
     if (page_size == 0) {
         kfail("InterleavedAddrGen: page size 0 on %s", who(c).c_str());
+    }
+    if (dram == 0) {
+        // One L1 bank per worker core, bank b on core b (ttr_device_l1_bank_core), at the same
+        // address in every bank.
+        const Device &d = dev_of(c);
+        uint64_t aligned = (static_cast<uint64_t>(page_size) + L1_ALIGN - 1) / L1_ALIGN * L1_ALIGN;
+        uint32_t banks = static_cast<uint32_t>(d.cores.size());
+        uint64_t addr = base + static_cast<uint64_t>(page / banks) * aligned;
+        if (!d.l1_alloc.contains(addr, page_size)) {
+            kfail("InterleavedAddrGen<false>: page %u (L1 0x%llx..0x%llx of bank %u) is outside every allocated L1 "
+                  "buffer on %s",
+                  page, static_cast<unsigned long long>(addr), static_cast<unsigned long long>(addr + page_size),
+                  page % banks, who(c).c_str());
+        }
+        const Core &k = d.cores[page % banks];
+        return encode(k.nx, k.ny, addr + offset);
     }
     uint64_t aligned = (static_cast<uint64_t>(page_size) + DRAM_READ_ALIGN - 1) / DRAM_READ_ALIGN * DRAM_READ_ALIGN;
     uint32_t bank = page % DRAM_BANKS;

@@ -457,6 +457,7 @@ ttr_status ttr_device_open(uint32_t device_id, ttr_dispatch dispatch, ttr_device
                                   alloc->get_alignment(tm::BufferType::L1),
                                   alloc->get_alignment(tm::BufferType::DRAM),
                                   alloc->get_num_banks(tm::BufferType::DRAM),
+                                  alloc->get_num_banks(tm::BufferType::L1),
                                   BH_MAX_CBS,
                                   MAX_RTA,
                                   0};
@@ -505,6 +506,26 @@ ttr_status ttr_device_dram_core(const ttr_device *device, uint32_t bank, ttr_cor
         std::lock_guard<std::mutex> lock(d.mu);
         CoreCoord c = tt::tt_metal::distributed::ttr_dram_core(*d.mesh, bank);
         *noc = ttr_core{static_cast<uint32_t>(c.x), static_cast<uint32_t>(c.y)};
+    });
+}
+
+ttr_status ttr_device_l1_bank_core(const ttr_device *device, uint32_t bank, ttr_core *logical) {
+    return guard(TTR_ERR_INTERNAL, [&] {
+        need(device, "device");
+        need(logical, "logical");
+        MDevice &d = *device->d;
+        std::lock_guard<std::mutex> lock(d.mu);
+        const auto &alloc = d.mesh->allocator();
+        for (uint32_t y = 0; y < d.gy; ++y) {
+            for (uint32_t x = 0; x < d.gx; ++x) {
+                const auto &ids = alloc->get_bank_ids_from_logical_core(tm::BufferType::L1, CoreCoord(x, y));
+                if (ids.size() == 1 && ids[0] == bank) {
+                    *logical = ttr_core{x, y};
+                    return;
+                }
+            }
+        }
+        bad(strf("L1 bank %u is not the one bank of any core of the %ux%u grid", bank, d.gx, d.gy));
     });
 }
 

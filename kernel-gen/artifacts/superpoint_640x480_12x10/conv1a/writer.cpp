@@ -18,6 +18,7 @@ constexpr uint32_t relu = get_compile_time_arg_val(10);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(11);
 constexpr uint32_t fp32 = get_compile_time_arg_val(12);
 constexpr uint32_t weight_parts = get_compile_time_arg_val(13);
+constexpr uint32_t output_dram = get_compile_time_arg_val(14);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -31,7 +32,7 @@ void kernel_main() {
     const uint32_t block_count = get_arg_val<uint32_t>(2);
 
     const uint32_t tile = get_tile_size(cb_out);
-    const InterleavedAddrGenFast<true> output{output_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
+    const InterleavedAddrGenFast<output_dram != 0> output{output_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
     for (uint32_t b = block_start; b < block_start + block_count; ++b) {
         for (uint32_t g = 0; g < out_tiles / group; ++g) {
             cb_wait_front(cb_out, group);

@@ -31,6 +31,7 @@ constexpr uint32_t relu = get_compile_time_arg_val(10);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(11);
 constexpr uint32_t fp32 = get_compile_time_arg_val(12);
 constexpr uint32_t weight_parts = get_compile_time_arg_val(13);
+constexpr uint32_t input_dram = get_compile_time_arg_val(14);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -184,7 +185,7 @@ void kernel_main() {
         zero[i] = 0;
     }
 
-    const InterleavedAddrGenFast<true> input{input_addr, tile_bytes, activation_format};
+    const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile_bytes, activation_format};
     cb_reserve_back(cb_ring, ring_blocks * in_tiles);
     const uint32_t ring_l1 = get_write_ptr(cb_ring);
     // Channel tile c of input block q (0 <= q < in_blocks) lives in ring slot q % ring_blocks.

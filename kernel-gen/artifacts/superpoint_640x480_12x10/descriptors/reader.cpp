@@ -36,6 +36,9 @@ constexpr uint32_t record_bytes = get_compile_time_arg_val(8);
 constexpr uint32_t count_bytes = get_compile_time_arg_val(9);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(10);
 constexpr uint32_t fp32 = get_compile_time_arg_val(11);
+constexpr uint32_t map_dram = get_compile_time_arg_val(12);
+constexpr uint32_t candidates_dram = get_compile_time_arg_val(13);
+constexpr uint32_t counts_dram = get_compile_time_arg_val(14);
 constexpr uint32_t cb_neighbours = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_scaler = 2;
@@ -109,7 +112,7 @@ void kernel_main() {
     const uint32_t weight_tile = get_tile_size(cb_weights);
 
     // The count: one page per region.
-    const InterleavedAddrGen<true> counts{counts_addr, count_bytes};
+    const InterleavedAddrGen<counts_dram != 0> counts{counts_addr, count_bytes};
     cb_reserve_back(cb_count, 1);
     const uint32_t count_l1 = get_write_ptr(cb_count);
     noc_async_read_page(region, counts, count_l1);
@@ -126,8 +129,8 @@ void kernel_main() {
     }
     cb_push_back(cb_scaler, 1);
 
-    const InterleavedAddrGen<true> records{candidates_addr, record_bytes};
-    const InterleavedAddrGenFast<true> map{map_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
+    const InterleavedAddrGen<candidates_dram != 0> records{candidates_addr, record_bytes};
+    const InterleavedAddrGenFast<map_dram != 0> map{map_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
     cb_reserve_back(cb_records, 1);
     const uint32_t records_l1 = get_write_ptr(cb_records);
     const volatile uint32_t* rec = reinterpret_cast<const volatile uint32_t*>(records_l1);

@@ -10,6 +10,7 @@ constexpr uint32_t group = get_compile_time_arg_val(1);
 constexpr uint32_t floor_bits = get_compile_time_arg_val(2);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(3);
 constexpr uint32_t fp32 = get_compile_time_arg_val(4);
+constexpr uint32_t input_dram = get_compile_time_arg_val(5);
 constexpr uint32_t cb_in = 0;
 constexpr uint32_t cb_scaler = 1;
 constexpr uint32_t cb_floor = 2;
@@ -44,7 +45,7 @@ void kernel_main() {
     cb_push_back(cb_floor, 1);
 
     const uint32_t tile = get_tile_size(cb_in);
-    const InterleavedAddrGenFast<true> input{input_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
+    const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
     for (uint32_t b = block_start; b < block_start + block_count; ++b) {
         cb_reserve_back(cb_in, in_tiles);
         const uint32_t l1 = get_write_ptr(cb_in);

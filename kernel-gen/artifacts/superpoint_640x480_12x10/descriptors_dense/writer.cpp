@@ -9,6 +9,7 @@ constexpr uint32_t group = get_compile_time_arg_val(1);
 constexpr uint32_t floor_bits = get_compile_time_arg_val(2);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(3);
 constexpr uint32_t fp32 = get_compile_time_arg_val(4);
+constexpr uint32_t output_dram = get_compile_time_arg_val(5);
 constexpr uint32_t cb_in = 0;
 constexpr uint32_t cb_scaler = 1;
 constexpr uint32_t cb_floor = 2;
@@ -22,7 +23,7 @@ void kernel_main() {
     const uint32_t block_count = get_arg_val<uint32_t>(2);
 
     const uint32_t tile = get_tile_size(cb_out);
-    const InterleavedAddrGenFast<true> output{output_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
+    const InterleavedAddrGenFast<output_dram != 0> output{output_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
     for (uint32_t b = block_start; b < block_start + block_count; ++b) {
         for (uint32_t g = 0; g < in_tiles / group; ++g) {
             cb_wait_front(cb_out, group);

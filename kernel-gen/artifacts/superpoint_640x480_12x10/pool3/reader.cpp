@@ -13,6 +13,7 @@ constexpr uint32_t width = get_compile_time_arg_val(1);
 constexpr uint32_t in_tiles = get_compile_time_arg_val(2);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(3);
 constexpr uint32_t fp32 = get_compile_time_arg_val(4);
+constexpr uint32_t input_dram = get_compile_time_arg_val(5);
 constexpr uint32_t cb_src = 0;
 constexpr uint32_t cb_select = 1;
 constexpr uint32_t cb_out = 16;
@@ -51,7 +52,7 @@ void kernel_main() {
     constexpr uint32_t out_pixels = (height / 2) * out_width;
     write_selection(cb_select);
     const uint32_t tile = get_tile_size(cb_src);
-    const InterleavedAddrGenFast<true> input{input_addr, tile, DataFormat::Float16_b};
+    const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile, DataFormat::Float16_b};
     for (uint32_t b = block_start; b < block_start + block_count; ++b) {
         for (uint32_t c = 0; c < in_tiles; ++c) {
             cb_reserve_back(cb_src, 4);

@@ -23,6 +23,7 @@ constexpr uint32_t window = get_compile_time_arg_val(8);
 constexpr uint32_t bands_bytes = get_compile_time_arg_val(9);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(10);
 constexpr uint32_t fp32 = get_compile_time_arg_val(11);
+constexpr uint32_t plane_dram = get_compile_time_arg_val(12);
 constexpr uint32_t cb_plane = 0;
 constexpr uint32_t cb_vweights = 1;
 constexpr uint32_t cb_hweights = 2;
@@ -80,7 +81,7 @@ void kernel_main() {
     cb_reserve_back(cb_rows, 1);
     const uint32_t rows_l1 = get_write_ptr(cb_rows);
     const volatile uint8_t* rows = reinterpret_cast<const volatile uint8_t*>(rows_l1);
-    const InterleavedAddrGen<true> plane{plane_addr, row_bytes};
+    const InterleavedAddrGen<plane_dram != 0> plane{plane_addr, row_bytes};
 
     for (uint32_t b = block_start; b < block_start + block_count; ++b) {
         const uint32_t i = b / width_tiles;

@@ -24,6 +24,7 @@ constexpr uint32_t window = get_compile_time_arg_val(8);
 constexpr uint32_t bands_bytes = get_compile_time_arg_val(9);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(10);
 constexpr uint32_t fp32 = get_compile_time_arg_val(11);
+constexpr uint32_t output_dram = get_compile_time_arg_val(12);
 constexpr uint32_t cb_plane = 0;
 constexpr uint32_t cb_vweights = 1;
 constexpr uint32_t cb_hweights = 2;
@@ -48,7 +49,7 @@ void kernel_main() {
     const uint32_t block_count = get_arg_val<uint32_t>(2);
 
     const uint32_t tile = get_tile_size(cb_out);
-    const InterleavedAddrGenFast<true> output{output_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
+    const InterleavedAddrGenFast<output_dram != 0> output{output_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
     cb_reserve_back(cb_rowpages, 32);
     const uint32_t pages_l1 = get_write_ptr(cb_rowpages);
     volatile elem_t* pages = reinterpret_cast<volatile elem_t*>(pages_l1);

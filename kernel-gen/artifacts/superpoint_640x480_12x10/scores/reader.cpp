@@ -19,6 +19,7 @@ constexpr uint32_t map_tiles_x = get_compile_time_arg_val(4);
 constexpr uint32_t map_tiles = get_compile_time_arg_val(5);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(6);
 constexpr uint32_t fp32 = get_compile_time_arg_val(7);
+constexpr uint32_t input_dram = get_compile_time_arg_val(8);
 constexpr uint32_t cb_in = 0;
 constexpr uint32_t cb_scaler = 1;
 constexpr uint32_t cb_rows = 2;
@@ -59,7 +60,7 @@ void kernel_main() {
     constexpr elem_t lowest = fp32 ? 0xFF7FFFFFu : 0xFF7Fu;
     constexpr uint32_t valid_last = channels - (in_tiles - 1) * 32;
     const uint32_t tile = get_tile_size(cb_in);
-    const InterleavedAddrGenFast<true> input{input_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
+    const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
 
     cb_reserve_back(cb_scaler, 1);
     fill_reduce_scaler(reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb_scaler)));

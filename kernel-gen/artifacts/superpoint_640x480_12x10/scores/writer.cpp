@@ -15,6 +15,7 @@ constexpr uint32_t map_tiles_x = get_compile_time_arg_val(4);
 constexpr uint32_t map_tiles = get_compile_time_arg_val(5);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(6);
 constexpr uint32_t fp32 = get_compile_time_arg_val(7);
+constexpr uint32_t output_dram = get_compile_time_arg_val(8);
 constexpr uint32_t cb_in = 0;
 constexpr uint32_t cb_scaler = 1;
 constexpr uint32_t cb_rows = 2;
@@ -37,7 +38,7 @@ void kernel_main() {
 
     constexpr uint32_t tile_elems = 1024;
     const uint32_t page = get_tile_size(cb_map);
-    const InterleavedAddrGenFast<true> output{output_addr, page, DataFormat::Float32};
+    const InterleavedAddrGenFast<output_dram != 0> output{output_addr, page, DataFormat::Float32};
     cb_reserve_back(cb_map, 2);
     const uint32_t map_l1 = get_write_ptr(cb_map);
     volatile uint32_t* map = reinterpret_cast<volatile uint32_t*>(map_l1);

@@ -19,6 +19,8 @@ constexpr uint32_t record_bytes = get_compile_time_arg_val(8);
 constexpr uint32_t count_bytes = get_compile_time_arg_val(9);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(10);
 constexpr uint32_t fp32 = get_compile_time_arg_val(11);
+constexpr uint32_t output_dram = get_compile_time_arg_val(12);
+constexpr uint32_t counts_dram = get_compile_time_arg_val(13);
 constexpr uint32_t cb_neighbours = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_scaler = 2;
@@ -43,8 +45,8 @@ void kernel_main() {
 
     constexpr uint32_t half_row = 64;
     const uint32_t tile = get_tile_size(cb_out);
-    const InterleavedAddrGen<true> counts{counts_addr, count_bytes};
-    const InterleavedAddrGen<true> output{output_addr, channel_tiles * 32 * 4};
+    const InterleavedAddrGen<counts_dram != 0> counts{counts_addr, count_bytes};
+    const InterleavedAddrGen<output_dram != 0> output{output_addr, channel_tiles * 32 * 4};
     cb_reserve_back(cb_writer_count, 1);
     const uint32_t count_l1 = get_write_ptr(cb_writer_count);
     noc_async_read_page(region, counts, count_l1);

@@ -19,6 +19,10 @@ constexpr uint32_t threshold_bits = get_compile_time_arg_val(7);
 constexpr uint32_t capacity = get_compile_time_arg_val(8);
 constexpr uint32_t record_bytes = get_compile_time_arg_val(9);
 constexpr uint32_t count_slot_bytes = get_compile_time_arg_val(10);
+constexpr uint32_t output_dram = get_compile_time_arg_val(11);
+constexpr uint32_t scores_dram = get_compile_time_arg_val(12);
+constexpr uint32_t records_dram = get_compile_time_arg_val(13);
+constexpr uint32_t counts_dram = get_compile_time_arg_val(14);
 constexpr uint32_t cb_shift = 0;
 constexpr uint32_t cb_scores = 1;
 constexpr uint32_t cb_window = 2;
@@ -109,8 +113,8 @@ public:
 
 private:
     static constexpr uint32_t slot_words = 4;
-    const InterleavedAddrGen<true> records_;
-    const InterleavedAddrGen<true> counts_;
+    const InterleavedAddrGen<records_dram != 0> records_;
+    const InterleavedAddrGen<counts_dram != 0> counts_;
     const uint32_t region_;
     const uint32_t first_record_;
     uint32_t staging_l1_ = 0;
@@ -133,8 +137,8 @@ void kernel_main() {
     const uint32_t region = get_arg_val<uint32_t>(6);
 
     const uint32_t tile = get_tile_size(cb_out);
-    const InterleavedAddrGenFast<true> scores{scores_addr, tile, DataFormat::Float32};
-    const InterleavedAddrGenFast<true> output{output_addr, tile, DataFormat::Float32};
+    const InterleavedAddrGenFast<scores_dram != 0> scores{scores_addr, tile, DataFormat::Float32};
+    const InterleavedAddrGenFast<output_dram != 0> output{output_addr, tile, DataFormat::Float32};
     cb_reserve_back(cb_scores, 1);
     const uint32_t scores_l1 = get_write_ptr(cb_scores);
     const volatile uint32_t* s = reinterpret_cast<const volatile uint32_t*>(scores_l1);

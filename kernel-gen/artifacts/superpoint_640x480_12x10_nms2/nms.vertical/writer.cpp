@@ -8,6 +8,7 @@ constexpr uint32_t tiles_x = get_compile_time_arg_val(0);
 constexpr uint32_t tiles_y = get_compile_time_arg_val(1);
 constexpr uint32_t radius = get_compile_time_arg_val(2);
 constexpr uint32_t axis = get_compile_time_arg_val(3);
+constexpr uint32_t output_dram = get_compile_time_arg_val(4);
 constexpr uint32_t cb_shift = 0;
 constexpr uint32_t cb_window = 2;
 constexpr uint32_t cb_out = 16;
@@ -18,7 +19,7 @@ void kernel_main() {
     const uint32_t tile_count = get_arg_val<uint32_t>(2);
 
     const uint32_t tile = get_tile_size(cb_out);
-    const InterleavedAddrGenFast<true> output{output_addr, tile, DataFormat::Float32};
+    const InterleavedAddrGenFast<output_dram != 0> output{output_addr, tile, DataFormat::Float32};
     for (uint32_t t = tile_start; t < tile_start + tile_count; ++t) {
         cb_wait_front(cb_out, 1);
         noc_async_write_page(t, output, get_read_ptr(cb_out));

@@ -19,6 +19,7 @@ constexpr uint32_t tiles_x = get_compile_time_arg_val(0);
 constexpr uint32_t tiles_y = get_compile_time_arg_val(1);
 constexpr uint32_t radius = get_compile_time_arg_val(2);
 constexpr uint32_t axis = get_compile_time_arg_val(3);
+constexpr uint32_t input_dram = get_compile_time_arg_val(4);
 constexpr uint32_t cb_shift = 0;
 constexpr uint32_t cb_scores = 1;
 constexpr uint32_t cb_window = 2;
@@ -42,7 +43,7 @@ void kernel_main() {
     constexpr int32_t extent = static_cast<int32_t>(axis == 0 ? tiles_y : tiles_x);
     constexpr int32_t r = static_cast<int32_t>(radius);
     const uint32_t tile = get_tile_size(cb_shift);
-    const InterleavedAddrGenFast<true> input{input_addr, tile, DataFormat::Float32};
+    const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile, DataFormat::Float32};
     cb_reserve_back(cb_window, 4);
     const uint32_t window_l1 = get_write_ptr(cb_window);
     const uint32_t neg_inf_l1 = window_l1 + 3 * tile;

@@ -9,7 +9,7 @@ use kernel_gen::layout::unpack_activation;
 use kernel_gen::ops::nms::MAX_DEVICE_RADIUS;
 use kernel_gen::ops::resize::{pack_plane, MAX_PLANE_SIDE};
 use kernel_gen::plan::Content;
-use kernel_gen::runner::{Loaded, RunError};
+use kernel_gen::runner::{L1Arena, Loaded, RunError};
 use kernel_gen::{Compiled, DeviceTensor};
 use serde::Serialize;
 use superpoint_graph::{names, Keypoint, Tensor, WeightSet};
@@ -53,11 +53,13 @@ struct Program {
 }
 
 impl Program {
-    fn load(dev: &Device, compiled: &Compiled, main: Option<&Loaded>) -> Result<Self, RunError> {
-        let loaded = match main {
-            Some(main) => Loaded::load_sharing(dev, compiled, main)?,
-            None => Loaded::load(dev, compiled)?,
-        };
+    fn load(
+        dev: &Device,
+        compiled: &Compiled,
+        arena: &L1Arena,
+        main: Option<&Loaded>,
+    ) -> Result<Self, RunError> {
+        let loaded = Loaded::load_in(dev, compiled, arena, main)?;
         Ok(Self {
             loaded,
             trace: None,
@@ -143,6 +145,8 @@ pub struct Frame {
 pub struct Session {
     config: TensixConfig,
     device: Device,
+    /// The L1 region every loaded program's L1 activations share (programs run one at a time).
+    arena: L1Arena,
     mains: Vec<Main>,
 }
 
@@ -168,6 +172,7 @@ impl Session {
         Ok(Self {
             config,
             device,
+            arena: L1Arena::new(),
             mains: Vec::new(),
         })
     }
@@ -209,7 +214,8 @@ impl Session {
             "loading the {}x{} main program for {}x{} planes",
             frame.0, frame.1, input.0, input.1
         );
-        let program = Program::load(&self.device, &compiled, None).map_err(device_err(&what))?;
+        let program =
+            Program::load(&self.device, &compiled, &self.arena, None).map_err(device_err(&what))?;
         program
             .loaded
             .upload_weights(weights)
@@ -235,12 +241,16 @@ impl Session {
             self.config.grid.grid(),
             self.config.precision,
         )?;
-        let program = Program::load(&self.device, &compiled, Some(&m.program.loaded)).map_err(
-            device_err(format!(
-                "loading the NMS r = {radius} program for {}x{}",
-                m.frame.0, m.frame.1
-            )),
-        )?;
+        let program = Program::load(
+            &self.device,
+            &compiled,
+            &self.arena,
+            Some(&m.program.loaded),
+        )
+        .map_err(device_err(format!(
+            "loading the NMS r = {radius} program for {}x{}",
+            m.frame.0, m.frame.1
+        )))?;
         let m = &mut self.mains[main];
         m.variants.push((radius, program));
         Ok(m.variants.len() - 1)

@@ -1,0 +1,229 @@
+//! The L1 arena: which activation buffers live in L1 instead of DRAM, and where.
+//!
+//! A buffer in the arena is L1-interleaved, as tt-metal lays out a `BufferType::L1` buffer:
+//! page `p` in the L1 bank `p % banks` (one bank per worker core of the grid) at
+//! `arena + offset + (p / banks) · page` (pages aligned to the L1 alignment), so the kernels read
+//! and write it through `InterleavedAddrGen<false>` exactly as they do DRAM pages with `<true>`:
+//! the same code, NoC transfers between cores instead of DRAM round trips. Each kernel gets a
+//! compile-time arg `<name>_dram` (1 for DRAM, 0 for L1) for every `<name>_addr` runtime arg that
+//! names an activation buffer, which its address generator takes as its template argument.
+//!
+//! The arena is one region at the top of every core's L1 (the runtime allocates L1 buffers top
+//! down), so it must stay clear of the CBs of every step: its size is at most the usable L1
+//! minus the largest step's CBs. Inside it, buffers are packed by lifetime (the steps from the
+//! first to the last that names the buffer): the largest first, each at the lowest offset that
+//! no buffer alive at the same time overlaps; a buffer that does not fit stays in DRAM. Only
+//! buffers a program writes and reads itself move: graph outputs, the host's input, external
+//! inputs, weights and the outputs another program or the host reads
+//! (`PlanParams::keep_in_dram`) stay in DRAM. An L1 buffer holds its tensor only during its
+//! lifetime: later buffers reuse its bytes.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::kir::{Arg, CompileArg, Kir};
+use crate::layout::Part;
+use crate::plan::{BufferPlan, Content, Plan};
+
+/// Where the L1 buffers are.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arena {
+    /// Bytes per core (0: no buffer is in L1).
+    pub bytes: u32,
+    /// Offset of each L1 buffer's bank slot in the arena, by buffer name.
+    pub offsets: BTreeMap<String, u32>,
+}
+
+impl Arena {
+    /// Whether buffer `name` lives in L1.
+    pub fn holds(&self, name: &str) -> bool {
+        self.offsets.contains_key(name)
+    }
+}
+
+/// A kernel whose address args do not fit the arena's rule.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum ArenaError {
+    #[error("node `{node}`: runtime arg `{arg}` of its {kernel} kernel names buffer `{first}` on one core and `{other}` on another; an address arg must name one buffer on every core (its placement is a compile-time arg)")]
+    MixedBuffers {
+        node: String,
+        kernel: String,
+        arg: String,
+        first: String,
+        other: String,
+    },
+}
+
+/// Bytes one bank holds of an L1-interleaved buffer.
+pub fn bank_bytes(buffer: &BufferPlan, banks: u32, alignment: u32) -> u32 {
+    buffer.pages.div_ceil(banks) * buffer.page_bytes.div_ceil(alignment) * alignment
+}
+
+/// Whether a buffer holds an activation-like tensor (read and written by kernels through an
+/// interleaved address generator), as opposed to weights and filters.
+fn is_tensor(content: &Content) -> bool {
+    matches!(
+        content,
+        Content::Input { .. }
+            | Content::Output { .. }
+            | Content::External { .. }
+            | Content::Scratch { .. }
+    )
+}
+
+/// Whether buffer `b` may move to L1: a node's output (either part) unless that node's outputs
+/// stay in DRAM, or a node's scratch (never read outside its node's programs).
+fn movable(b: &BufferPlan, keep_in_dram: &BTreeSet<String>) -> bool {
+    let node = match &b.content {
+        Content::Output { part, .. } => match part {
+            Part::Main => Some(b.name.as_str()),
+            Part::Counts => b.name.strip_suffix(".counts"),
+        },
+        Content::Scratch { .. } => return true,
+        _ => None,
+    };
+    node.is_some_and(|n| !keep_in_dram.contains(n))
+}
+
+/// The first and last step (launch order) whose kernels name each buffer.
+fn lifetimes(kir: &Kir) -> BTreeMap<String, (usize, usize)> {
+    let mut out: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for (step, node) in kir.nodes.iter().enumerate() {
+        let args = node
+            .kernels
+            .iter()
+            .flat_map(|k| &k.runtime_args)
+            .flat_map(|c| &c.args);
+        for arg in args {
+            if let Arg::BufferAddress(name) = arg {
+                let life = out.entry(name.clone()).or_insert((step, step));
+                life.0 = life.0.min(step);
+                life.1 = life.1.max(step);
+            }
+        }
+    }
+    out
+}
+
+/// The lowest offset where `size` bytes overlap none of `taken` (offset, size), within `budget`.
+fn first_fit(taken: &mut [(u32, u32)], size: u32, budget: u32) -> Option<u32> {
+    taken.sort_unstable();
+    let mut at = 0u32;
+    for &(offset, len) in taken.iter() {
+        if at.checked_add(size)? <= offset {
+            break;
+        }
+        at = at.max(offset + len);
+    }
+    (at.checked_add(size)? <= budget).then_some(at)
+}
+
+/// Packs the movable buffers of `plan` into the arena (none unless [`Plan::l1_activations`]),
+/// records it in `kir.arena`, and gives every kernel its `<name>_dram` compile-time args.
+pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), ArenaError> {
+    let buffers = &plan.buffers;
+    let banks = plan.grid.cores();
+    let align = plan.limits.l1_alignment;
+    let largest_cbs = kir
+        .nodes
+        .iter()
+        .map(|n| {
+            n.cbs
+                .iter()
+                .map(|c| (c.pages * c.page_bytes).div_ceil(align) * align)
+                .sum::<u32>()
+        })
+        .max()
+        .unwrap_or(0);
+    let budget = plan.limits.l1_usable().saturating_sub(largest_cbs);
+    let lives = lifetimes(kir);
+    let mut candidates: Vec<(&BufferPlan, u32, (usize, usize))> = buffers
+        .iter()
+        .filter(|_| plan.l1_activations)
+        .filter(|b| movable(b, &plan.keep_in_dram))
+        .filter_map(|b| {
+            lives
+                .get(&b.name)
+                .map(|&l| (b, bank_bytes(b, banks, align), l))
+        })
+        .collect();
+    candidates.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.name.cmp(&b.0.name)));
+    let mut placed: Vec<(u32, u32, (usize, usize))> = Vec::new();
+    let mut arena = Arena::default();
+    for (buffer, size, life) in candidates {
+        let mut taken: Vec<(u32, u32)> = placed
+            .iter()
+            .filter(|(_, _, l)| l.0 <= life.1 && life.0 <= l.1)
+            .map(|&(o, s, _)| (o, s))
+            .collect();
+        if let Some(offset) = first_fit(&mut taken, size, budget) {
+            placed.push((offset, size, life));
+            arena.offsets.insert(buffer.name.clone(), offset);
+            arena.bytes = arena.bytes.max(offset + size);
+        }
+    }
+    let tensors: BTreeSet<&str> = buffers
+        .iter()
+        .filter(|b| is_tensor(&b.content))
+        .map(|b| b.name.as_str())
+        .collect();
+    for node in &mut kir.nodes {
+        for kernel in &mut node.kernels {
+            let mut named: BTreeMap<usize, &str> = BTreeMap::new();
+            let mut mixed = None;
+            for core in &kernel.runtime_args {
+                for (i, arg) in core.args.iter().enumerate() {
+                    let Arg::BufferAddress(name) = arg else {
+                        continue;
+                    };
+                    if !tensors.contains(name.as_str()) {
+                        continue;
+                    }
+                    let first = *named.entry(i).or_insert(name);
+                    if first != name && arena.holds(first) != arena.holds(name) {
+                        mixed = Some((i, first.to_string(), name.clone()));
+                    }
+                }
+            }
+            if let Some((i, first, other)) = mixed {
+                return Err(ArenaError::MixedBuffers {
+                    node: node.node.clone(),
+                    kernel: kernel.role.name().to_string(),
+                    arg: kernel.runtime_arg_names.get(i).cloned().unwrap_or_default(),
+                    first,
+                    other,
+                });
+            }
+            for (i, name) in named {
+                let Some(stem) = kernel
+                    .runtime_arg_names
+                    .get(i)
+                    .and_then(|a| a.strip_suffix("_addr"))
+                else {
+                    continue;
+                };
+                kernel.compile_args.push(CompileArg {
+                    name: format!("{stem}_dram"),
+                    value: u32::from(!arena.holds(name)),
+                });
+            }
+        }
+    }
+    kir.arena = arena;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_fit;
+
+    #[test]
+    fn first_fit_takes_the_lowest_gap_that_fits() {
+        assert_eq!(first_fit(&mut [], 64, 128), Some(0));
+        assert_eq!(first_fit(&mut [(0, 32), (96, 32)], 64, 256), Some(32));
+        assert_eq!(first_fit(&mut [(96, 32), (0, 32)], 80, 256), Some(128));
+        assert_eq!(first_fit(&mut [(0, 32)], 128, 128), None);
+    }
+}

@@ -1,0 +1,181 @@
+//! Activations in the L1 arena (`PlanParams::l1_activations`, kernel_gen::arena): the packing by
+//! lifetime against a hand-computed layout, the kernels' placement compile-time args, and a
+//! conv/pool chain run on the emulator with its intermediates in L1 giving the same bytes as with
+//! every activation in DRAM, while the steps that only touch L1 tensors move no DRAM bytes.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::{bf16_rounded, chain, random_tensor, weight_inputs, weights, Layer};
+use kernel_gen::kir::Role;
+use kernel_gen::layout::pack_activation;
+use kernel_gen::runner::Loaded;
+use kernel_gen::{compile, Compiled, Format, Limits, PlanParams};
+
+const LAYERS: &[Layer] = &[
+    ("c1", 1, 32, 3, true),
+    ("pool1", 0, 0, 0, false),
+    ("c2", 32, 64, 3, true),
+    ("pool2", 0, 0, 0, false),
+    ("c3", 64, 33, 3, false),
+];
+
+fn compiled(l1: bool, keep: &[&str], limits: Limits) -> Compiled {
+    let graph = chain(64, 64, LAYERS);
+    let params = PlanParams {
+        l1_activations: l1,
+        keep_in_dram: keep.iter().map(|s| s.to_string()).collect(),
+        limits,
+        ..PlanParams::default()
+    };
+    compile(&graph, &params).expect("compiles")
+}
+
+fn offsets(c: &Compiled) -> BTreeMap<&str, u32> {
+    c.program
+        .buffers
+        .iter()
+        .filter_map(|b| b.l1_offset.map(|o| (b.name.as_str(), o)))
+        .collect()
+}
+
+/// 64×64 frame on 120 banks. Bytes per bank: frame and c1 (128 pages of 2 KiB) 4096; pool1 (32
+/// pages), c2 (64) and pool2 (16) 2048. Lifetimes (steps resize 0, c1 1, pool1 2, c2 3, pool2 4,
+/// c3 5): frame 0–1, c1 1–2, pool1 2–3, c2 3–4, pool2 4–5. Largest first, then by name: c1 at 0;
+/// frame overlaps c1 → 4096; c2 overlaps neither → 0; pool1 overlaps c1 and c2 → 4096; pool2
+/// overlaps c2 → 2048. c3 is the graph's output and stays in DRAM.
+#[test]
+fn buffers_are_packed_by_lifetime_largest_first() {
+    let c = compiled(true, &[], Limits::BLACKHOLE);
+    let expected = BTreeMap::from([
+        ("c1", 0),
+        ("frame", 4096),
+        ("c2", 0),
+        ("pool1", 4096),
+        ("pool2", 2048),
+    ]);
+    assert_eq!(offsets(&c), expected);
+    assert_eq!(c.program.l1_arena, 8192);
+}
+
+#[test]
+fn kept_buffers_and_programs_without_l1_stay_in_dram() {
+    let kept = compiled(true, &["pool1"], Limits::BLACKHOLE);
+    assert!(!offsets(&kept).contains_key("pool1"));
+    assert!(offsets(&kept).contains_key("c1"));
+    let dram = compiled(false, &[], Limits::BLACKHOLE);
+    assert!(offsets(&dram).is_empty());
+    assert_eq!(dram.program.l1_arena, 0);
+}
+
+/// With the usable L1 cut to the largest step's CBs plus 5 KiB: c1 (first) takes 0..4096; frame
+/// (alive with it) would need 4096..8192 and stays in DRAM; c2 takes 0..2048; pool1 (alive with
+/// c1 and c2) would need 4096..6144 and stays in DRAM; pool2 takes 2048..4096.
+#[test]
+fn buffers_that_do_not_fit_stay_in_dram() {
+    let full = compiled(true, &[], Limits::BLACKHOLE);
+    let largest = full
+        .program
+        .steps
+        .iter()
+        .map(|s| s.cbs.iter().map(|c| c.pages * c.page_bytes).sum::<u32>())
+        .max()
+        .expect("steps");
+    let limits = Limits {
+        l1_size: Limits::BLACKHOLE.l1_base + largest + 5120,
+        ..Limits::BLACKHOLE
+    };
+    let c = compiled(true, &[], limits);
+    let expected = BTreeMap::from([("c1", 0), ("c2", 0), ("pool2", 2048)]);
+    assert_eq!(offsets(&c), expected);
+}
+
+/// Every kernel names the placement of each activation it addresses: `<arg>_dram` is 1 for a
+/// DRAM buffer and 0 for an L1 one.
+#[test]
+fn kernels_get_the_placement_of_each_activation_they_address() {
+    let c = compiled(true, &[], Limits::BLACKHOLE);
+    let arg = |node: &str, role: Role, name: &str| -> Option<u32> {
+        let step = c.program.step(node)?;
+        let kernel = step.kernels.iter().find(|k| k.role == role)?;
+        kernel
+            .compile_args
+            .iter()
+            .find(|a| a.name == name)
+            .map(|a| a.value)
+    };
+    assert_eq!(arg("c2", Role::Reader, "input_dram"), Some(0));
+    assert_eq!(arg("c2", Role::Writer, "output_dram"), Some(0));
+    assert_eq!(arg("c3", Role::Writer, "output_dram"), Some(1));
+    assert_eq!(arg("frame", Role::Reader, "plane_dram"), Some(1));
+    // Weights are not activations: no placement arg.
+    assert_eq!(arg("c2", Role::Reader, "weight_dram"), None);
+}
+
+/// Runs c1..c3 from a random frame; returns every node's output bytes and each step's DRAM bytes
+/// (read + written, all cores).
+fn run(c: &Compiled) -> (BTreeMap<String, Vec<u8>>, BTreeMap<String, u64>) {
+    let ws = weights(LAYERS, 5);
+    let frame = bf16_rounded(&random_tensor(1, 64, 64, 17));
+    let dev = common::open(c);
+    let loaded = Loaded::load(&dev, c).expect("loads");
+    for (name, bytes) in weight_inputs(c, &ws) {
+        loaded.write(&name, &bytes).expect("weights");
+    }
+    loaded
+        .write("frame", &pack_activation(&frame, Format::Bf16))
+        .expect("frame");
+    // An L1 buffer holds its tensor until a later tensor reuses its bytes: read each output
+    // right after its step.
+    let outputs = LAYERS
+        .iter()
+        .map(|l| {
+            loaded.run_nodes(&dev, &[l.0]).expect("runs");
+            (l.0.to_string(), loaded.read(l.0).expect("read"))
+        })
+        .collect();
+    let dram = loaded
+        .counters()
+        .expect("counters")
+        .into_iter()
+        .map(|s| {
+            let bytes = s
+                .kernels
+                .iter()
+                .flat_map(|k| &k.cores)
+                .map(|(_, c)| c.dram_read_bytes + c.dram_write_bytes)
+                .sum();
+            (s.node, bytes)
+        })
+        .collect();
+    (outputs, dram)
+}
+
+/// The same kernels on the same data give the same bytes whether the intermediates are in L1 or
+/// DRAM. In L1, pool1 and pool2 (L1 → L1) move no DRAM bytes, c2 only its weights and bias
+/// (9 × 2 weight tiles and 2 bias tiles of 2 KiB, read once by the multicast sender), and c3
+/// its weights and bias (18 × 2 and 2 tiles) plus its DRAM output (16 × 16 pixels = 8 blocks ×
+/// 2 channel tiles of 2 KiB).
+#[test]
+fn a_chain_with_its_activations_in_l1_matches_the_chain_in_dram() {
+    let (in_dram, dram_bytes) = run(&compiled(false, &[], Limits::BLACKHOLE));
+    let (in_l1, l1_bytes) = run(&compiled(true, &[], Limits::BLACKHOLE));
+    for (name, bytes) in &in_dram {
+        assert!(bytes == &in_l1[name], "{name}: L1 run differs");
+    }
+    let tile = 2048;
+    assert_eq!(l1_bytes["pool1"], 0);
+    assert_eq!(l1_bytes["pool2"], 0);
+    assert_eq!(l1_bytes["c2"], (9 * 2 + 2) * tile);
+    assert_eq!(l1_bytes["c3"], (18 * 2 + 2) * tile + 8 * 2 * tile);
+    let moved: BTreeSet<&str> = ["c1", "pool1", "c2", "pool2"].into();
+    for node in moved {
+        assert!(
+            l1_bytes[node] < dram_bytes[node],
+            "{node}: {} DRAM bytes in L1 vs {} in DRAM",
+            l1_bytes[node],
+            dram_bytes[node]
+        );
+    }
+}
