@@ -15,7 +15,7 @@ use common::{bf16_rounded, chain, pcc, random_tensor, run, weight_inputs, weight
 use kernel_gen::kir::Role;
 use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
 use kernel_gen::runner::Loaded;
-use kernel_gen::{compile, Core, Format, Grid, PlanParams};
+use kernel_gen::{compile, Core, Format, Grid, PlanParams, Precision};
 use superpoint_graph::reference::{conv::conv2d, pool::max_pool2};
 use superpoint_graph::Tensor;
 
@@ -40,6 +40,19 @@ fn conv_layer(
     index: usize,
     grid: Grid,
 ) -> (f64, u64) {
+    conv_layer_at(width, height, layers, index, grid, Precision::PORT)
+}
+
+/// [`conv_layer`] at `precision` (the input is the same bf16-rounded tensor, uploaded in the
+/// precision's activation format).
+fn conv_layer_at(
+    width: usize,
+    height: usize,
+    layers: &[Layer],
+    index: usize,
+    grid: Grid,
+    precision: Precision,
+) -> (f64, u64) {
     let pools = layers[..index]
         .iter()
         .filter(|l| l.0.starts_with("pool"))
@@ -47,6 +60,7 @@ fn conv_layer(
     let graph = chain(width << pools, height << pools, layers);
     let params = PlanParams {
         grid,
+        precision,
         ..PlanParams::default()
     };
     let compiled = compile(&graph, &params).expect("compiles");
@@ -59,11 +73,15 @@ fn conv_layer(
     };
     let x = bf16_rounded(&random_tensor(inp, height, width, 11));
     let mut inputs = weight_inputs(&compiled, &ws);
-    inputs.insert(input_name.to_string(), pack_activation(&x, Format::Bf16));
+    inputs.insert(input_name.to_string(), pack_activation(&x, precision.format));
     let dev = common::open(&compiled);
     let (buffers, times) = run(&dev, &compiled, &inputs, &[name]);
     let expected = conv2d(&x, &ws[name], kernel / 2, relu);
-    let got = unpack_activation(&buffers[name], shape_of(&expected)).expect("output size");
+    let shape = ActivationShape {
+        format: precision.format,
+        ..shape_of(&expected)
+    };
+    let got = unpack_activation(&buffers[name], shape).expect("output size");
     let r = pcc(&got.data, &expected.data);
     let hash = fnv1a(&buffers[name]);
     println!(
@@ -214,6 +232,31 @@ fn conv_64_to_64_at_64x32_on_a_3x1_grid() {
         Grid { x: 3, y: 1 },
         0x91a3_bbc2_eec1_bf0e,
     );
+}
+
+/// Shifted block views (W a multiple of 32, whole channel tiles), 64→32 channels at both
+/// precisions: 128×32 (4 blocks an image row, 128 blocks) on a 5×1 grid, 25 or 26 blocks a core,
+/// so runs start and end inside image rows and the ring wraps; and 64×32 on 12×10 (64 cores of
+/// one or two blocks: every run begins next to the image border or mid-row). The first and last
+/// image rows' taps read zeros. The hashes were recorded from the row-run reader (commit
+/// 9dacce9) on the same inputs.
+#[test]
+fn conv_64_to_32_with_w_a_multiple_of_32_at_both_precisions() {
+    let layers: &[Layer] = &[("c0", 1, 64, 3, true), ("conv", 64, 32, 3, true)];
+    for (width, grid, precision, old_hash) in [
+        (128, Grid { x: 5, y: 1 }, Precision::PORT, 0xcf11_9365_df7f_2a66),
+        (128, Grid { x: 5, y: 1 }, Precision::ACCURATE, 0xc3f5_a3db_b860_ec9f),
+        (64, Grid::ETH_DISPATCH, Precision::PORT, 0xd3de_d828_2504_20e4),
+        (64, Grid::ETH_DISPATCH, Precision::ACCURATE, 0x2559_c28f_fce0_bac0),
+    ] {
+        let (r, hash) = conv_layer_at(width, 32, layers, 1, grid, precision);
+        assert!(r >= PCC_MIN, "{width}x32 {:?}: PCC {r}", precision.format);
+        assert_eq!(
+            hash, old_hash,
+            "{width}x32 {:?}: output differs from the row-run reader's",
+            precision.format
+        );
+    }
 }
 
 #[test]
