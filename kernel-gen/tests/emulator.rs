@@ -73,7 +73,10 @@ fn conv_layer_at(
     };
     let x = bf16_rounded(&random_tensor(inp, height, width, 11));
     let mut inputs = weight_inputs(&compiled, &ws);
-    inputs.insert(input_name.to_string(), pack_activation(&x, precision.format));
+    inputs.insert(
+        input_name.to_string(),
+        pack_activation(&x, precision.format),
+    );
     let dev = common::open(&compiled);
     let (buffers, times) = run(&dev, &compiled, &inputs, &[name]);
     let expected = conv2d(&x, &ws[name], kernel / 2, relu);
@@ -244,11 +247,40 @@ fn conv_64_to_64_at_64x32_on_a_3x1_grid() {
 fn conv_64_to_32_with_w_a_multiple_of_32_at_both_precisions() {
     let layers: &[Layer] = &[("c0", 1, 64, 3, true), ("conv", 64, 32, 3, true)];
     for (width, grid, precision, old_hash) in [
-        (128, Grid { x: 5, y: 1 }, Precision::PORT, 0xcf11_9365_df7f_2a66),
-        (128, Grid { x: 5, y: 1 }, Precision::ACCURATE, 0xc3f5_a3db_b860_ec9f),
-        (64, Grid::ETH_DISPATCH, Precision::PORT, 0xd3de_d828_2504_20e4),
-        (64, Grid::ETH_DISPATCH, Precision::ACCURATE, 0x2559_c28f_fce0_bac0),
+        (
+            128,
+            Grid { x: 5, y: 1 },
+            Precision::PORT,
+            0xcf11_9365_df7f_2a66,
+        ),
+        (
+            128,
+            Grid { x: 5, y: 1 },
+            Precision::ACCURATE,
+            0xc3f5_a3db_b860_ec9f,
+        ),
+        (
+            64,
+            Grid::ETH_DISPATCH,
+            Precision::PORT,
+            0xd3de_d828_2504_20e4,
+        ),
+        (
+            64,
+            Grid::ETH_DISPATCH,
+            Precision::ACCURATE,
+            0x2559_c28f_fce0_bac0,
+        ),
     ] {
+        let params = PlanParams {
+            grid,
+            precision,
+            ..PlanParams::default()
+        };
+        let plan = kernel_gen::plan::plan(&chain(width, 32, layers), &params).expect("plans");
+        assert!(plan.nodes.iter().any(
+            |n| matches!(&n.op, kernel_gen::plan::OpPlan::Conv2d(c) if n.name == "conv" && c.shifted)
+        ));
         let (r, hash) = conv_layer_at(width, 32, layers, 1, grid, precision);
         assert!(r >= PCC_MIN, "{width}x32 {:?}: PCC {r}", precision.format);
         assert_eq!(
