@@ -452,21 +452,50 @@ fn conv_reader_reads_each_input_block_once_per_core() {
         ("pool3", 0, 0, 0, false),
         ("conv", 64, 32, 3, true),
     ];
-    let graph = chain(640, 480, layers);
+    assert_reads_each_block_once(layers, (640, 480), (80, 60), 3, false);
+}
+
+/// The same with shifted views (W 128, 4 blocks an image row): the views of the blocks 4 either
+/// side of a run are built from the blocks one further, so core i reads blocks
+/// [start − 5, start + count + 4] ∩ [0, 127], once each.
+#[test]
+fn conv_reader_with_shifted_views_reads_each_input_block_once_per_core() {
+    let layers: &[Layer] = &[("c0", 1, 64, 3, true), ("conv", 64, 32, 3, true)];
+    assert_reads_each_block_once(layers, (128, 32), (128, 32), 5, true);
+}
+
+/// Runs the last layer of `layers` (3×3, 64→32) of a `frame`-sized chain on a 7×1 grid on an
+/// `input` (W, H) activation and checks each core's DRAM reads: blocks `reach` either side of
+/// its run, inside the image, 2 tiles each, plus the 19 weight and bias tiles on core 0; and the
+/// static report's bound. `shifted`: which reader the planner must have chosen.
+fn assert_reads_each_block_once(
+    layers: &[Layer],
+    frame: (usize, usize),
+    input: (usize, usize),
+    reach: u64,
+    shifted: bool,
+) {
+    let graph = chain(frame.0, frame.1, layers);
+    let grid = Grid { x: 7, y: 1 };
     let params = PlanParams {
-        grid: Grid { x: 7, y: 1 },
+        grid,
         ..PlanParams::default()
     };
+    let p = kernel_gen::plan::plan(&graph, &params).expect("plans");
+    assert!(p.nodes.iter().any(
+        |n| matches!(&n.op, kernel_gen::plan::OpPlan::Conv2d(c) if n.name == "conv" && c.shifted == shifted)
+    ));
     let compiled = compile(&graph, &params).expect("compiles");
     let ws = weights(layers, 1);
-    let x = bf16_rounded(&random_tensor(64, 60, 80, 2));
+    let x = bf16_rounded(&random_tensor(64, input.1, input.0, 2));
     let dev = common::open(&compiled);
     let loaded = Loaded::load(&dev, &compiled).expect("loads");
     for (name, bytes) in weight_inputs(&compiled, &ws) {
         loaded.write(&name, &bytes).expect("weights");
     }
+    let previous = layers[layers.len() - 2].0;
     loaded
-        .write("pool3", &pack_activation(&x, Format::Bf16))
+        .write(previous, &pack_activation(&x, Format::Bf16))
         .expect("input");
     loaded.run_nodes(&dev, &["conv"]).expect("runs");
     let counters = loaded.counters().expect("counters");
@@ -476,30 +505,29 @@ fn conv_reader_reads_each_input_block_once_per_core() {
         .iter()
         .find(|k| k.role == Role::Reader)
         .expect("reader");
-    // 150 = 7 · 21 + 3: the first three cores take 22 blocks.
-    let counts = [22u64, 22, 22, 21, 21, 21, 21];
+    let blocks = (input.0 * input.1 / 32) as u64;
     let tile = 2048u64;
     let mut start = 0u64;
     let mut total = 0;
     let mut bound = 0;
-    for (i, count) in counts.iter().enumerate() {
-        let first = start.saturating_sub(3);
-        let last = (start + count + 2).min(149);
+    for i in 0..7u64 {
+        let count = blocks / 7 + u64::from(i < blocks % 7);
+        let first = start.saturating_sub(reach);
+        let last = (start + count - 1 + reach).min(blocks - 1);
         let weights = if i == 0 { 19 * tile } else { 0 };
         let expected = (last - first + 1) * 2 * tile + weights;
-        let (core, got) = &reader.cores[i];
-        assert_eq!(core.x as usize, i);
+        let (core, got) = &reader.cores[i as usize];
+        assert_eq!(core.x as u64, i);
         assert_eq!(got.dram_read_bytes, expected, "core {i}");
         total += expected;
-        bound += (6 + count) * 2 * tile + weights;
+        bound += (2 * reach + count) * 2 * tile + weights;
         start += count;
     }
-    let p = kernel_gen::plan::plan(&graph, &params).expect("plans");
     let kir = kernel_gen::kir::lower(&p).expect("lowers");
     let report = kernel_gen::report::report(&kir);
     let conv = report.iter().find(|r| r.node == "conv").expect("report");
-    // Cores 0 and 6 skip 3 blocks each before the image start and past its end.
-    assert_eq!(bound - total, 6 * 2 * tile);
+    // The first and last cores skip `reach` blocks each before the image start and past its end.
+    assert_eq!(bound - total, 2 * reach * 2 * tile);
     assert_eq!(conv.dram_read_bytes, bound);
 }
 
