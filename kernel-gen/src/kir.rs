@@ -433,10 +433,17 @@ pub(crate) fn blocks(trips: Trips, body: Vec<Call>) -> Call {
 /// `ring_blocks − 1`, then the next block per output block), and per output block the im2col
 /// tiles by L1 → L1 row-run copies,
 /// or for channel counts that are not whole tiles, zero tiles plus an element gather of the
-/// `taps × in_channels` valid columns.
+/// `taps × in_channels` valid columns; or with shifted views ([`ConvPlan::shifted`]) the views
+/// of each block (built in the ring from face rows) and per output block three whole-slot
+/// copies.
 fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
     let [im2col, ring, zero] = cbs;
-    let slots = c.ring_blocks() * c.in_tiles;
+    let fetch = |blocks: u32| Call::DramRead {
+        buffer: input.to_string(),
+        pages: blocks * c.in_tiles,
+        page_bytes: c.tile_bytes,
+        cb: ring,
+    };
     let mut body = vec![
         Call::CbReserve { cb: zero, pages: 1 },
         Call::L1Gather {
@@ -444,48 +451,62 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
         },
         Call::CbReserve {
             cb: ring,
-            pages: slots,
+            pages: c.ring_pages(),
         },
     ];
-    // At most; the blocks outside the image are skipped.
-    if c.ring_blocks() > 1 {
-        body.push(Call::DramRead {
-            buffer: input.to_string(),
-            pages: slots - c.in_tiles,
-            page_bytes: c.tile_bytes,
+    let mut block = vec![fetch(1)];
+    if c.shifted {
+        // The core's blocks and W/32 + 1 either side, at most, are read (W/32 either side get
+        // views), however the prologue and the loop share them.
+        let beyond = c.width / 32;
+        let views = |blocks: u32| Call::L1Copy {
+            from: ring,
             cb: ring,
-        });
-    }
-    let mut block = vec![
-        Call::DramRead {
-            buffer: input.to_string(),
-            pages: c.in_tiles,
-            page_bytes: c.tile_bytes,
-            cb: ring,
-        },
-        Call::CbReserve {
+            tiles: blocks * 2 * c.in_tiles,
+            row_bytes: c.tile_bytes / 64,
+        };
+        body.extend([fetch(2 * beyond + 2), views(2 * beyond)]);
+        block.extend([
+            views(1),
+            Call::CbReserve {
+                cb: im2col,
+                pages: c.k_tiles,
+            },
+            Call::L1Copy {
+                from: ring,
+                cb: im2col,
+                tiles: c.k_tiles,
+                row_bytes: c.tile_bytes,
+            },
+        ]);
+    } else {
+        // At most; the blocks outside the image are skipped.
+        if c.ring_blocks() > 1 {
+            body.push(fetch(c.ring_blocks() - 1));
+        }
+        block.push(Call::CbReserve {
             cb: im2col,
             pages: c.k_tiles,
-        },
-    ];
-    if c.copies_rows() {
-        block.push(Call::L1Copy {
-            from: ring,
-            cb: im2col,
-            tiles: c.k_tiles,
-            row_bytes: c.tile_bytes / 64,
         });
-    } else {
-        block.push(Call::L1Copy {
-            from: zero,
-            cb: im2col,
-            tiles: c.k_tiles,
-            row_bytes: c.tile_bytes / 64,
-        });
-        let element_bytes = c.tile_bytes / 1024;
-        block.push(Call::L1Gather {
-            bytes: 32 * c.kernel * c.kernel * c.in_channels * element_bytes,
-        });
+        if c.copies_rows() {
+            block.push(Call::L1Copy {
+                from: ring,
+                cb: im2col,
+                tiles: c.k_tiles,
+                row_bytes: c.tile_bytes / 64,
+            });
+        } else {
+            block.push(Call::L1Copy {
+                from: zero,
+                cb: im2col,
+                tiles: c.k_tiles,
+                row_bytes: c.tile_bytes / 64,
+            });
+            let element_bytes = c.tile_bytes / 1024;
+            block.push(Call::L1Gather {
+                bytes: 32 * c.kernel * c.kernel * c.in_channels * element_bytes,
+            });
+        }
     }
     block.push(Call::CbPush {
         cb: im2col,
@@ -528,7 +549,14 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         role: Role::Reader,
         template: "conv2d/reader.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
-        compile_args: shape.clone(),
+        compile_args: [
+            shape.clone(),
+            args(&[
+                ("ring_blocks", c.ring_blocks()),
+                ("shifted", u32::from(c.shifted)),
+            ]),
+        ]
+        .concat(),
         runtime_arg_names: names(&[
             "input_addr",
             "weight_addr",

@@ -260,9 +260,17 @@ pub struct ConvPlan {
     pub out_tiles: u32,
     /// Output tiles per DST acquire (a divisor of `out_tiles` within the DST capacity).
     pub group: u32,
-    /// Input pixel blocks before, and as many after, an output block that its taps can touch:
-    /// they reach `pad·W + pad` pixels either side, so `⌈(pad·W + pad)/32⌉` blocks.
+    /// Input pixel blocks the reader fetches ahead of the output block. Row runs: the blocks
+    /// its taps can touch either side (they reach `pad·W + pad` pixels, so
+    /// `⌈(pad·W + pad)/32⌉`). Shifted views: `W/32 + 3` (the taps reach `W/32` blocks; a
+    /// block's views are started two output blocks, and finished one, before its first use).
     pub ring_reach: u32,
+    /// The reader keeps, next to each ring block, its two views shifted by one pixel (row r =
+    /// pixel 32q + r ± 1 of the same image row, zero outside it), built once per block, and
+    /// copies each im2col tap row as one read of a block's three views. Only for a 3×3 pad-1
+    /// conv with whole channel tiles and W a multiple of 32 (every block inside one image row)
+    /// whose larger ring still leaves room for double-buffered streams; otherwise row runs.
+    pub shifted: bool,
     /// Bytes of one activation tile (2048 bf16, 4096 Float32).
     pub tile_bytes: u32,
     pub weights: String,
@@ -270,9 +278,29 @@ pub struct ConvPlan {
 }
 
 impl ConvPlan {
-    /// Input pixel blocks the reader's ring holds: every block one output block's taps can touch.
+    /// Input pixel blocks the reader's ring holds: every block one output block's taps can
+    /// touch, and with shifted views the `ring_reach` blocks ahead but only the `W/32 + 1`
+    /// behind (the farthest tap row and the neighbour its views were built from).
     pub fn ring_blocks(&self) -> u32 {
-        2 * self.ring_reach + 1
+        if self.shifted {
+            self.ring_reach + self.width / 32 + 1
+        } else {
+            2 * self.ring_reach + 1
+        }
+    }
+
+    /// Tiles the ring keeps per block and channel tile: the block, and its two shifted views.
+    pub fn ring_views(&self) -> u32 {
+        if self.shifted {
+            3
+        } else {
+            1
+        }
+    }
+
+    /// Pages of the ring CB.
+    pub fn ring_pages(&self) -> u32 {
+        self.ring_blocks() * self.ring_views() * self.in_tiles
     }
 
     /// Whether the im2col tiles are built from whole channel tiles by NoC row-run copies; if
@@ -456,6 +484,17 @@ fn ring_reach(reach: u32) -> u32 {
     reach.div_ceil(32)
 }
 
+/// `c` with shifted views ([`ConvPlan::shifted`]) when its shape allows them.
+fn shifted_views(c: &ConvPlan) -> Option<ConvPlan> {
+    (c.kernel == 3 && c.pad == 1 && c.in_channels % 32 == 0 && c.width % 32 == 0).then(|| {
+        ConvPlan {
+            ring_reach: c.width / 32 + 3,
+            shifted: true,
+            ..c.clone()
+        }
+    })
+}
+
 /// Plans the nodes the graph's outputs need, from its external inputs (or the input plane) on.
 /// The input plane is uploaded by the host; the resize runs on the device
 /// ([`crate::ops::resize`]), specialised for [`PlanParams::input_size`].
@@ -576,20 +615,41 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 let in_tiles = tiles(*in_channels) as u32;
                 let group = largest_divisor_within(out_tiles, precision.dst_tiles());
                 let width = shape.width as u32;
-                let ring_reach = ring_reach(*pad as u32 * (width + 1));
-                let ring_blocks = 2 * ring_reach + 1;
                 let format = precision.format;
                 let weight_parts = conv_weight_parts(format) as u32;
-                // The ring of input blocks and the zero tile.
-                let scratch_pages = ring_blocks * in_tiles + 1;
-                let depth = conv_stream_depth(
-                    params.limits.l1_usable(),
-                    weight_parts * k_tiles * out_tiles * TILE_BYTES
-                        + (out_tiles + scratch_pages) * format.tile_bytes(),
-                    (k_tiles + group) * format.tile_bytes(),
-                );
                 let weight_name = format!("{}.weight", node.name);
                 let bias_name = format!("{}.bias", node.name);
+                let row_runs = ConvPlan {
+                    in_channels: *in_channels as u32,
+                    out_channels: *out_channels as u32,
+                    kernel: *kernel as u32,
+                    pad: *pad as u32,
+                    relu: *relu,
+                    height: shape.height as u32,
+                    width,
+                    in_tiles,
+                    k_tiles,
+                    weight_parts,
+                    out_tiles,
+                    group,
+                    ring_reach: ring_reach(*pad as u32 * (width + 1)),
+                    shifted: false,
+                    tile_bytes: format.tile_bytes(),
+                    weights: weight_name.clone(),
+                    bias: bias_name.clone(),
+                };
+                // Resident weights and bias, the ring and the zero tile; one stage of the streams.
+                let fixed = |c: &ConvPlan| {
+                    weight_parts * k_tiles * out_tiles * TILE_BYTES
+                        + (out_tiles + c.ring_pages() + 1) * format.tile_bytes()
+                };
+                let stage = (k_tiles + group) * format.tile_bytes();
+                let l1 = params.limits.l1_usable();
+                let conv = match shifted_views(&row_runs) {
+                    Some(shifted) if conv_stream_depth(l1, fixed(&shifted), stage) == 2 => shifted,
+                    _ => row_runs,
+                };
+                let depth = conv_stream_depth(l1, fixed(&conv), stage);
                 let (weight_content, bias_content) = match format {
                     Format::Bf16 => (
                         Content::ConvWeights {
@@ -638,34 +698,11 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                             CbKind::Resident,
                         ),
                         cb_of(format, 2, "cb_bias", out_tiles, CbKind::Resident),
-                        cb_of(
-                            format,
-                            3,
-                            "cb_ring",
-                            ring_blocks * in_tiles,
-                            CbKind::Scratch,
-                        ),
+                        cb_of(format, 3, "cb_ring", conv.ring_pages(), CbKind::Scratch),
                         cb_of(format, 4, "cb_zero", 1, CbKind::Scratch),
                         cb_of(format, 16, "cb_out", depth * group, CbKind::Stream),
                     ],
-                    op: OpPlan::Conv2d(ConvPlan {
-                        in_channels: *in_channels as u32,
-                        out_channels: *out_channels as u32,
-                        kernel: *kernel as u32,
-                        pad: *pad as u32,
-                        relu: *relu,
-                        height: shape.height as u32,
-                        width,
-                        in_tiles,
-                        k_tiles,
-                        weight_parts,
-                        out_tiles,
-                        group,
-                        ring_reach,
-                        tile_bytes: format.tile_bytes(),
-                        weights: weight_name,
-                        bias: bias_name,
-                    }),
+                    op: OpPlan::Conv2d(conv),
                 });
                 on_device.insert(&node.name);
             }
@@ -884,6 +921,45 @@ mod tests {
         // 100 fixed + 2 stages of 20 = 140: two stages fit in 140, one in 139.
         assert_eq!(conv_stream_depth(140, 100, 20), 2);
         assert_eq!(conv_stream_depth(139, 100, 20), 1);
+    }
+
+    /// SuperPoint at 640×480 on 12×10: shifted views for the 3×3 convs at W 640, 320 and 160
+    /// with whole channel tiles (ring: W/32 + 3 blocks ahead, W/32 + 1 behind, three tiles a
+    /// block and channel tile), row runs for the 1-channel conv1a and the 80-wide convs; the
+    /// larger ring keeps the streams double-buffered (the planner's condition).
+    #[test]
+    fn shifted_views_where_blocks_stay_inside_image_rows() {
+        let planned = plan(&superpoint(640, 480), &PlanParams::default()).expect("plans");
+        let conv = |name: &str| {
+            planned
+                .nodes
+                .iter()
+                .find(|n| n.name == name)
+                .and_then(|n| match &n.op {
+                    OpPlan::Conv2d(c) => Some((c.clone(), n.cbs.clone())),
+                    _ => None,
+                })
+                .expect("a conv node")
+        };
+        for (name, row_blocks, in_tiles) in [
+            ("conv1b", 20, 2),
+            ("conv2a", 10, 2),
+            ("conv2b", 10, 2),
+            ("conv3a", 5, 2),
+            ("conv3b", 5, 4),
+        ] {
+            let (c, cbs) = conv(name);
+            assert!(c.shifted, "{name}");
+            assert_eq!(c.ring_reach, row_blocks + 3, "{name}");
+            assert_eq!(c.ring_blocks(), 2 * row_blocks + 4, "{name}");
+            let ring = cbs.iter().find(|b| b.name == "cb_ring").expect("ring");
+            assert_eq!(ring.pages, (2 * row_blocks + 4) * 3 * in_tiles, "{name}");
+            let im2col = cbs.iter().find(|b| b.name == "cb_im2col").expect("im2col");
+            assert_eq!(im2col.pages, 2 * c.k_tiles, "{name}");
+        }
+        for name in ["conv1a", "conv4a", "conv4b", "convPa", "convDa", "convPb"] {
+            assert!(!conv(name).0.shifted, "{name}");
+        }
     }
 
     #[test]

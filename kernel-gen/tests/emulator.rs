@@ -15,7 +15,7 @@ use common::{bf16_rounded, chain, pcc, random_tensor, run, weight_inputs, weight
 use kernel_gen::kir::Role;
 use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
 use kernel_gen::runner::Loaded;
-use kernel_gen::{compile, Core, Format, Grid, PlanParams};
+use kernel_gen::{compile, Core, Format, Grid, PlanParams, Precision};
 use superpoint_graph::reference::{conv::conv2d, pool::max_pool2};
 use superpoint_graph::Tensor;
 
@@ -40,6 +40,19 @@ fn conv_layer(
     index: usize,
     grid: Grid,
 ) -> (f64, u64) {
+    conv_layer_at(width, height, layers, index, grid, Precision::PORT)
+}
+
+/// [`conv_layer`] at `precision` (the input is the same bf16-rounded tensor, uploaded in the
+/// precision's activation format).
+fn conv_layer_at(
+    width: usize,
+    height: usize,
+    layers: &[Layer],
+    index: usize,
+    grid: Grid,
+    precision: Precision,
+) -> (f64, u64) {
     let pools = layers[..index]
         .iter()
         .filter(|l| l.0.starts_with("pool"))
@@ -47,6 +60,7 @@ fn conv_layer(
     let graph = chain(width << pools, height << pools, layers);
     let params = PlanParams {
         grid,
+        precision,
         ..PlanParams::default()
     };
     let compiled = compile(&graph, &params).expect("compiles");
@@ -59,11 +73,18 @@ fn conv_layer(
     };
     let x = bf16_rounded(&random_tensor(inp, height, width, 11));
     let mut inputs = weight_inputs(&compiled, &ws);
-    inputs.insert(input_name.to_string(), pack_activation(&x, Format::Bf16));
+    inputs.insert(
+        input_name.to_string(),
+        pack_activation(&x, precision.format),
+    );
     let dev = common::open(&compiled);
     let (buffers, times) = run(&dev, &compiled, &inputs, &[name]);
     let expected = conv2d(&x, &ws[name], kernel / 2, relu);
-    let got = unpack_activation(&buffers[name], shape_of(&expected)).expect("output size");
+    let shape = ActivationShape {
+        format: precision.format,
+        ..shape_of(&expected)
+    };
+    let got = unpack_activation(&buffers[name], shape).expect("output size");
     let r = pcc(&got.data, &expected.data);
     let hash = fnv1a(&buffers[name]);
     println!(
@@ -214,6 +235,60 @@ fn conv_64_to_64_at_64x32_on_a_3x1_grid() {
         Grid { x: 3, y: 1 },
         0x91a3_bbc2_eec1_bf0e,
     );
+}
+
+/// Shifted block views (W a multiple of 32, whole channel tiles), 64→32 channels at both
+/// precisions: 128×32 (4 blocks an image row, 128 blocks) on a 5×1 grid, 25 or 26 blocks a core,
+/// so runs start and end inside image rows and the ring wraps; and 64×32 on 12×10 (64 cores of
+/// one or two blocks: every run begins next to the image border or mid-row). The first and last
+/// image rows' taps read zeros. The hashes were recorded from the row-run reader (commit
+/// 9dacce9) on the same inputs.
+#[test]
+fn conv_64_to_32_with_w_a_multiple_of_32_at_both_precisions() {
+    let layers: &[Layer] = &[("c0", 1, 64, 3, true), ("conv", 64, 32, 3, true)];
+    for (width, grid, precision, old_hash) in [
+        (
+            128,
+            Grid { x: 5, y: 1 },
+            Precision::PORT,
+            0xcf11_9365_df7f_2a66,
+        ),
+        (
+            128,
+            Grid { x: 5, y: 1 },
+            Precision::ACCURATE,
+            0xc3f5_a3db_b860_ec9f,
+        ),
+        (
+            64,
+            Grid::ETH_DISPATCH,
+            Precision::PORT,
+            0xd3de_d828_2504_20e4,
+        ),
+        (
+            64,
+            Grid::ETH_DISPATCH,
+            Precision::ACCURATE,
+            0x2559_c28f_fce0_bac0,
+        ),
+    ] {
+        let params = PlanParams {
+            grid,
+            precision,
+            ..PlanParams::default()
+        };
+        let plan = kernel_gen::plan::plan(&chain(width, 32, layers), &params).expect("plans");
+        assert!(plan.nodes.iter().any(
+            |n| matches!(&n.op, kernel_gen::plan::OpPlan::Conv2d(c) if n.name == "conv" && c.shifted)
+        ));
+        let (r, hash) = conv_layer_at(width, 32, layers, 1, grid, precision);
+        assert!(r >= PCC_MIN, "{width}x32 {:?}: PCC {r}", precision.format);
+        assert_eq!(
+            hash, old_hash,
+            "{width}x32 {:?}: output differs from the row-run reader's",
+            precision.format
+        );
+    }
 }
 
 #[test]
@@ -377,21 +452,50 @@ fn conv_reader_reads_each_input_block_once_per_core() {
         ("pool3", 0, 0, 0, false),
         ("conv", 64, 32, 3, true),
     ];
-    let graph = chain(640, 480, layers);
+    assert_reads_each_block_once(layers, (640, 480), (80, 60), 3, false);
+}
+
+/// The same with shifted views (W 128, 4 blocks an image row): the views of the blocks 4 either
+/// side of a run are built from the blocks one further, so core i reads blocks
+/// [start − 5, start + count + 4] ∩ [0, 127], once each.
+#[test]
+fn conv_reader_with_shifted_views_reads_each_input_block_once_per_core() {
+    let layers: &[Layer] = &[("c0", 1, 64, 3, true), ("conv", 64, 32, 3, true)];
+    assert_reads_each_block_once(layers, (128, 32), (128, 32), 5, true);
+}
+
+/// Runs the last layer of `layers` (3×3, 64→32) of a `frame`-sized chain on a 7×1 grid on an
+/// `input` (W, H) activation and checks each core's DRAM reads: blocks `reach` either side of
+/// its run, inside the image, 2 tiles each, plus the 19 weight and bias tiles on core 0; and the
+/// static report's bound. `shifted`: which reader the planner must have chosen.
+fn assert_reads_each_block_once(
+    layers: &[Layer],
+    frame: (usize, usize),
+    input: (usize, usize),
+    reach: u64,
+    shifted: bool,
+) {
+    let graph = chain(frame.0, frame.1, layers);
+    let grid = Grid { x: 7, y: 1 };
     let params = PlanParams {
-        grid: Grid { x: 7, y: 1 },
+        grid,
         ..PlanParams::default()
     };
+    let p = kernel_gen::plan::plan(&graph, &params).expect("plans");
+    assert!(p.nodes.iter().any(
+        |n| matches!(&n.op, kernel_gen::plan::OpPlan::Conv2d(c) if n.name == "conv" && c.shifted == shifted)
+    ));
     let compiled = compile(&graph, &params).expect("compiles");
     let ws = weights(layers, 1);
-    let x = bf16_rounded(&random_tensor(64, 60, 80, 2));
+    let x = bf16_rounded(&random_tensor(64, input.1, input.0, 2));
     let dev = common::open(&compiled);
     let loaded = Loaded::load(&dev, &compiled).expect("loads");
     for (name, bytes) in weight_inputs(&compiled, &ws) {
         loaded.write(&name, &bytes).expect("weights");
     }
+    let previous = layers[layers.len() - 2].0;
     loaded
-        .write("pool3", &pack_activation(&x, Format::Bf16))
+        .write(previous, &pack_activation(&x, Format::Bf16))
         .expect("input");
     loaded.run_nodes(&dev, &["conv"]).expect("runs");
     let counters = loaded.counters().expect("counters");
@@ -401,30 +505,29 @@ fn conv_reader_reads_each_input_block_once_per_core() {
         .iter()
         .find(|k| k.role == Role::Reader)
         .expect("reader");
-    // 150 = 7 · 21 + 3: the first three cores take 22 blocks.
-    let counts = [22u64, 22, 22, 21, 21, 21, 21];
+    let blocks = (input.0 * input.1 / 32) as u64;
     let tile = 2048u64;
     let mut start = 0u64;
     let mut total = 0;
     let mut bound = 0;
-    for (i, count) in counts.iter().enumerate() {
-        let first = start.saturating_sub(3);
-        let last = (start + count + 2).min(149);
+    for i in 0..7u64 {
+        let count = blocks / 7 + u64::from(i < blocks % 7);
+        let first = start.saturating_sub(reach);
+        let last = (start + count - 1 + reach).min(blocks - 1);
         let weights = if i == 0 { 19 * tile } else { 0 };
         let expected = (last - first + 1) * 2 * tile + weights;
-        let (core, got) = &reader.cores[i];
-        assert_eq!(core.x as usize, i);
+        let (core, got) = &reader.cores[i as usize];
+        assert_eq!(core.x as u64, i);
         assert_eq!(got.dram_read_bytes, expected, "core {i}");
         total += expected;
-        bound += (6 + count) * 2 * tile + weights;
+        bound += (2 * reach + count) * 2 * tile + weights;
         start += count;
     }
-    let p = kernel_gen::plan::plan(&graph, &params).expect("plans");
     let kir = kernel_gen::kir::lower(&p).expect("lowers");
     let report = kernel_gen::report::report(&kir);
     let conv = report.iter().find(|r| r.node == "conv").expect("report");
-    // Cores 0 and 6 skip 3 blocks each before the image start and past its end.
-    assert_eq!(bound - total, 6 * 2 * tile);
+    // The first and last cores skip `reach` blocks each before the image start and past its end.
+    assert_eq!(bound - total, 2 * reach * 2 * tile);
     assert_eq!(conv.dram_read_bytes, bound);
 }
 

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use common::{bf16_rounded, chain, random_tensor, weight_inputs, weights, Layer};
 use kernel_gen::kir::Role;
 use kernel_gen::layout::pack_activation;
-use kernel_gen::runner::Loaded;
+use kernel_gen::runner::{L1Arena, Loaded};
 use kernel_gen::{compile, Compiled, Format, Limits, PlanParams};
 
 const LAYERS: &[Layer] = &[
@@ -178,4 +178,64 @@ fn a_chain_with_its_activations_in_l1_matches_the_chain_in_dram() {
             dram_bytes[node]
         );
     }
+}
+
+/// Two programs on one device share one arena (they run one at a time and keep nothing in L1
+/// between runs): runs interleaved on the shared arena give the bytes of a program alone. The
+/// frame is an L1 buffer too, so each run writes it first. An arena takes all the L1 its first
+/// program's CBs leave, so a device has one.
+#[test]
+fn programs_of_one_device_share_its_arena() {
+    let c = compiled(true, &[], Limits::BLACKHOLE);
+    let ws = weights(LAYERS, 5);
+    let dev = common::open(&c);
+    let names: Vec<&str> = LAYERS.iter().map(|l| l.0).collect();
+    let load = |arena: &L1Arena| {
+        let loaded = Loaded::load_in(&dev, &c, arena, None).expect("loads");
+        for (name, bytes) in weight_inputs(&c, &ws) {
+            loaded.write(&name, &bytes).expect("weights");
+        }
+        loaded
+    };
+    let run = |loaded: &Loaded, seed| {
+        let frame = bf16_rounded(&random_tensor(1, 64, 64, seed));
+        loaded
+            .write("frame", &pack_activation(&frame, Format::Bf16))
+            .expect("frame");
+        loaded.run_nodes(&dev, &names).expect("runs");
+        loaded.read("c3").expect("output")
+    };
+    let shared = L1Arena::new();
+    let (a, b) = (load(&shared), load(&shared));
+    let a_first = run(&a, 1);
+    let b_out = run(&b, 2);
+    assert!(run(&a, 1) == a_first, "a after b");
+    // The shared arena takes all the L1 its first program leaves; free it for a second one.
+    drop((a, b, shared));
+    let alone = load(&L1Arena::new());
+    assert!(run(&alone, 2) == b_out, "b on the shared arena vs alone");
+    assert!(a_first != b_out, "different frames give different outputs");
+}
+
+/// An arena sized by a program with small CBs leaves too little room below it for a program
+/// with larger ones: loading that one is an error naming the step, not a clash at run time.
+#[test]
+fn a_program_whose_cbs_reach_the_shared_arena_is_refused() {
+    let small = compile(
+        &chain(64, 64, &[("c1", 1, 8, 1, true), ("c2", 8, 8, 1, false)]),
+        &PlanParams {
+            l1_activations: true,
+            ..PlanParams::default()
+        },
+    )
+    .expect("compiles");
+    let large = compiled(true, &[], Limits::BLACKHOLE);
+    let dev = common::open(&small);
+    let arena = L1Arena::new();
+    Loaded::load_in(&dev, &small, &arena, None).expect("the first program sizes the arena");
+    let err = Loaded::load_in(&dev, &large, &arena, None)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("L1 arena leaves"), "{err}");
 }

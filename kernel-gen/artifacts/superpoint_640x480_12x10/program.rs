@@ -2731,6 +2731,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 1,
                             },
                             kernel_gen::CompileArg {
+                                name: String::from("ring_blocks"),
+                                value: 43,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("shifted"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
                                 name: String::from("input_dram"),
                                 value: 0,
                             },
@@ -6326,7 +6334,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 3,
                         name: String::from("cb_ring"),
-                        pages: 86,
+                        pages: 264,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -6399,7 +6407,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 21,
+                                value: 23,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -6415,6 +6423,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("ring_blocks"),
+                                value: 44,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("shifted"),
                                 value: 1,
                             },
                             kernel_gen::CompileArg {
@@ -9621,7 +9637,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 21,
+                                value: 23,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -9818,7 +9834,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 21,
+                                value: 23,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -10551,7 +10567,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 3,
                         name: String::from("cb_ring"),
-                        pages: 46,
+                        pages: 144,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -10624,7 +10640,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 11,
+                                value: 13,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -10640,6 +10656,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("ring_blocks"),
+                                value: 24,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("shifted"),
                                 value: 1,
                             },
                             kernel_gen::CompileArg {
@@ -13846,7 +13870,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 11,
+                                value: 13,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -14043,7 +14067,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 11,
+                                value: 13,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -14238,7 +14262,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 3,
                         name: String::from("cb_ring"),
-                        pages: 46,
+                        pages: 144,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -14311,7 +14335,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 11,
+                                value: 13,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -14327,6 +14351,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("ring_blocks"),
+                                value: 24,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("shifted"),
                                 value: 1,
                             },
                             kernel_gen::CompileArg {
@@ -17533,7 +17565,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 11,
+                                value: 13,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -17730,7 +17762,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 11,
+                                value: 13,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -18463,7 +18495,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 3,
                         name: String::from("cb_ring"),
-                        pages: 26,
+                        pages: 84,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -18536,7 +18568,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 6,
+                                value: 8,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -18552,6 +18584,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("ring_blocks"),
+                                value: 14,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("shifted"),
                                 value: 1,
                             },
                             kernel_gen::CompileArg {
@@ -21758,7 +21798,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 6,
+                                value: 8,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -21955,7 +21995,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 6,
+                                value: 8,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -22150,7 +22190,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 3,
                         name: String::from("cb_ring"),
-                        pages: 52,
+                        pages: 168,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
@@ -22223,7 +22263,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 6,
+                                value: 8,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -22239,6 +22279,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("ring_blocks"),
+                                value: 14,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("shifted"),
                                 value: 1,
                             },
                             kernel_gen::CompileArg {
@@ -25445,7 +25493,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 6,
+                                value: 8,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -25642,7 +25690,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("ring_reach"),
-                                value: 6,
+                                value: 8,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("relu"),
@@ -26465,6 +26513,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("ring_blocks"),
+                                value: 7,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("shifted"),
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("input_dram"),
@@ -30154,6 +30210,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 1,
                             },
                             kernel_gen::CompileArg {
+                                name: String::from("ring_blocks"),
+                                value: 7,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("shifted"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
                                 name: String::from("input_dram"),
                                 value: 0,
                             },
@@ -33841,6 +33905,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 1,
                             },
                             kernel_gen::CompileArg {
+                                name: String::from("ring_blocks"),
+                                value: 7,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("shifted"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
                                 name: String::from("input_dram"),
                                 value: 0,
                             },
@@ -37526,6 +37598,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("ring_blocks"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("shifted"),
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("input_dram"),
@@ -44389,6 +44469,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 1,
                             },
                             kernel_gen::CompileArg {
+                                name: String::from("ring_blocks"),
+                                value: 7,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("shifted"),
+                                value: 0,
+                            },
+                            kernel_gen::CompileArg {
                                 name: String::from("input_dram"),
                                 value: 0,
                             },
@@ -48074,6 +48162,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("weight_parts"),
                                 value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("ring_blocks"),
+                                value: 1,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("shifted"),
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("input_dram"),

@@ -13,6 +13,12 @@
 // consecutive source pixels (zero runs from a zeroed tile); otherwise by zeroing the tiles the
 // same way and gathering the taps * in_channels valid columns element by element. Activations
 // are bf16 or Float32 (`fp32`, `tile_bytes`).
+// With `shifted` (3x3 pad 1, whole channel tiles, W a multiple of 32 so every block lies in one
+// image row) each ring block q also keeps its views shifted by dx = -1 and +1 (row r = pixel
+// 32q + r + dx of the same image row, zero outside it), built once when the block enters the
+// ring; a ring slot holds [view -1, block, view +1] x in_tiles, which is the k tile order of
+// one tap row, so tap row dy of output block b is one read of slot b + dy * W / 32 (zero tiles
+// above and below the image).
 #include <type_traits>
 
 #include "api/dataflow/dataflow_api.h"
@@ -31,7 +37,9 @@ constexpr uint32_t relu = get_compile_time_arg_val(10);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(11);
 constexpr uint32_t fp32 = get_compile_time_arg_val(12);
 constexpr uint32_t weight_parts = get_compile_time_arg_val(13);
-constexpr uint32_t input_dram = get_compile_time_arg_val(14);
+constexpr uint32_t ring_blocks = get_compile_time_arg_val(14);
+constexpr uint32_t shifted = get_compile_time_arg_val(15);
+constexpr uint32_t input_dram = get_compile_time_arg_val(16);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -46,11 +54,22 @@ constexpr DataFormat activation_format = fp32 != 0 ? DataFormat::Float32 : DataF
 constexpr int32_t rows = static_cast<int32_t>(height);
 constexpr int32_t cols = static_cast<int32_t>(width);
 constexpr int32_t in_blocks = (rows * cols + 31) / 32;
-constexpr uint32_t ring_blocks = 2 * ring_reach + 1;
+constexpr uint32_t views = shifted != 0 ? 3 : 1;
+// Blocks an image row (shifted views only).
+constexpr int32_t row_blocks = cols / 32;
+static_assert(shifted == 0 ? ring_blocks == 2 * ring_reach + 1
+                           : kernel == 3 && pad == 1 && in_channels % 32 == 0 && cols % 32 == 0 &&
+                                 ring_reach == row_blocks + 3 && ring_blocks == 2 * row_blocks + 4,
+              "the plan's ring does not match the reader");
 constexpr uint32_t face_bytes = tile_bytes / 4;
 constexpr uint32_t row_bytes = tile_bytes / 64;
 
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
+
+// L1 address of row `row`, column half `half` (16 columns) of the tile at `tile`.
+constexpr uint32_t row_at(uint32_t tile, uint32_t row, uint32_t half) {
+    return tile + (row / 16 * 2 + half) * face_bytes + row % 16 * row_bytes;
+}
 
 // Copies rows [s, s + n) of the tile at L1 address src to rows [r, r + n) of the tile at dst
 // (r + n <= 32, s + n <= 32): one read for a whole tile, one for 16 rows at face starts on both
@@ -63,8 +82,8 @@ void copy_rows(uint32_t src, uint32_t s, uint32_t dst, uint32_t r, uint32_t n) {
     while (n > 0) {
         uint32_t m = 16 - r % 16 < 16 - s % 16 ? 16 - r % 16 : 16 - s % 16;
         m = m < n ? m : n;
-        const uint32_t from = src + s / 16 * 2 * face_bytes + s % 16 * row_bytes;
-        const uint32_t to = dst + r / 16 * 2 * face_bytes + r % 16 * row_bytes;
+        const uint32_t from = row_at(src, s, 0);
+        const uint32_t to = row_at(dst, r, 0);
         if (m == 16) {
             noc_async_read(get_noc_addr(from), to, 2 * face_bytes);
         } else {
@@ -186,12 +205,14 @@ void kernel_main() {
     }
 
     const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile_bytes, activation_format};
-    cb_reserve_back(cb_ring, ring_blocks * in_tiles);
+    cb_reserve_back(cb_ring, ring_blocks * views * in_tiles);
     const uint32_t ring_l1 = get_write_ptr(cb_ring);
-    // Channel tile c of input block q (0 <= q < in_blocks) lives in ring slot q % ring_blocks.
-    auto slot_l1 = [&](int32_t q, uint32_t c) {
-        return ring_l1 + (static_cast<uint32_t>(q) % ring_blocks * in_tiles + c) * tile_bytes;
+    // View v (dx = v - views / 2) of channel tile c of input block q (0 <= q < in_blocks) lives
+    // in ring slot q % ring_blocks.
+    auto view_l1 = [&](int32_t q, uint32_t v, uint32_t c) {
+        return ring_l1 + ((static_cast<uint32_t>(q) % ring_blocks * views + v) * in_tiles + c) * tile_bytes;
     };
+    auto slot_l1 = [&](int32_t q, uint32_t c) { return view_l1(q, views / 2, c); };
     auto fetch = [&](int32_t q) {
         if (q < 0 || q >= in_blocks) {
             return;
@@ -201,6 +222,98 @@ void kernel_main() {
         }
     };
     const int32_t first = static_cast<int32_t>(block_start);
+
+    if constexpr (shifted != 0) {
+        const int32_t last = first + static_cast<int32_t>(block_count) - 1;
+        constexpr int32_t ahead = static_cast<int32_t>(ring_reach);
+        // The taps of blocks [first, last] read the views of blocks [first - row_blocks,
+        // last + row_blocks], built from the blocks one further either side.
+        auto fetch_needed = [&](int32_t q) {
+            if (q <= last + row_blocks + 1) {
+                fetch(q);
+            }
+        };
+        auto needs_views = [&](int32_t q) { return q >= 0 && q < in_blocks && q <= last + row_blocks; };
+        // The views of block q moved by one face row in memory (all channel tiles at once):
+        // every row whose source is in the same face lands in place.
+        auto start_views = [&](int32_t q) {
+            if (!needs_views(q)) {
+                return;
+            }
+            const uint32_t bytes = in_tiles * tile_bytes - row_bytes;
+            noc_async_read(get_noc_addr(slot_l1(q, 0)), view_l1(q, 0, 0) + row_bytes, bytes);
+            noc_async_read(get_noc_addr(slot_l1(q, 0) + row_bytes), view_l1(q, 2, 0), bytes);
+        };
+        // Then (after a barrier: the same bytes) the first (dx = -1) or last (dx = +1) row of
+        // each face, whose source is in the other face row, the neighbouring block, or outside
+        // the image row.
+        auto finish_views = [&](int32_t q) {
+            if (!needs_views(q)) {
+                return;
+            }
+            for (int32_t dx = -1; dx <= 1; dx += 2) {
+                const int32_t next = q + dx;
+                const bool joined = dx < 0 ? q % row_blocks != 0 : next % row_blocks != 0;
+                for (uint32_t c = 0; c < in_tiles; ++c) {
+                    const uint32_t view = view_l1(q, static_cast<uint32_t>(1 + dx), c);
+                    for (uint32_t face_row = 0; face_row < 2; ++face_row) {
+                        const uint32_t r = face_row * 16 + (dx < 0 ? 0 : 15);
+                        const int32_t s = static_cast<int32_t>(r) + dx;
+                        uint32_t src = zero_l1;
+                        uint32_t s_row = 0;
+                        if (s >= 0 && s < 32) {
+                            src = slot_l1(q, c);
+                            s_row = static_cast<uint32_t>(s);
+                        } else if (joined) {
+                            src = slot_l1(next, c);
+                            s_row = static_cast<uint32_t>(s + 32) % 32;
+                        }
+                        for (uint32_t half = 0; half < 2; ++half) {
+                            noc_async_read(get_noc_addr(row_at(src, s_row, half)), row_at(view, r, half), row_bytes);
+                        }
+                    }
+                }
+            }
+        };
+        for (int32_t q = first - row_blocks - 1; q < first + ahead; ++q) {
+            fetch_needed(q);
+        }
+        noc_async_read_barrier();
+        for (int32_t q = first - row_blocks; q <= first + ahead - 2; ++q) {
+            start_views(q);
+        }
+        noc_async_read_barrier();
+        for (int32_t q = first - row_blocks; q <= first + ahead - 3; ++q) {
+            finish_views(q);
+        }
+        noc_async_read_barrier();
+
+        // In output block b: block b + ahead is fetched, the views of b + ahead - 1 started and
+        // those of b + ahead - 2 finished, each on data complete since the last barrier; the
+        // taps read views up to b + row_blocks = b + ahead - 3.
+        for (int32_t b = first; b <= last; ++b) {
+            fetch_needed(b + ahead);
+            start_views(b + ahead - 1);
+            finish_views(b + ahead - 2);
+            cb_reserve_back(cb_im2col, k_tiles);
+            const uint32_t out_l1 = get_write_ptr(cb_im2col);
+            for (uint32_t ky = 0; ky < 3; ++ky) {
+                const int32_t q = b + (static_cast<int32_t>(ky) - 1) * row_blocks;
+                const uint32_t dst = out_l1 + ky * 3 * in_tiles * tile_bytes;
+                if (q >= 0 && q < in_blocks) {
+                    noc_async_read(get_noc_addr(view_l1(q, 0, 0)), dst, 3 * in_tiles * tile_bytes);
+                } else {
+                    for (uint32_t t = 0; t < 3 * in_tiles; ++t) {
+                        copy_rows(zero_l1, 0, dst + t * tile_bytes, 0, 32);
+                    }
+                }
+            }
+            noc_async_read_barrier();
+            cb_push_back(cb_im2col, k_tiles);
+        }
+        return;
+    }
+
     for (int32_t q = first - static_cast<int32_t>(ring_reach); q < first + static_cast<int32_t>(ring_reach); ++q) {
         fetch(q);
     }
