@@ -99,12 +99,12 @@
 //!   probabilities never reach DRAM. A lone softmax (or a fold without its softmax) is a typed
 //!   plan error. The work unit is two map tiles (32 cells): the reader gathers their cells into
 //!   one channels-last tile row through a 4-slot cache of input blocks (one per cell row of a
-//!   map tile) and writes the lowest finite value into the padding channels, so they leave the max and
-//!   the sum. Compute (fp32 DST): reduce-MAX over the 3 channel tiles, `sub_tiles_bcast<COL>`,
+//!   map tile) and writes the lowest finite value into the padding channels (once per half of
+//!   `cb_in`), so they leave the max and the sum. Compute (fp32 DST): reduce-MAX over the 3 channel tiles, `sub_tiles_bcast<COL>`,
 //!   `exp_tile`, reduce-SUM, `recip_tile`, `mul_tiles_bcast<COL>` on the 2 kept tiles, packed
 //!   Float32. The writer does the fold as a data move: channel k of a cell is row k/8, columns
 //!   k%8 of its 8×8 patch, 8 consecutive values of one face row on both sides, so each cell is 8
-//!   copies of 32 B into map tiles assembled in L1, each written as one 4 KiB page. CBs `cb_in`
+//!   local NoC copies of 32 B into map tiles assembled in L1, each written as one 4 KiB page. CBs `cb_in`
 //!   (0), `cb_scaler` (1), `cb_rows` (2, scratch), `cb_max` / `cb_exp` / `cb_recip` (3–5,
 //!   Float32), `cb_out` (16, Float32), `cb_map` (17, Float32 scratch).
 //! * **l2_normalize** ([`ops::l2_normalize`]): per block of 32 pixels, squares of the 8 channel
