@@ -74,7 +74,8 @@
 //!   count is only known at run time: the reader reads it from the counts buffer and pushes that
 //!   page through `cb_count`, the compute kernel reads it with `read_tile_value`, the writer reads
 //!   it itself; the loops over tiles of 16 candidates are [`kir::Trips::Counted`] (bounded by
-//!   `capacity / 16`, the figure the checks and the report use). The reader computes the
+//!   `capacity / 16`, the figure the checks and the report use; [`model`] charges the counts a
+//!   run left, read back through the node's [`kir::CountSource`]). The reader computes the
 //!   bilinear taps in integers (the formula ×2 is a ratio of integers; weights by long division
 //!   to f32, no FPU needed), gathers the four corners' 256-channel rows as face rows (bf16: 32
 //!   bytes, each with its partner row in one 64-byte aligned DRAM read; Float32: one 64-byte
