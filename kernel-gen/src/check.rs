@@ -192,6 +192,7 @@ fn calls(node: &NodeKir, kernel: &Kernel, limits: &Limits) -> Result<(), CheckEr
     };
     let every_call = OnCore {
         blocks: 1,
+        counted: 1,
         sender: true,
     };
     walk(&kernel.body, every_call, 1, &mut f);

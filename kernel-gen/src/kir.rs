@@ -91,8 +91,8 @@ pub enum Trips {
     Fixed(u32),
     /// The core's number of output blocks.
     Blocks,
-    /// Output blocks whose number is read from a buffer at run time; at most the core's
-    /// number of output blocks, which is what the checks and the report use.
+    /// Output blocks whose number is read at run time from the node's [`CountSource`]; at most
+    /// the core's number of output blocks, which is what the checks and the report use.
     Counted,
     /// Once on the node's multicast sender (its first core), never on the other cores.
     OnSender,
@@ -100,12 +100,31 @@ pub enum Trips {
     OnReceivers,
 }
 
-/// What the loops of a kernel run over on one core: its output blocks, and whether it is the
-/// node's multicast sender.
+/// What the loops of a kernel run over on one core: its output blocks, the trips of its
+/// [`Trips::Counted`] loops, and whether it is the node's multicast sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OnCore {
     pub blocks: u32,
+    /// At most `blocks`; `blocks` itself (the worst case) unless a run's counts are known.
+    pub counted: u32,
     pub sender: bool,
+}
+
+/// Where the trips of a node's [`Trips::Counted`] loops come from at run time: core `i` of the
+/// split reads page `i` of `buffer` (`page_bytes` each), whose first little-endian `u32` is an
+/// item count, clamps it to the core's capacity and runs one trip per `per_trip` items or part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CountSource {
+    pub buffer: String,
+    pub page_bytes: u32,
+    pub per_trip: u32,
+}
+
+impl CountSource {
+    /// The trips on a core of `blocks` output blocks whose count page starts with `count`.
+    pub fn trips(&self, count: u32, blocks: u32) -> u32 {
+        count.div_ceil(self.per_trip.max(1)).min(blocks)
+    }
 }
 
 /// An SFPU operation on DST tiles.
@@ -300,6 +319,8 @@ pub struct NodeKir {
     /// Output blocks per core, for resolving [`Trips::Blocks`], in split order: the first core
     /// is the node's multicast sender ([`Trips::OnSender`]).
     pub blocks: Vec<(Core, u32)>,
+    /// The run-time source of its [`Trips::Counted`] loops, if it has any.
+    pub counted: Option<CountSource>,
     pub kernels: Vec<Kernel>,
 }
 
@@ -309,13 +330,15 @@ impl NodeKir {
         self.cbs.iter().find(|c| c.name == name)
     }
 
-    /// Every core of the node with what its loops run over.
+    /// Every core of the node with what its loops run over, the counted loops at their bound
+    /// (the worst case).
     pub fn cores(&self) -> impl Iterator<Item = (Core, OnCore)> + '_ {
         self.blocks.iter().enumerate().map(|(i, (core, blocks))| {
             (
                 *core,
                 OnCore {
                     blocks: *blocks,
+                    counted: *blocks,
                     sender: i == 0,
                 },
             )
@@ -340,7 +363,8 @@ pub fn walk(calls: &[Call], on: OnCore, times: u64, f: &mut impl FnMut(&Call, u6
             Call::Loop { trips, body } => {
                 let n = match trips {
                     Trips::Fixed(n) => *n,
-                    Trips::Blocks | Trips::Counted => on.blocks,
+                    Trips::Blocks => on.blocks,
+                    Trips::Counted => on.counted,
                     Trips::OnSender => u32::from(on.sender),
                     Trips::OnReceivers => u32::from(!on.sender),
                 };
@@ -849,8 +873,9 @@ fn pool_writer(node: &NodePlan, p: &PoolPlan, shape: Vec<CompileArg>) -> Result<
 }
 
 /// Pooling by row-selection matmuls ([`PoolPlan::select`]): the reader writes the four 0/1
-/// selection tiles once and streams the four input tiles of each output tile; the compute kernel
-/// forms each tap with two exact matmuls and takes the SFPU maximum of the four.
+/// selection tiles once (zeroed by local NoC copies of 64 stored zero bytes) and streams the
+/// four input tiles of each output tile; the compute kernel forms each tap with two exact
+/// matmuls and takes the SFPU maximum of the four.
 fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> {
     let input = input(node, 0)?;
     let src = cb_id(node, "cb_src")?;
@@ -883,7 +908,14 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                 cb: select,
                 pages: 4,
             },
-            Call::L1Gather { bytes: 4 * 2048 },
+            // 64 zero bytes stored and doubled by local NoC copies, then 64 bf16 ones stored.
+            Call::L1Gather { bytes: 64 + 64 * 2 },
+            Call::L1Copy {
+                from: select,
+                cb: select,
+                tiles: 4,
+                row_bytes: 64,
+            },
             Call::CbPush {
                 cb: select,
                 pages: 4,
@@ -994,6 +1026,10 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
             cbs: node.cbs.clone(),
             semaphores,
             blocks: node.split.work.iter().map(|w| (w.core, w.count)).collect(),
+            counted: match &node.op {
+                OpPlan::SampleDescriptors(s) => Some(ops::sample::count_source(s)),
+                _ => None,
+            },
             kernels,
         });
     }

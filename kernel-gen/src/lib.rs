@@ -80,7 +80,8 @@
 //!   count is only known at run time: the reader reads it from the counts buffer and pushes that
 //!   page through `cb_count`, the compute kernel reads it with `read_tile_value`, the writer reads
 //!   it itself; the loops over tiles of 16 candidates are [`kir::Trips::Counted`] (bounded by
-//!   `capacity / 16`, the figure the checks and the report use). The reader computes the
+//!   `capacity / 16`, the figure the checks and the report use; [`model`] charges the counts a
+//!   run left, read back through the node's [`kir::CountSource`]). The reader computes the
 //!   bilinear taps in integers (the formula ×2 is a ratio of integers; weights by long division
 //!   to f32, no FPU needed), gathers the four corners' 256-channel rows as face rows (bf16: 32
 //!   bytes, each with its partner row in one 64-byte aligned DRAM read; Float32: one 64-byte
@@ -105,12 +106,12 @@
 //!   probabilities never reach DRAM. A lone softmax (or a fold without its softmax) is a typed
 //!   plan error. The work unit is two map tiles (32 cells): the reader gathers their cells into
 //!   one channels-last tile row through a 4-slot cache of input blocks (one per cell row of a
-//!   map tile) and writes the lowest finite value into the padding channels, so they leave the max and
-//!   the sum. Compute (fp32 DST): reduce-MAX over the 3 channel tiles, `sub_tiles_bcast<COL>`,
+//!   map tile) and writes the lowest finite value into the padding channels (once per half of
+//!   `cb_in`), so they leave the max and the sum. Compute (fp32 DST): reduce-MAX over the 3 channel tiles, `sub_tiles_bcast<COL>`,
 //!   `exp_tile`, reduce-SUM, `recip_tile`, `mul_tiles_bcast<COL>` on the 2 kept tiles, packed
 //!   Float32. The writer does the fold as a data move: channel k of a cell is row k/8, columns
 //!   k%8 of its 8×8 patch, 8 consecutive values of one face row on both sides, so each cell is 8
-//!   copies of 32 B into map tiles assembled in L1, each written as one 4 KiB page. CBs `cb_in`
+//!   local NoC copies of 32 B into map tiles assembled in L1, each written as one 4 KiB page. CBs `cb_in`
 //!   (0), `cb_scaler` (1), `cb_rows` (2, scratch), `cb_max` / `cb_exp` / `cb_recip` (3–5,
 //!   Float32), `cb_out` (16, Float32), `cb_map` (17, Float32 scratch).
 //! * **l2_normalize** ([`ops::l2_normalize`]): per block of 32 pixels, squares of the 8 channel

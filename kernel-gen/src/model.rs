@@ -2,13 +2,19 @@
 //! ([`crate::runner::Loaded::counters`]) plus the scalar RISC-V work read off the kernel IR (the
 //! `L1Gather` bytes a data-movement or compute kernel rearranges in L1, which the emulator cannot
 //! count) go through [`tt_runtime::CostModel`]. Every figure is a model, never a measurement.
+//!
+//! Loops whose trips the kernel reads at run time ([`kir::Trips::Counted`], e.g. the descriptor
+//! sampler's tiles of candidates) are charged with the counts the run left in the node's
+//! [`kir::CountSource`] buffer ([`Counts::Run`]); [`Counts::Bound`] charges their bound instead,
+//! the worst case the static report ([`crate::report`]) uses.
 
 use std::collections::BTreeMap;
 
 use thiserror::Error;
 use tt_runtime::{CostModel, KernelRole, KernelWork, StepEstimate};
 
-use crate::kir::{self, Call, Kir, OnCore, Role};
+use crate::device::Core;
+use crate::kir::{self, Call, Kir, NodeKir, OnCore, Role};
 use crate::runner::StepCounters;
 
 /// The port's device time per trace replay on a p150a (device profiler, 23 ops; seed 000).
@@ -23,6 +29,26 @@ pub enum ModelError {
     NoKir(String),
     #[error("step `{step}`: kernel `{kernel}` has no kernel IR of its role")]
     NoKernel { step: String, kernel: String },
+    #[error("step `{step}` loops over counts from buffer `{buffer}`, which was not read after the run; read every buffer of `model::count_buffers`")]
+    NoCounts { step: String, buffer: String },
+    #[error("step `{step}`: core {index} reads its count at byte {offset} of buffer `{buffer}`, which holds {len} bytes")]
+    ShortCounts {
+        step: String,
+        buffer: String,
+        index: usize,
+        offset: usize,
+        len: usize,
+    },
+}
+
+/// How the trips of counted loops ([`kir::Trips::Counted`]) are resolved.
+#[derive(Debug, Clone, Copy)]
+pub enum Counts<'a> {
+    /// Every counted loop at its bound (the core's output blocks): the worst case.
+    Bound,
+    /// The bytes of the buffers the counted loops read, by buffer name, as a run left them
+    /// ([`count_buffers`] names them).
+    Run(&'a BTreeMap<String, Vec<u8>>),
 }
 
 /// One step's modeled time, with and without the scalar RISC-V work.
@@ -34,6 +60,50 @@ pub struct NodeEstimate {
     pub without_scalar: StepEstimate,
     /// DRAM bytes the static report expects (worst case: no cache hits, full candidate regions).
     pub static_dram_bytes: u64,
+    /// What each core's kernels did, as modeled (counters and scalar cycles).
+    pub work: Vec<(Core, Vec<KernelWork>)>,
+}
+
+/// The buffers whose run-time counts the counted loops of `kir` read, each once.
+pub fn count_buffers(kir: &Kir) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for source in kir.nodes.iter().filter_map(|n| n.counted.as_ref()) {
+        if !out.contains(&source.buffer) {
+            out.push(source.buffer.clone());
+        }
+    }
+    out
+}
+
+/// Every core of `node` with what its loops run over, the counted loops resolved by `counts`.
+fn cores_of(node: &NodeKir, counts: Counts) -> Result<Vec<(Core, OnCore)>, ModelError> {
+    let (Some(source), Counts::Run(buffers)) = (&node.counted, counts) else {
+        return Ok(node.cores().collect());
+    };
+    let bytes = buffers
+        .get(&source.buffer)
+        .ok_or_else(|| ModelError::NoCounts {
+            step: node.node.clone(),
+            buffer: source.buffer.clone(),
+        })?;
+    node.cores()
+        .enumerate()
+        .map(|(index, (core, on))| {
+            let offset = index * source.page_bytes as usize;
+            let count = bytes
+                .get(offset..offset + 4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .ok_or_else(|| ModelError::ShortCounts {
+                    step: node.node.clone(),
+                    buffer: source.buffer.clone(),
+                    index,
+                    offset,
+                    len: bytes.len(),
+                })?;
+            let counted = source.trips(count, on.blocks);
+            Ok((core, OnCore { counted, ..on }))
+        })
+        .collect()
 }
 
 fn runtime_role(role: Role) -> KernelRole {
@@ -55,10 +125,11 @@ fn gather_bytes(body: &[Call], on: OnCore) -> u64 {
     bytes
 }
 
-/// Models every step that ran, in launch order.
+/// Models every step that ran, in launch order, its counted loops resolved by `counts`.
 pub fn estimate(
     kir: &Kir,
     steps: &[StepCounters],
+    counts: Counts,
     model: &CostModel,
 ) -> Result<Vec<NodeEstimate>, ModelError> {
     let static_dram: BTreeMap<String, u64> = crate::report::report(kir)
@@ -73,7 +144,8 @@ pub fn estimate(
                 .iter()
                 .find(|n| n.node == step.node)
                 .ok_or_else(|| ModelError::NoKir(step.node.clone()))?;
-            let mut cores: BTreeMap<(u32, u32), Vec<KernelWork>> = BTreeMap::new();
+            let on_cores = cores_of(node, counts)?;
+            let mut cores: BTreeMap<Core, Vec<KernelWork>> = BTreeMap::new();
             for k in &step.kernels {
                 let body = &node
                     .kernels
@@ -85,21 +157,22 @@ pub fn estimate(
                     })?
                     .body;
                 for (core, counters) in &k.cores {
-                    let on = node.cores().find(|(c, _)| c == core).map_or(
+                    let on = on_cores.iter().find(|(c, _)| c == core).map_or(
                         OnCore {
                             blocks: 0,
+                            counted: 0,
                             sender: false,
                         },
-                        |(_, on)| on,
+                        |(_, on)| *on,
                     );
-                    cores.entry((core.x, core.y)).or_default().push(KernelWork {
+                    cores.entry(*core).or_default().push(KernelWork {
                         role: runtime_role(k.role),
                         counters: *counters,
                         scalar_cycles: model.l1_rearrange_cycles(gather_bytes(body, on)),
                     });
                 }
             }
-            let with: Vec<Vec<KernelWork>> = cores.into_values().collect();
+            let with: Vec<Vec<KernelWork>> = cores.values().cloned().collect();
             let without: Vec<Vec<KernelWork>> = with
                 .iter()
                 .map(|ks| {
@@ -117,6 +190,7 @@ pub fn estimate(
                 with_scalar: model.step(&with),
                 without_scalar: model.step(&without),
                 static_dram_bytes: static_dram.get(&step.node).copied().unwrap_or(0),
+                work: cores.into_iter().collect(),
             })
         })
         .collect()
@@ -137,4 +211,150 @@ pub fn why(e: &StepEstimate, clock_hz: f64) -> String {
         us(s.writer_scalar),
         e.dram_seconds * 1e6
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kir::{CountSource, Kernel, NodeKir, Trips};
+    use crate::runner::KernelCounters;
+    use tt_runtime::Counters;
+
+    const CORES: [Core; 2] = [Core { x: 0, y: 0 }, Core { x: 1, y: 0 }];
+
+    fn kernel(role: Role, body: Vec<Call>) -> Kernel {
+        Kernel {
+            role,
+            template: String::new(),
+            ranges: Vec::new(),
+            compile_args: Vec::new(),
+            runtime_arg_names: Vec::new(),
+            runtime_args: Vec::new(),
+            precision: None,
+            body,
+        }
+    }
+
+    /// Two cores of 4 blocks; the reader gathers 400 B once and 100 B per counted trip (16
+    /// items a trip), the writer 8 B per block.
+    fn kir() -> Kir {
+        let gather = |bytes| Call::L1Gather { bytes };
+        Kir {
+            nodes: vec![NodeKir {
+                node: "s".into(),
+                op: "sample_descriptors".into(),
+                ranges: Vec::new(),
+                cbs: Vec::new(),
+                semaphores: 0,
+                blocks: CORES.iter().map(|c| (*c, 4)).collect(),
+                counted: Some(CountSource {
+                    buffer: "s.counts".into(),
+                    page_bytes: 64,
+                    per_trip: 16,
+                }),
+                kernels: vec![
+                    kernel(
+                        Role::Reader,
+                        vec![
+                            gather(400),
+                            Call::Loop {
+                                trips: Trips::Counted,
+                                body: vec![gather(100)],
+                            },
+                        ],
+                    ),
+                    kernel(
+                        Role::Writer,
+                        vec![Call::Loop {
+                            trips: Trips::Blocks,
+                            body: vec![gather(8)],
+                        }],
+                    ),
+                ],
+            }],
+        }
+    }
+
+    fn steps() -> Vec<StepCounters> {
+        let counters = |role, kernel: &str| KernelCounters {
+            kernel: kernel.into(),
+            role,
+            cores: CORES.iter().map(|c| (*c, Counters::default())).collect(),
+        };
+        vec![StepCounters {
+            node: "s".into(),
+            op: "sample_descriptors".into(),
+            kernels: vec![
+                counters(Role::Reader, "s_reader"),
+                counters(Role::Writer, "s_writer"),
+            ],
+        }]
+    }
+
+    /// Count pages of 64 bytes holding `counts`.
+    fn pages(counts: &[u32]) -> Vec<u8> {
+        counts
+            .iter()
+            .flat_map(|c| {
+                let mut page = vec![0u8; 64];
+                page[..4].copy_from_slice(&c.to_le_bytes());
+                page
+            })
+            .collect()
+    }
+
+    /// (reader, writer) scalar cycles per core.
+    fn scalar(counts: Counts) -> Result<Vec<(f64, f64)>, ModelError> {
+        let nodes = estimate(&kir(), &steps(), counts, &CostModel::BLACKHOLE)?;
+        Ok(nodes[0]
+            .work
+            .iter()
+            .map(|(_, ks)| (ks[0].scalar_cycles, ks[1].scalar_cycles))
+            .collect())
+    }
+
+    #[test]
+    fn counted_loops_are_charged_with_the_run_counts_or_at_their_bound() {
+        let buffers = BTreeMap::from([("s.counts".to_string(), pages(&[17, 1000]))]);
+        // 5 cycles per 4-byte word. Core 0: 17 items → 2 trips, (400 + 2·100) / 4 · 5 = 750;
+        // core 1: 1000 items → 63 trips, clamped to its 4 blocks: (400 + 400) / 4 · 5 = 1000.
+        // Writers: 4 blocks · 8 B / 4 · 5 = 40.
+        assert_eq!(
+            scalar(Counts::Run(&buffers)),
+            Ok(vec![(750.0, 40.0), (1000.0, 40.0)])
+        );
+        assert_eq!(
+            scalar(Counts::Bound),
+            Ok(vec![(1000.0, 40.0), (1000.0, 40.0)])
+        );
+        let empty = BTreeMap::from([("s.counts".to_string(), pages(&[0, 16]))]);
+        // 0 items → no trip: 400 / 4 · 5 = 500; 16 items → 1 trip: 500 / 4 · 5 = 625.
+        assert_eq!(
+            scalar(Counts::Run(&empty)),
+            Ok(vec![(500.0, 40.0), (625.0, 40.0)])
+        );
+        assert_eq!(count_buffers(&kir()), vec!["s.counts".to_string()]);
+    }
+
+    #[test]
+    fn missing_or_short_count_buffers_are_typed_errors() {
+        assert_eq!(
+            scalar(Counts::Run(&BTreeMap::new())),
+            Err(ModelError::NoCounts {
+                step: "s".into(),
+                buffer: "s.counts".into()
+            })
+        );
+        let short = BTreeMap::from([("s.counts".to_string(), pages(&[3]))]);
+        assert_eq!(
+            scalar(Counts::Run(&short)),
+            Err(ModelError::ShortCounts {
+                step: "s".into(),
+                buffer: "s.counts".into(),
+                index: 1,
+                offset: 64,
+                len: 64
+            })
+        );
+    }
 }

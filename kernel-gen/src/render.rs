@@ -34,6 +34,7 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "common/header.cpp.tera",
     "common/args.cpp.tera",
     "common/runtime_args.cpp.tera",
+    "common/zero_fill.cpp.tera",
     "conv2d/weights.cpp.tera",
     "conv2d/reader.cpp.tera",
     "conv2d/compute.cpp.tera",

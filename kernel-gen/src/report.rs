@@ -4,8 +4,9 @@
 //! between cores instead and are not counted). They are the static inputs of the cost model (§6).
 //! Reader DRAM reads are upper bounds where the kernel skips work at run time: the conv input
 //! ring's full prologue and one block per output block (the blocks outside the image, which
-//! the reader skips, included), pool taps without tile-cache hits. Loops bounded by run-time data (descriptor sampling) count their bound
-//! (every region full).
+//! the reader skips, included), pool taps without tile-cache hits. Loops over run-time counts
+//! ([`crate::kir::Trips::Counted`], descriptor sampling) count their bound (every region full):
+//! the whole report is the worst case, and says so. [`crate::model`] charges a run's counts.
 
 use std::fmt::Write;
 
@@ -115,10 +116,11 @@ pub fn report(kir: &Kir) -> Vec<NodeReport> {
         .collect()
 }
 
-/// A fixed-width table of the figures.
+/// A fixed-width table of the figures, under a line saying they are the worst case.
 pub fn table(rows: &[NodeReport]) -> String {
     let mut out = String::from(
-        "node        op         cores  CB/L1 peak B  fidelity  matmul tiles  copy  sfpu  reduce  binary  pack  DRAM read B  DRAM write B  L1 gather B\n",
+        "worst case: DRAM reads without tile-cache hits, loops over run-time counts at their bound (full candidate regions)\n\
+         node        op         cores  CB/L1 peak B  fidelity  matmul tiles  copy  sfpu  reduce  binary  pack  DRAM read B  DRAM write B  L1 gather B\n",
     );
     for r in rows {
         let _ = writeln!(

@@ -553,8 +553,14 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
                 cb: cb_rowpages,
                 pages: 32,
             },
-            // One page zeroed by stores; the other 31 are NoC copies of it.
-            Call::L1Gather { bytes: frame_tile },
+            // 64 zero bytes stored and doubled by local NoC copies over the 32 pages.
+            Call::L1Gather { bytes: 64 },
+            Call::L1Copy {
+                from: cb_rowpages,
+                cb: cb_rowpages,
+                tiles: 32,
+                row_bytes: 64,
+            },
             blocks(
                 Trips::Blocks,
                 vec![

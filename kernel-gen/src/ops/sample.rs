@@ -259,6 +259,15 @@ pub fn plan_node(
     })
 }
 
+/// Where the counted loops get their trips: region `i`'s count page, one trip per tile of 16.
+pub fn count_source(s: &SamplePlan) -> kir::CountSource {
+    kir::CountSource {
+        buffer: s.counts.clone(),
+        page_bytes: COUNT_STRIDE,
+        per_trip: PER_TILE,
+    }
+}
+
 /// The runtime args of every core: `f(region)`.
 fn per_region(node: &NodePlan, f: impl Fn(u32) -> Vec<Arg>) -> Vec<CoreArgs> {
     node.split

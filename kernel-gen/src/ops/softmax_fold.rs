@@ -5,13 +5,15 @@
 //! Work unit: two consecutive map tiles (raster order) = 2 × 4×4 cells = one 32-row tile of
 //! cells; units are split over the cores like every other node. The reader gathers each unit's
 //! cells into a channels-last tile row (one cell row of a map tile is 4 consecutive cells of one
-//! input block; a 4-slot cache keeps the block of each cell row) and sets the padding channels of
-//! the last channel tile to the lowest bf16, so they drop out of the maximum and their exp is 0.
+//! input block; a 4-slot cache keeps the block of each cell row), copying the rows of whole
+//! channel tiles by local NoC reads and only the valid channels of a partial last one; the
+//! padding channels of the last channel tile hold the lowest finite value, written
+//! once in each half of `cb_in`, so they drop out of the maximum and their exp is 0.
 //! The compute kernel runs a stable softmax in fp32 DST (row max, subtract with column
 //! broadcast, exp, row sum, reciprocal, multiply) and packs the 64 kept channels as Float32. The
 //! writer folds them: channel k of a cell is pixel row k/8, columns k%8 of the cell's 8×8 patch,
-//! so every move is 8 consecutive values of one face row on both sides; it assembles whole map
-//! tiles in L1 and writes each as one 4 KiB page.
+//! so every move is 8 consecutive values of one face row on both sides (32 bytes, a local NoC
+//! copy); it assembles whole map tiles in L1 and writes each as one 4 KiB page.
 //!
 //! A `Softmax` lowers only as the first half of this pair: one that is a graph output or has
 //! another consumer is rejected ([`PlanError::SoftmaxWithoutFold`]), as is a fold whose input is
@@ -180,6 +182,18 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
     ]);
     let (t, o) = (p.in_tiles, p.out_tiles);
     let cached = CELLS_PER_TILE_SIDE * t;
+    // Per unit the reader copies the 32 cells' rows of the whole channel tiles by local NoC
+    // reads and stores the valid channels of a partial last one; the padding channels of the
+    // last channel tile, once per half of cb_in. (A unit past the last map tile, at most one
+    // per node, stores zeros instead of copying its second half.)
+    let element = tile / 1024;
+    let valid_last = p.channels - (t - 1) * 32;
+    let (whole, partial) = if valid_last == 32 {
+        (t, 0)
+    } else {
+        (t - 1, valid_last)
+    };
+    let padding = 2 * 32 * (32 - valid_last) * element;
     let reader = Kernel {
         role: Role::Reader,
         template: "softmax_fold/reader.cpp.tera".into(),
@@ -205,6 +219,11 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                 pages: 1,
             },
             Call::CbReserve {
+                cb: cb_in,
+                pages: 2 * t,
+            },
+            Call::L1Gather { bytes: padding },
+            Call::CbReserve {
                 cb: rows,
                 pages: cached,
             },
@@ -222,7 +241,15 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                         cb: cb_in,
                         pages: t,
                     },
-                    Call::L1Gather { bytes: t * tile },
+                    Call::L1Copy {
+                        from: rows,
+                        cb: cb_in,
+                        tiles: whole,
+                        row_bytes: tile / 64,
+                    },
+                    Call::L1Gather {
+                        bytes: 32 * partial * element,
+                    },
                     Call::CbPush {
                         cb: cb_in,
                         pages: t,
@@ -363,8 +390,12 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                 Trips::Blocks,
                 vec![
                     Call::CbWait { cb: out, pages: o },
-                    Call::L1Gather {
-                        bytes: TILES_PER_UNIT * MAP_PAGE_BYTES,
+                    // The fold: 32-byte runs of 8 values, by local NoC copies.
+                    Call::L1Copy {
+                        from: out,
+                        cb: map,
+                        tiles: TILES_PER_UNIT,
+                        row_bytes: 32,
                     },
                     // The last unit of an odd number of map tiles writes one page; this is the worst case.
                     Call::DramWrite {

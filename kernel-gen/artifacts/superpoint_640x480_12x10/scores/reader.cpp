@@ -5,8 +5,8 @@
 // each) into one channels-last tile row: row 16 m + 4 i + j holds cell (4 ty + i, 4 tx + j) of
 // map tile m. A cell row of a map tile is 4 consecutive cells inside one input block, so slot i
 // of a small cache keeps the block serving cell row i. The padding channels of the last channel
-// tile are set to the lowest finite value, which drops them out of the maximum and makes their
-// exp 0. The logits are bf16 or Float32 (`fp32`, `tile_bytes`).
+// tile hold the lowest finite value (written once per half of cb_in), which drops them out of the
+// maximum and makes their exp 0. The logits are bf16 or Float32 (`fp32`, `tile_bytes`).
 #include <type_traits>
 
 #include "api/dataflow/dataflow_api.h"
@@ -35,10 +35,22 @@ using elem_t = std::conditional_t<fp32 != 0, uint32_t, uint16_t>;
 
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
 
-// Copies the 32 channels of row `from` of a tile into row `to` of another.
-void copy_row(const volatile elem_t* src, uint32_t from, volatile elem_t* dst, uint32_t to) {
-    for (uint32_t j = 0; j < 32; ++j) {
-        dst[face_offset(to, j)] = src[face_offset(from, j)];
+// Copies the first `n` channels of row `from` of the tile at L1 address `src` into row `to` of
+// the tile at `dst`: all 32 as its two face rows (tile_bytes / 64 bytes at a multiple of that) by
+// local NoC reads, fewer by RISC-V stores.
+void copy_row(uint32_t src, uint32_t from, uint32_t dst, uint32_t to, uint32_t n) {
+    constexpr uint32_t elem_bytes = sizeof(elem_t);
+    if (n == 32) {
+        for (uint32_t h = 0; h < 2; ++h) {
+            noc_async_read(get_noc_addr(src + face_offset(from, 16 * h) * elem_bytes),
+                           dst + face_offset(to, 16 * h) * elem_bytes, tile_bytes / 64);
+        }
+        return;
+    }
+    const volatile elem_t* s = reinterpret_cast<const volatile elem_t*>(src);
+    volatile elem_t* d = reinterpret_cast<volatile elem_t*>(dst);
+    for (uint32_t j = 0; j < n; ++j) {
+        d[face_offset(to, j)] = s[face_offset(from, j)];
     }
 }
 
@@ -59,6 +71,8 @@ void kernel_main() {
     constexpr uint32_t tile_elems = 1024;
     constexpr elem_t lowest = fp32 ? 0xFF7FFFFFu : 0xFF7Fu;
     constexpr uint32_t valid_last = channels - (in_tiles - 1) * 32;
+    // Channels of channel tile c that hold data.
+    const auto valid = [](uint32_t c) { return c + 1 < in_tiles ? 32u : valid_last; };
     const uint32_t tile = get_tile_size(cb_in);
     const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
 
@@ -66,20 +80,32 @@ void kernel_main() {
     fill_reduce_scaler(reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb_scaler)));
     cb_push_back(cb_scaler, 1);
 
+    // The padding channels of the last channel tile, in both halves of cb_in: written once, as
+    // the gathers below write only the valid channels and the compute kernel only reads.
+    cb_reserve_back(cb_in, 2 * in_tiles);
+    for (uint32_t half = 0; half < 2; ++half) {
+        volatile elem_t* last = reinterpret_cast<volatile elem_t*>(get_write_ptr(cb_in)) + ((half + 1) * in_tiles - 1) * tile_elems;
+        for (uint32_t r = 0; r < 32; ++r) {
+            for (uint32_t j = valid_last; j < 32; ++j) {
+                last[face_offset(r, j)] = lowest;
+            }
+        }
+    }
+
     cb_reserve_back(cb_rows, 4 * in_tiles);
     const uint32_t rows_l1 = get_write_ptr(cb_rows);
-    const volatile elem_t* rows = reinterpret_cast<volatile elem_t*>(rows_l1);
     uint32_t tags[4] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu};
 
     for (uint32_t u = unit_start; u < unit_start + unit_count; ++u) {
         cb_reserve_back(cb_in, in_tiles);
-        volatile elem_t* logits = reinterpret_cast<volatile elem_t*>(get_write_ptr(cb_in));
+        const uint32_t logits_l1 = get_write_ptr(cb_in);
+        volatile elem_t* logits = reinterpret_cast<volatile elem_t*>(logits_l1);
         for (uint32_t m = 0; m < 2; ++m) {
             const uint32_t g = 2 * u + m;
             if (g >= map_tiles) {
                 for (uint32_t r = 16 * m; r < 16 * m + 16; ++r) {
                     for (uint32_t c = 0; c < in_tiles; ++c) {
-                        for (uint32_t j = 0; j < 32; ++j) {
+                        for (uint32_t j = 0; j < valid(c); ++j) {
                             logits[c * tile_elems + face_offset(r, j)] = 0;
                         }
                     }
@@ -102,16 +128,13 @@ void kernel_main() {
                 const uint32_t first = (4 * ty + i) * cell_width + 4 * tx;
                 for (uint32_t j = 0; j < 4; ++j) {
                     for (uint32_t c = 0; c < in_tiles; ++c) {
-                        copy_row(rows + (i * in_tiles + c) * tile_elems, (first + j) % 32,
-                                 logits + c * tile_elems, 16 * m + 4 * i + j);
+                        copy_row(rows_l1 + (i * in_tiles + c) * tile, (first + j) % 32,
+                                 logits_l1 + c * tile, 16 * m + 4 * i + j, valid(c));
                     }
                 }
             }
-        }
-        for (uint32_t r = 0; r < 32; ++r) {
-            for (uint32_t j = valid_last; j < 32; ++j) {
-                logits[(in_tiles - 1) * tile_elems + face_offset(r, j)] = lowest;
-            }
+            // The copies must land before the cache slots are refilled (or the tiles pushed).
+            noc_async_read_barrier();
         }
         cb_push_back(cb_in, in_tiles);
     }

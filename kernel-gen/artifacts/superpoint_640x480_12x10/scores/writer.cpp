@@ -4,7 +4,8 @@
 // Folds each unit's probabilities into its (one or two) Float32 map tiles in L1, then writes
 // each as one page: channel k of the cell in row 16 m + 4 ci + cj goes to pixel
 // (8 ci + k / 8, 8 cj + k % 8) of map tile m. Both sides of every move are 8 consecutive
-// values of one face row, so the fold is 8 row copies of 8 words per cell.
+// values of one face row (32 bytes at a multiple of 32), so the fold is 8 local NoC copies of
+// 32 bytes per cell, no RISC-V element loop.
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t channels = get_compile_time_arg_val(0);
@@ -39,25 +40,24 @@ void kernel_main() {
     constexpr uint32_t tile_elems = 1024;
     const uint32_t page = get_tile_size(cb_map);
     const InterleavedAddrGenFast<output_dram != 0> output{output_addr, page, DataFormat::Float32};
+    constexpr uint32_t run_bytes = 8 * 4;
     cb_reserve_back(cb_map, 2);
     const uint32_t map_l1 = get_write_ptr(cb_map);
-    volatile uint32_t* map = reinterpret_cast<volatile uint32_t*>(map_l1);
 
     for (uint32_t u = unit_start; u < unit_start + unit_count; ++u) {
         cb_wait_front(cb_out, out_tiles);
-        const volatile uint32_t* probs = reinterpret_cast<const volatile uint32_t*>(get_read_ptr(cb_out));
+        const uint32_t probs_l1 = get_read_ptr(cb_out);
         for (uint32_t m = 0; m < 2 && 2 * u + m < map_tiles; ++m) {
             for (uint32_t q = 0; q < 16; ++q) {
                 const uint32_t ci = q / 4;
                 const uint32_t cj = q % 4;
                 for (uint32_t a = 0; a < 8; ++a) {
-                    const volatile uint32_t* src = probs + (8 * a / 32) * tile_elems + face_offset(16 * m + q, 8 * a % 32);
-                    volatile uint32_t* dst = map + m * tile_elems + face_offset(8 * ci + a, 8 * cj);
-                    for (uint32_t k = 0; k < 8; ++k) {
-                        dst[k] = src[k];
-                    }
+                    const uint32_t src = probs_l1 + ((8 * a / 32) * tile_elems + face_offset(16 * m + q, 8 * a % 32)) * 4;
+                    const uint32_t dst = map_l1 + (m * tile_elems + face_offset(8 * ci + a, 8 * cj)) * 4;
+                    noc_async_read(get_noc_addr(src), dst, run_bytes);
                 }
             }
+            noc_async_read_barrier();
             noc_async_write_page(2 * u + m, output, map_l1 + m * page);
         }
         noc_async_write_barrier();

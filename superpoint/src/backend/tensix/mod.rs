@@ -29,7 +29,7 @@ use superpoint_graph::{Tensor, WeightSet};
 
 pub use error::TensixError;
 pub use programs::main_variant;
-pub use session::{LoadedProgram, StepCounters};
+pub use session::{LoadedProgram, Profile, StepCounters};
 
 use super::{DenseMaps, FrameResult};
 use crate::backend::cpu::CpuKernels;
@@ -236,9 +236,15 @@ impl TensixBackend {
     }
 
     /// Runs one frame with every step launched directly and returns each step's counters (the
-    /// main program's, then the NMS variant's when `options` needs one).
-    pub fn profile(&self, plane: &Tensor<u8>, options: &Options) -> Result<Vec<StepCounters>> {
+    /// main program's, then the NMS variant's when `options` needs one) and the bytes the run
+    /// left in the main program's buffers named in `read`.
+    pub fn profile(
+        &self,
+        plane: &Tensor<u8>,
+        options: &Options,
+        read: &[String],
+    ) -> Result<Profile> {
         let mut session = self.session();
-        Ok(session.profile(&self.weights, plane, options)?)
+        Ok(session.profile(&self.weights, plane, options, read)?)
     }
 }

@@ -4,6 +4,8 @@
 //! the main program and the variant its radius needs, and says where its results are; the
 //! read-back functions take them from there.
 
+use std::collections::BTreeMap;
+
 use kernel_gen::layout::host::{descriptor_row, unpack_map};
 use kernel_gen::layout::unpack_activation;
 use kernel_gen::ops::nms::MAX_DEVICE_RADIUS;
@@ -22,6 +24,13 @@ use crate::backend::DenseMaps;
 use crate::options::Options;
 
 pub use kernel_gen::runner::StepCounters;
+
+/// What one profiled frame left: each step's counters, and the bytes of the buffers asked for.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    pub steps: Vec<StepCounters>,
+    pub buffers: BTreeMap<String, Vec<u8>>,
+}
 
 /// Descriptor rows: (dim, N × dim values).
 pub type Rows = (usize, Vec<f32>);
@@ -500,13 +509,15 @@ impl Session {
     }
 
     /// One frame with every step launched directly, and the counters of that frame: the main
-    /// program's steps, then the variant's.
+    /// program's steps, then the variant's; with the bytes the run left in the main program's
+    /// buffers named in `read` (e.g. the counts its counted loops read).
     pub fn profile(
         &mut self,
         weights: &WeightSet,
         plane: &Tensor<u8>,
         options: &Options,
-    ) -> Result<Vec<StepCounters>, TensixError> {
+        read: &[String],
+    ) -> Result<Profile, TensixError> {
         let frame = self.prepare(weights, plane, options)?;
         let dev = &self.device;
         let m = &mut self.mains[frame.main];
@@ -514,8 +525,9 @@ impl Session {
         if let NmsSource::Variant(v) = frame.nms {
             programs.push(&mut m.variants[v].1);
         }
+        let mut buffers = BTreeMap::new();
         let mut out = Vec::new();
-        for p in programs {
+        for (index, p) in programs.into_iter().enumerate() {
             p.loaded
                 .reset_counters()
                 .map_err(device_err("resetting the counters"))?;
@@ -526,7 +538,19 @@ impl Session {
                     .counters()
                     .map_err(device_err("reading the counters"))?,
             );
+            if index == 0 {
+                for name in read {
+                    let bytes = p
+                        .loaded
+                        .read(name)
+                        .map_err(device_err(format!("reading buffer `{name}`")))?;
+                    buffers.insert(name.clone(), bytes);
+                }
+            }
         }
-        Ok(out)
+        Ok(Profile {
+            steps: out,
+            buffers,
+        })
     }
 }
