@@ -272,6 +272,7 @@ mod tests {
                     ),
                 ],
             }],
+            arena: Default::default(),
         }
     }
 
