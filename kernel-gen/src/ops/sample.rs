@@ -36,8 +36,9 @@
 //!
 //! Per candidate: 4 NoC reads of one pixel row and one 8-byte record read, one 1 KiB write;
 //! per tile of 32, 4·channel_tiles tilizes and 49 FPU tile operations at HiFi4, 2 SFPU and 49
-//! packs. Next step: fetch each region's neighbourhood of map pages once when its count is
-//! large.
+//! packs. Next steps: read the two corners of a row (pixels p, p + 1 of one page) with one
+//! read of two rows into a block two corners wide (halves the reads), and fetch each region's
+//! neighbourhood of map rows once when its count is large (cuts the DRAM bytes).
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
