@@ -256,6 +256,17 @@ impl Emit for DeviceTensor {
                 width,
                 format
             }),
+            DeviceTensor::PixelRows {
+                channels,
+                height,
+                width,
+                format,
+            } => variant!(DeviceTensor::PixelRows {
+                channels,
+                height,
+                width,
+                format
+            }),
             DeviceTensor::Map { height, width } => variant!(DeviceTensor::Map { height, width }),
             DeviceTensor::Candidates {
                 height,

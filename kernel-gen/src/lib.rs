@@ -79,22 +79,21 @@
 //! * **sample_descriptors** ([`ops::sample`]): region `i` of the candidates on core `i`. Its
 //!   count is only known at run time: the reader reads it from the counts buffer and pushes that
 //!   page through `cb_count`, the compute kernel reads it with `read_tile_value`, the writer reads
-//!   it itself; the loops over tiles of 16 candidates are [`kir::Trips::Counted`] (bounded by
-//!   `capacity / 16`, the figure the checks and the report use; [`model`] charges the counts a
+//!   it itself; the loops over tiles of 32 candidates are [`kir::Trips::Counted`] (bounded by
+//!   `capacity / 32`, the figure the checks and the report use; [`model`] charges the counts a
 //!   run left, read back through the node's [`kir::CountSource`]). The reader computes the
 //!   bilinear taps in integers (the formula ×2 is a ratio of integers; weights by long division
-//!   to f32, no FPU needed), gathers the four corners' 256-channel rows as face rows (bf16: 32
-//!   bytes, each with its partner row in one 64-byte aligned DRAM read; Float32: one 64-byte
-//!   read) straight into 4 × 8 tiles of the map's format (candidate `c` on odd row `2c + 1`,
-//!   a bf16 partner on a spare even row) and writes the
-//!   weights into column 0 of four fp32 tiles (zero on spare rows). The compute
-//!   kernel (fp32 DST, HiFi4 by default since weights and sums pass SrcA/SrcB as tf32) sums
-//!   `mul_tiles_bcast_cols` products by packing with L1 accumulation, squares, `reduce_tile` row
-//!   sums, adds 1e-24, `rsqrt_tile`, and scales; the writer writes each candidate's fp32 values
-//!   as 64-byte face rows into its descriptor row. CBs: `cb_neighbours` (0, 2 × 33 tiles),
-//!   `cb_weights` (1, fp32), `cb_scaler` (2), `cb_count` (3), scratch `cb_records` and
-//!   `cb_writer_count` (4, 5), `cb_out` (16, fp32), `cb_sum`, `cb_sq`, `cb_inv` (24–26, fp32
-//!   intermediates).
+//!   to f32, no FPU needed) and reads each corner's 256 channels from the pixel-rows map
+//!   ([`DeviceTensor::PixelRows`]) with one NoC read (512 B bf16, 1 KiB Float32) into row `c` of
+//!   that corner's row-major block, and writes the weights into column 0 of four fp32 tiles
+//!   (zero beyond the count). The compute kernel (fp32 DST, HiFi4 by default since weights and
+//!   sums pass SrcA/SrcB as tf32) tilizes the four blocks, sums `mul_tiles_bcast_cols` products
+//!   by packing with L1 accumulation, squares, `reduce_tile` row sums, adds 1e-24,
+//!   `rsqrt_tile`, and scales with `pack_untilize_dest`, so the writer writes each candidate's
+//!   descriptor row with one 1 KiB NoC write. CBs: `cb_rows` (0, 2 × 32 tiles of the map's
+//!   format), `cb_weights` (1, fp32), `cb_scaler` (2), `cb_count` (3), scratch `cb_records` and
+//!   `cb_writer_count` (4, 5), `cb_out` (16, fp32, 2 × 8 untilized tiles), `cb_sum`, `cb_sq`,
+//!   `cb_inv` (24–26, fp32 intermediates), `cb_neighbours` (27, 32 tilized tiles).
 //! * CBs: conv `cb_im2col` (0, 2·K tiles, or K when L1 is short), `cb_weights` (1, bf16),
 //!   `cb_bias` (2), `cb_ring` (3, scratch, (2·reach + 1) × in tiles), `cb_zero` (4, scratch, one
 //!   zeroed tile), `cb_out` (16, 2 groups or 1); pool `cb_taps` (0, 2×4), `cb_cache` (1),
@@ -117,7 +116,8 @@
 //! * **l2_normalize** ([`ops::l2_normalize`]): per block of 32 pixels, squares of the 8 channel
 //!   tiles (Float32), reduce-SUM over all of them, `binary_max_tile` with a constant 1e-24 tile
 //!   (the reference's `max(‖x‖, 1e-12)`: a zero vector stays zero), `rsqrt_tile`, and
-//!   `mul_tiles_bcast<COL>` back to the input's format in the Activation layout.
+//!   `mul_tiles_bcast<COL>` back to the input's format, packed with `pack_untilize_dest` and
+//!   written as one [`DeviceTensor::PixelRows`] page per block (the sampler's layout).
 //! * Both normalising ops default to **HiFi4** (a per-node override still wins): their
 //!   multiplies put the broadcast factor (and for L2 the squared operand) in SrcB, which HiFi2
 //!   truncates to 7 bits. Measured on the emulator: L2 at HiFi2 is up to 3.2 bf16 ulp off, at

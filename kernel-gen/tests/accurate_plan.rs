@@ -54,8 +54,12 @@ fn the_whole_graph_compiles_at_accurate_on_both_grids() {
     for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
         let acc = accurate(grid);
         let acts = activations(&acc);
-        // resize, 8 backbone convs, 3 pools, 2 + 2 head convs, the dense descriptors.
-        assert_eq!(acts.len(), 17, "{acts:?}");
+        // resize, 8 backbone convs, 3 pools, 2 + 2 head convs.
+        assert_eq!(acts.len(), 16, "{acts:?}");
+        // The dense descriptors are pixel rows: 60×80 pixels = 150 pages of 32 rows of 256
+        // values (Float32: 1 KiB a row; bf16: 512 B).
+        assert_eq!(pages(&acc, "descriptors_dense"), (150, 32 * 1024));
+        assert_eq!(pages(&port(grid), "descriptors_dense"), (150, 16 * 1024));
         for (name, format, page_bytes) in &acts {
             assert_eq!((*format, *page_bytes), (Format::Fp32, 4096), "{name}");
         }

@@ -524,11 +524,12 @@ fn edit_sampling(kir: &mut Kir, role: Role, f: &mut impl FnMut(&mut Call)) {
 #[test]
 fn noc_alignment_of_partial_page_transfers() {
     let name = superpoint_graph::names::DESCRIPTORS;
-    // The gather reads 64-byte chunks at 64-byte steps within the map's pages; 32 would misalign.
+    // The gather reads 512-byte pixel rows at 512-byte steps within the map's pages; 32 would
+    // misalign.
     let mut k = sampling_kir();
     edit_sampling(&mut k, Role::Reader, &mut |c| {
         if let Call::DramPart { offset_step, .. } = c {
-            if *offset_step == 64 {
+            if *offset_step == 512 {
                 *offset_step = 32;
             }
         }
@@ -543,7 +544,7 @@ fn noc_alignment_of_partial_page_transfers() {
             alignment: 64
         })
     );
-    // The writer's 64-byte face rows at 8-byte steps would break the 16-byte DRAM write alignment.
+    // The writer's descriptor rows at 8-byte steps would break the 16-byte DRAM write alignment.
     let mut k = sampling_kir();
     edit_sampling(&mut k, Role::Writer, &mut |c| {
         if let Call::DramPart {
@@ -569,23 +570,23 @@ fn noc_alignment_of_partial_page_transfers() {
 
 #[test]
 fn sampling_cb_protocol_counts_the_data_bounded_loops() {
-    // The compute kernel forgetting to pop the neighbour tiles of each candidate tile.
+    // The compute kernel forgetting to pop the pixel rows of each corner it tilized.
     let mut k = sampling_kir();
     edit_sampling(&mut k, Role::Compute, &mut |c| {
         if let Call::Loop { body, .. } = c {
             body.retain(|b| !matches!(b, Call::CbPop { cb: 0, .. }));
         }
     });
-    // 64×32: 2 regions of 1024 records, so at most 64 tiles of 16 candidates per core, each
-    // pushing 4 corners × 8 channel tiles and a guard page.
+    // 64×32: 2 regions of 1024 records, so at most 32 tiles of 32 candidates per core, each
+    // pushing 4 corners × 8 channel tiles of rows.
     assert_eq!(
         check(&k, &Limits::BLACKHOLE),
         Err(CheckError::CbUnbalanced {
             node: superpoint_graph::names::DESCRIPTORS.into(),
-            cb: "cb_neighbours".into(),
+            cb: "cb_rows".into(),
             id: 0,
             core: Core { x: 0, y: 0 },
-            pushed: 64 * 33,
+            pushed: 32 * 32,
             popped: 0
         })
     );

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::{chain, random_tensor, run, weight_inputs, weights, Layer};
 use kernel_gen::layout::host::unpack_map;
-use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
+use kernel_gen::layout::{pack_activation, unpack_activation, unpack_pixel_rows, ActivationShape};
 use kernel_gen::{compile, Compiled, Grid, PlanParams, Precision};
 use superpoint_graph::reference::conv::conv2d;
 use superpoint_graph::reference::fold::dustbin_fold;
@@ -213,7 +213,7 @@ fn l2_err(x: &Tensor<f32>, precision: Precision) -> f32 {
     let dev = common::open(&c);
     let (buffers, _) = run(&dev, &c, &inputs, &["descriptors_dense"]);
     let got =
-        unpack_activation(&buffers["descriptors_dense"], shape_of(x, precision)).expect("size");
+        unpack_pixel_rows(&buffers["descriptors_dense"], shape_of(x, precision)).expect("size");
     max_abs_err(&got, &l2_normalize_channels(x))
 }
 
@@ -286,7 +286,7 @@ fn network_errors(precision: Precision, grid: Grid) -> [f32; 3] {
     let dense = reference.dense("descriptors_dense").expect("descriptors");
     let got_scores = unpack_map(&buffers["scores"], 128, 160).expect("map size");
     let got_dense =
-        unpack_activation(&buffers["descriptors_dense"], shape_of(dense, precision)).expect("size");
+        unpack_pixel_rows(&buffers["descriptors_dense"], shape_of(dense, precision)).expect("size");
     let got_logits =
         unpack_activation(&buffers["convPb"], shape_of(logits, precision)).expect("size");
     [

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use common::{random_tensor, run, Rng};
 use kernel_gen::layout::host::{decode_candidates, descriptor_row, encode_candidates};
-use kernel_gen::layout::{bf16_to_f32, f32_to_bf16, pack_activation, DeviceTensor};
+use kernel_gen::layout::{bf16_to_f32, f32_to_bf16, pack_pixel_rows, DeviceTensor};
 use kernel_gen::plan::Content;
 use kernel_gen::{compile, Compiled, Grid, PlanParams, Precision};
 use superpoint_graph::reference::l2norm::l2_normalize_channels;
@@ -116,7 +116,7 @@ fn device_rows(
         .iter()
         .find_map(|b| match &b.content {
             Content::External {
-                tensor: DeviceTensor::Activation { format, .. },
+                tensor: DeviceTensor::PixelRows { format, .. },
                 ..
             } => Some(*format),
             _ => None,
@@ -125,7 +125,7 @@ fn device_rows(
     let mut inputs = BTreeMap::new();
     inputs.insert(
         names::DESCRIPTORS_DENSE.to_string(),
-        pack_activation(map, format),
+        pack_pixel_rows(map, format),
     );
     inputs.insert(names::KEYPOINTS.to_string(), records.clone());
     inputs.insert(format!("{}.counts", names::KEYPOINTS), counts.clone());

@@ -13,7 +13,7 @@ use common::{
     Layer,
 };
 use kernel_gen::layout::host::unpack_map;
-use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
+use kernel_gen::layout::{pack_activation, unpack_activation, unpack_pixel_rows, ActivationShape};
 use kernel_gen::{compile, Compiled, Format, Grid, PlanParams};
 use superpoint_graph::reference::conv::conv2d;
 use superpoint_graph::reference::fold::dustbin_fold;
@@ -228,7 +228,7 @@ fn l2_external(graph: &Graph, source: &str, x: &Tensor<f32>, grid: Grid) -> f32 
     inputs.insert(source.to_string(), pack_activation(&x, Format::Bf16));
     let dev = common::open(&compiled);
     let (buffers, times) = run(&dev, &compiled, &inputs, &["descriptors_dense"]);
-    let got = unpack_activation(&buffers["descriptors_dense"], shape_of(&x)).expect("size");
+    let got = unpack_pixel_rows(&buffers["descriptors_dense"], shape_of(&x)).expect("size");
     let ulps = max_ulps(&got, &l2_normalize_channels(&x));
     println!(
         "l2 {}x{}x{} grid {}x{}: max {ulps} bf16 ulp, step {times:?}",
@@ -257,7 +257,7 @@ fn l2_normalize_after_a_1x1_conv_on_the_11x10_grid() {
         format: Format::Bf16,
     };
     let dense = unpack_activation(&buffers["convDb"], shape).expect("convDb size");
-    let got = unpack_activation(&buffers["descriptors_dense"], shape).expect("output size");
+    let got = unpack_pixel_rows(&buffers["descriptors_dense"], shape).expect("output size");
     let ulps = max_ulps(&got, &l2_normalize_channels(&dense));
     println!("l2 after convDb 20x12: max {ulps} bf16 ulp, step times {times:?}");
     assert!(ulps <= 1.0, "{ulps} bf16 ulp");

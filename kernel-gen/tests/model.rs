@@ -1,7 +1,7 @@
 //! The modeled time charges the descriptor sampler's counted loops with the counts the run
 //! produced: an NMS-variant program (NMS, candidates, sampling from an uploaded score map and
 //! dense descriptor map) runs on the emulator, and each core's reader scalar charge must be the
-//! reader's fixed gathers plus one per-tile gather per tile of 16 of its region's candidates,
+//! reader's fixed gathers plus one per-tile gather per tile of 32 of its region's candidates,
 //! the candidates counted independently from the reference NMS and selection of the same map.
 
 mod common;
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use common::{random_tensor, Rng};
 use kernel_gen::kir::{Arg, Call, Role, Trips};
 use kernel_gen::layout::host::pack_map;
-use kernel_gen::layout::{pack_activation, DeviceTensor};
+use kernel_gen::layout::{pack_pixel_rows, DeviceTensor};
 use kernel_gen::model::{self, Counts};
 use kernel_gen::plan::Content;
 use kernel_gen::runner::Loaded;
@@ -132,8 +132,8 @@ fn the_sampler_reader_is_charged_with_the_run_counts() {
         else {
             panic!("candidates");
         };
-        let DeviceTensor::Activation { format, .. } = tensor(names::DESCRIPTORS_DENSE) else {
-            panic!("an activation");
+        let DeviceTensor::PixelRows { format, .. } = tensor(names::DESCRIPTORS_DENSE) else {
+            panic!("pixel rows");
         };
         (regions, capacity, format)
     };
@@ -148,7 +148,7 @@ fn the_sampler_reader_is_charged_with_the_run_counts() {
     loaded
         .write(
             names::DESCRIPTORS_DENSE,
-            &pack_activation(&dense, dense_format),
+            &pack_pixel_rows(&dense, dense_format),
         )
         .expect("dense map");
     loaded.run(&dev).expect("runs");
@@ -179,9 +179,9 @@ fn the_sampler_reader_is_charged_with_the_run_counts() {
             .expect("every tile in a region");
         counts[region] += 1;
     }
-    let bound = u64::from(capacity / 16);
-    let trips: Vec<u64> = counts.iter().map(|n| n.div_ceil(16).min(bound)).collect();
-    println!("candidates per region {counts:?}, tiles of 16 {trips:?}, bound {bound}");
+    let bound = u64::from(capacity / 32);
+    let trips: Vec<u64> = counts.iter().map(|n| n.div_ceil(32).min(bound)).collect();
+    println!("candidates per region {counts:?}, tiles of 32 {trips:?}, bound {bound}");
     assert!(
         trips.iter().any(|t| *t > 1) && trips.iter().any(|t| *t != trips[0]),
         "the regions should differ and some hold several tiles: {trips:?}"

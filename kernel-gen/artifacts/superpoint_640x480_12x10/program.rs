@@ -580,10 +580,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
             },
             kernel_gen::BufferPlan {
                 name: String::from("descriptors_dense"),
-                pages: 1200,
-                page_bytes: 2048,
+                pages: 150,
+                page_bytes: 16384,
                 content: kernel_gen::Content::Output {
-                    tensor: kernel_gen::DeviceTensor::Activation {
+                    tensor: kernel_gen::DeviceTensor::PixelRows {
                         channels: 256,
                         height: 60,
                         width: 80,
@@ -51783,7 +51783,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 16,
                         name: String::from("cb_out"),
-                        pages: 8,
+                        pages: 16,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Stream,
@@ -52544,8 +52544,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 cbs: Vec::from([
                     kernel_gen::CbPlan {
                         id: 0,
-                        name: String::from("cb_neighbours"),
-                        pages: 66,
+                        name: String::from("cb_rows"),
+                        pages: 64,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Stream,
@@ -52578,7 +52578,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         id: 4,
                         name: String::from("cb_records"),
                         pages: 1,
-                        page_bytes: 256,
+                        page_bytes: 512,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
                     },
@@ -52593,7 +52593,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 16,
                         name: String::from("cb_out"),
-                        pages: 8,
+                        pages: 16,
                         page_bytes: 4096,
                         format: kernel_gen::Format::Fp32,
                         kind: kernel_gen::CbKind::Stream,
@@ -52620,6 +52620,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         pages: 1,
                         page_bytes: 4096,
                         format: kernel_gen::Format::Fp32,
+                        kind: kernel_gen::CbKind::Stream,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 27,
+                        name: String::from("cb_neighbours"),
+                        pages: 32,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Stream,
                     },
                 ]),

@@ -78,11 +78,11 @@ pub fn program() -> kernel_gen::DeviceProgram {
             },
             kernel_gen::BufferPlan {
                 name: String::from("descriptors_dense"),
-                pages: 1200,
-                page_bytes: 2048,
+                pages: 150,
+                page_bytes: 16384,
                 content: kernel_gen::Content::External {
                     node: String::from("descriptors_dense"),
-                    tensor: kernel_gen::DeviceTensor::Activation {
+                    tensor: kernel_gen::DeviceTensor::PixelRows {
                         channels: 256,
                         height: 60,
                         width: 80,
@@ -2680,8 +2680,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                 cbs: Vec::from([
                     kernel_gen::CbPlan {
                         id: 0,
-                        name: String::from("cb_neighbours"),
-                        pages: 66,
+                        name: String::from("cb_rows"),
+                        pages: 64,
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Stream,
@@ -2714,7 +2714,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         id: 4,
                         name: String::from("cb_records"),
                         pages: 1,
-                        page_bytes: 256,
+                        page_bytes: 512,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
                     },
@@ -2729,7 +2729,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 16,
                         name: String::from("cb_out"),
-                        pages: 8,
+                        pages: 16,
                         page_bytes: 4096,
                         format: kernel_gen::Format::Fp32,
                         kind: kernel_gen::CbKind::Stream,
@@ -2756,6 +2756,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         pages: 1,
                         page_bytes: 4096,
                         format: kernel_gen::Format::Fp32,
+                        kind: kernel_gen::CbKind::Stream,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 27,
+                        name: String::from("cb_neighbours"),
+                        pages: 32,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Stream,
                     },
                 ]),

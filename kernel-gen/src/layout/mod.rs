@@ -19,6 +19,9 @@
 //! a Float32 bias is cut to tf32 (10 mantissa bits, still 8× finer than bf16). The emulator
 //! copies exactly.
 //!
+//! Pixel rows ([`DeviceTensor::PixelRows`], the dense descriptors): the same padded matrix
+//! row-major, one page per 32 pixel rows, so a pixel's channels are one contiguous run.
+//!
 //! The other layouts (image plane, score maps, candidates, descriptor rows) and the rule giving
 //! each op's output layout are in [`tensor`]; their host packing is in [`host`].
 
@@ -78,25 +81,37 @@ fn offset(format: Format, col_tiles: usize, row: usize, col: usize) -> usize {
     (page * 1024 + face_index(row % 32, col % 32)) * element_bytes(format)
 }
 
-/// Writes `value` at (row, col) of a row-major grid of `format` tiles `col_tiles` wide (bf16
-/// rounded to nearest even).
-fn put(out: &mut [u8], format: Format, col_tiles: usize, row: usize, col: usize, value: f32) {
-    let at = offset(format, col_tiles, row, col);
+/// Writes `value` in `format` at byte `at` (bf16 rounded to nearest even).
+fn put_at(out: &mut [u8], format: Format, at: usize, value: f32) {
     match format {
         Format::Bf16 => out[at..at + 2].copy_from_slice(&f32_to_bf16(value).to_le_bytes()),
         Format::Fp32 => out[at..at + 4].copy_from_slice(&value.to_le_bytes()),
     }
 }
 
-/// The value at (row, col) of a row-major grid of `format` tiles `col_tiles` wide.
-fn get(bytes: &[u8], format: Format, col_tiles: usize, row: usize, col: usize) -> f32 {
-    let at = offset(format, col_tiles, row, col);
+/// The `format` value at byte `at`.
+fn get_at(bytes: &[u8], format: Format, at: usize) -> f32 {
     match format {
         Format::Bf16 => bf16_to_f32(u16::from_le_bytes([bytes[at], bytes[at + 1]])),
         Format::Fp32 => {
             f32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
         }
     }
+}
+
+/// Writes `value` at (row, col) of a row-major grid of `format` tiles `col_tiles` wide.
+fn put(out: &mut [u8], format: Format, col_tiles: usize, row: usize, col: usize, value: f32) {
+    put_at(out, format, offset(format, col_tiles, row, col), value);
+}
+
+/// The value at (row, col) of a row-major grid of `format` tiles `col_tiles` wide.
+fn get(bytes: &[u8], format: Format, col_tiles: usize, row: usize, col: usize) -> f32 {
+    get_at(bytes, format, offset(format, col_tiles, row, col))
+}
+
+/// Byte offset of channel `c` of pixel `p` in the pixel-rows layout of `shape`.
+fn row_offset(shape: &ActivationShape, p: usize, c: usize) -> usize {
+    (p * shape.channel_tiles() * 32 + c) * element_bytes(shape.format)
 }
 
 /// A planar tensor in the activation layout of `format`, as little-endian bytes.
@@ -130,6 +145,46 @@ pub fn unpack_activation(bytes: &[u8], shape: ActivationShape) -> Option<Tensor<
         }
     }
     Tensor::from_vec(shape.channels, shape.height, shape.width, data)
+}
+
+/// A planar tensor in the pixel-rows layout ([`DeviceTensor::PixelRows`]) of `format`.
+pub fn pack_pixel_rows(t: &Tensor<f32>, format: Format) -> Vec<u8> {
+    let shape = ActivationShape {
+        channels: t.channels,
+        height: t.height,
+        width: t.width,
+        format,
+    };
+    let mut out = vec![0u8; shape.bytes()];
+    for c in 0..t.channels {
+        for (p, v) in t.plane(c).iter().enumerate() {
+            put_at(&mut out, format, row_offset(&shape, p, c), *v);
+        }
+    }
+    out
+}
+
+/// The planar tensor held in pixel-rows bytes; `None` when the length does not match.
+pub fn unpack_pixel_rows(bytes: &[u8], shape: ActivationShape) -> Option<Tensor<f32>> {
+    if bytes.len() != shape.bytes() {
+        return None;
+    }
+    let pixels = shape.height * shape.width;
+    let data = (0..shape.channels)
+        .flat_map(|c| (0..pixels).map(move |p| (p, c)))
+        .map(|(p, c)| get_at(bytes, shape.format, row_offset(&shape, p, c)))
+        .collect();
+    Tensor::from_vec(shape.channels, shape.height, shape.width, data)
+}
+
+/// The planar tensor held in the bytes of a channels-last `tensor` (an activation or pixel
+/// rows); `None` for other layouts or when the length does not match.
+pub fn unpack_channels_last(bytes: &[u8], tensor: &DeviceTensor) -> Option<Tensor<f32>> {
+    match (tensor.activation(), tensor.pixel_rows()) {
+        (Some(shape), _) => unpack_activation(bytes, shape),
+        (_, Some(shape)) => unpack_pixel_rows(bytes, shape),
+        _ => None,
+    }
 }
 
 /// K tiles of a convolution: k²·in rows padded to 32.
@@ -217,6 +272,52 @@ mod tests {
         let at = (1024 + face_index(1, 1)) * 4;
         assert_eq!(&bytes[at..at + 4], &73.0f32.to_le_bytes());
         assert_eq!(unpack_activation(&bytes, shape), Some(t));
+    }
+
+    #[test]
+    fn pixel_rows_round_trip_and_place_by_hand() {
+        // 40 channels (2 channel tiles: 64-value rows), 1×33 pixels: 2 pages of 32 rows.
+        // Values below 256, exact in bf16.
+        let data: Vec<f32> = (0..40 * 33).map(|v| (v % 200) as f32).collect();
+        let t = Tensor::from_vec(40, 1, 33, data).expect("shape");
+        for format in [Format::Bf16, Format::Fp32] {
+            let bytes = pack_pixel_rows(&t, format);
+            let size = if format == Format::Bf16 { 2 } else { 4 };
+            assert_eq!(bytes.len(), 2 * 32 * 64 * size);
+            // Channel 39 of pixel 32 (value (39·33 + 32) % 200 = 119): page 1, row 0, column 39.
+            let at = (32 * 64 + 39) * size;
+            assert_eq!(get_at(&bytes, format, at), 119.0);
+            // Padding channel 40 of pixel 0 stays zero.
+            assert_eq!(get_at(&bytes, format, 40 * size), 0.0);
+            let shape = ActivationShape {
+                channels: 40,
+                height: 1,
+                width: 33,
+                format,
+            };
+            assert_eq!(unpack_pixel_rows(&bytes, shape), Some(t.clone()));
+            let tensor = DeviceTensor::PixelRows {
+                channels: 40,
+                height: 1,
+                width: 33,
+                format,
+            };
+            assert_eq!(unpack_channels_last(&bytes, &tensor), Some(t.clone()));
+            assert_eq!(unpack_pixel_rows(&bytes[1..], shape), None);
+        }
+        let tiled = DeviceTensor::Activation {
+            channels: 40,
+            height: 1,
+            width: 33,
+            format: Format::Bf16,
+        };
+        let bytes = pack_activation(&t, Format::Bf16);
+        assert_eq!(unpack_channels_last(&bytes, &tiled), Some(t));
+        let map = DeviceTensor::Map {
+            height: 32,
+            width: 32,
+        };
+        assert_eq!(unpack_channels_last(&bytes, &map), None);
     }
 
     #[test]

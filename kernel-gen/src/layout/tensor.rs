@@ -35,6 +35,17 @@ pub enum DeviceTensor {
         #[serde(default, skip_serializing_if = "Format::is_bf16")]
         format: Format,
     },
+    /// Pixel-major rows of a channels-last tensor (the dense descriptors, written by
+    /// `L2Normalize` for the sampler): pixel p's `channels` values (padded to 32) contiguous, in
+    /// `format`, at byte `(p % 32)·row` of page `p / 32`; a page is 32 rows, the bytes of one
+    /// [`Activation`](DeviceTensor::Activation) tile row, so one NoC read fetches a pixel.
+    PixelRows {
+        channels: u32,
+        height: u32,
+        width: u32,
+        #[serde(default, skip_serializing_if = "Format::is_bf16")]
+        format: Format,
+    },
     /// One channel H×W as Float32 32×32 tiles (4-face), page `(y/32)·(W/32) + x/32`.
     Map { height: u32, width: u32 },
     /// Keypoint candidates of a `height`×`width` map: `regions` × `capacity` records
@@ -113,13 +124,18 @@ impl DeviceTensor {
             Op::InputPlane => plane
                 .map(|(width, height)| DeviceTensor::Plane { height, width })
                 .ok_or(LayoutError::DynamicSize),
-            Op::Resize { .. }
-            | Op::Conv2d { .. }
-            | Op::MaxPool2
-            | Op::Softmax
-            | Op::L2Normalize => {
+            Op::Resize { .. } | Op::Conv2d { .. } | Op::MaxPool2 | Op::Softmax => {
                 let (channels, height, width) = dims(ty)?;
                 Ok(DeviceTensor::Activation {
+                    channels,
+                    height,
+                    width,
+                    format,
+                })
+            }
+            Op::L2Normalize => {
+                let (channels, height, width) = dims(ty)?;
+                Ok(DeviceTensor::PixelRows {
                     channels,
                     height,
                     width,
@@ -143,7 +159,7 @@ impl DeviceTensor {
                 _ => Err(LayoutError::Inputs),
             },
             Op::SampleDescriptors { .. } => match inputs {
-                [DeviceTensor::Activation { channels, .. }, DeviceTensor::Candidates {
+                [DeviceTensor::PixelRows { channels, .. }, DeviceTensor::Candidates {
                     regions, capacity, ..
                 }] => Ok(DeviceTensor::Descriptors {
                     regions: *regions,
@@ -173,6 +189,25 @@ impl DeviceTensor {
         }
     }
 
+    /// The shape of a [`DeviceTensor::PixelRows`] tensor (same padding and bytes as the
+    /// activation of that shape).
+    pub fn pixel_rows(&self) -> Option<ActivationShape> {
+        match *self {
+            DeviceTensor::PixelRows {
+                channels,
+                height,
+                width,
+                format,
+            } => Some(ActivationShape {
+                channels: channels as usize,
+                height: height as usize,
+                width: width as usize,
+                format,
+            }),
+            _ => None,
+        }
+    }
+
     /// The DRAM buffers holding this tensor: (part, pages, page bytes).
     pub fn parts(&self) -> Vec<(Part, u32, u32)> {
         match *self {
@@ -188,6 +223,16 @@ impl DeviceTensor {
                 Part::Main,
                 (tiles((height * width) as usize) * tiles(channels as usize)) as u32,
                 format.tile_bytes(),
+            )],
+            DeviceTensor::PixelRows {
+                channels,
+                height,
+                width,
+                format,
+            } => vec![(
+                Part::Main,
+                tiles((height * width) as usize) as u32,
+                tiles(channels as usize) as u32 * format.tile_bytes(),
             )],
             DeviceTensor::Map { height, width } => vec![(
                 Part::Main,
@@ -279,5 +324,26 @@ mod tests {
         }
         .parts();
         assert_eq!(parts, vec![(Part::Main, 3, 128)]);
+        let dense = ValueType::Dense {
+            dtype: DType::F32,
+            channels: 256,
+            height: Dim::Known(60),
+            width: Dim::Known(80),
+        };
+        let rows = DeviceTensor::of(&Op::L2Normalize, &dense, &[], grid, None, Format::Fp32);
+        let expected = DeviceTensor::PixelRows {
+            channels: 256,
+            height: 60,
+            width: 80,
+            format: Format::Fp32,
+        };
+        assert_eq!(rows, Ok(expected));
+        // 4800 pixels = 150 pages of 32 rows of 256 Float32 values (1 KiB).
+        assert_eq!(expected.parts(), vec![(Part::Main, 150, 32 * 1024)]);
+        assert_eq!(expected.activation(), None);
+        assert_eq!(
+            expected.pixel_rows().map(|s| s.bytes()),
+            Some(150 * 32 * 1024)
+        );
     }
 }

@@ -1,13 +1,16 @@
 //! `L2Normalize` of a channels-last activation (the dense descriptors: 256 channels = 8 channel
-//! tiles per 32-pixel block), Activation layout in and out, bf16 or Float32 (the input's format,
-//! which the planner requires to be the node's).
+//! tiles per 32-pixel block), Activation layout in, [`PixelRows`](crate::DeviceTensor::PixelRows)
+//! out (so the sampler fetches a pixel's channels with one NoC read), bf16 or Float32 (the input's
+//! format, which the planner requires to be the node's).
 //!
 //! Blocks of 32 pixels are split over the cores like a convolution. Per block the compute kernel
 //! squares every channel tile (`mul_tiles`, exact at HiFi4, packed Float32), sums the squares of
 //! each row over all channel tiles (reduce SUM into one DST tile), floors the sum at 1e-24 with
 //! `binary_max_tile` against a constant tile (the reference's `max(norm, 1e-12)`, so an all-zero
 //! pixel stays zero instead of 0 · ∞), takes `rsqrt`, and multiplies every channel tile by it
-//! (column broadcast), packing in the activation format. Padding channels are zero and add nothing to the sums.
+//! (column broadcast), packing in the activation format with `pack_untilize_dest` (each DST
+//! group at its column offset of the block's 32 pixel rows), and the writer stores the block as
+//! one page. Padding channels are zero and add nothing to the sums.
 //! Precision: unless a node override says otherwise, HiFi4 (HiFi2 truncates SrcB to 7 bits,
 //! i.e. both the squares and the broadcast factor, up to 2–4 bf16 ulps).
 
@@ -63,7 +66,7 @@ pub fn node_plan(
             cb_fp32(2, "cb_floor", 1, CbKind::Resident),
             cb_fp32(3, "cb_squares", in_tiles, CbKind::Stream),
             cb_fp32(4, "cb_factor", 1, CbKind::Stream),
-            cb_of(input.format, 16, "cb_out", 2 * group, CbKind::Stream),
+            cb_of(input.format, 16, "cb_out", 2 * in_tiles, CbKind::Stream),
         ],
         op: OpPlan::L2Normalize(L2NormalizePlan {
             channels: input.channels as u32,
@@ -248,20 +251,18 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
                         cb: factor,
                         pages: 1,
                     },
-                    grouped(vec![
-                        Call::CbReserve { cb: out, pages: g },
-                        Call::Dst {
-                            tiles: g,
-                            body: vec![
-                                Call::Binary {
-                                    op: BinaryOp::MulBcastCols,
-                                    tiles: g,
-                                },
-                                Call::Pack { cb: out, tiles: g },
-                            ],
-                        },
-                        Call::CbPush { cb: out, pages: g },
-                    ]),
+                    Call::CbReserve { cb: out, pages: t },
+                    grouped(vec![Call::Dst {
+                        tiles: g,
+                        body: vec![
+                            Call::Binary {
+                                op: BinaryOp::MulBcastCols,
+                                tiles: g,
+                            },
+                            Call::Pack { cb: out, tiles: g },
+                        ],
+                    }]),
+                    Call::CbPush { cb: out, pages: t },
                     Call::CbPop {
                         cb: factor,
                         pages: 1,
@@ -298,16 +299,16 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
         precision: None,
         body: vec![blocks(
             Trips::Blocks,
-            vec![grouped(vec![
-                Call::CbWait { cb: out, pages: g },
+            vec![
+                Call::CbWait { cb: out, pages: t },
                 Call::DramWrite {
                     buffer: node.output.clone(),
-                    pages: g,
-                    page_bytes: tile,
+                    pages: 1,
+                    page_bytes: t * tile,
                     cb: out,
                 },
-                Call::CbPop { cb: out, pages: g },
-            ])],
+                Call::CbPop { cb: out, pages: t },
+            ],
         )],
     };
     Ok(vec![reader, compute, writer])

@@ -1,12 +1,12 @@
 //! `SampleDescriptors` on the device: bilinear sampling of the L2-normalised dense descriptor map
-//! (an Activation, C channels at Hc×Wc) at every keypoint candidate (the Candidates layout
+//! (pixel rows, C channels at Hc×Wc) at every keypoint candidate (the Candidates layout
 //! written by `SelectKeypoints`), with the SuperGlue/HF formula and a second L2 normalisation,
 //! into the Descriptors layout (row-major f32, row `region·capacity + record`).
 //!
 //! Design (the crate docs have the summary):
 //! * **Work split**: region `i` of the candidates on core `i` of the grid (the same cores the
 //!   candidates were split over). A core's output blocks are its tiles of 32 candidates; their
-//!   number is only known at run time, at most `capacity / 16`, so the loops over them are
+//!   number is only known at run time, at most `capacity / 32`, so the loops over them are
 //!   [`Trips::Counted`] (bounded by the data, the bound is what the checks and the report use).
 //! * **Count**: the reader reads the region's count (one 64-byte page of the counts buffer),
 //!   clamps it to the capacity and pushes that page through `cb_count`; the compute kernel waits
@@ -19,27 +19,26 @@
 //!   below 2³¹ (checked: frames up to thousands of pixels a side). The M extension (integer
 //!   multiply and divide) is assumed; without it the compiler's libgcc calls are slower. Corners
 //!   outside the map get weight 0 and a clamped row.
-//! * **Gather**: 16 candidates per tile, candidate `c` on tile row `2c + 1`. Per candidate and
-//!   corner, the two face rows of each channel tile come by 64-byte aligned DRAM reads straight
-//!   into the 4 × `channel_tiles` tiles of the map's format. A Float32 face row is one 64-byte
-//!   read; a bf16 one (32 bytes) comes with its even/odd partner, placed so the wanted half lands
-//!   on the odd row and the partner on a spare even row (weight 0); a guard page after the last
-//!   tile takes the partner of row 31. No staging, no L1 copies: 64
-//!   NoC reads per candidate, all of a tile in flight together. The weights go into column 0 of
-//!   four fp32 tiles (zero on the spare rows).
-//! * **Compute** (fp32 DST): `mul_tiles_bcast_cols` per corner, the four products summed by
+//! * **Gather**: 32 candidates per tile, candidate `c` on tile row `c`. The map is in the
+//!   [`PixelRows`](crate::DeviceTensor::PixelRows) layout `L2Normalize` writes, so each corner
+//!   of a candidate is one NoC read of the pixel's `32·channel_tiles` contiguous values (512 B
+//!   bf16, 1 KiB Float32) into row `c` of that corner's row-major block of `cb_rows`. The
+//!   weights go into column 0 of four fp32 tiles (zero on the rows beyond the count).
+//! * **Compute** (fp32 DST): `tilize_block` of each corner's block into `channel_tiles` tiles
+//!   (a datacopy, exact); `mul_tiles_bcast_cols` per corner, the four products summed by
 //!   packing with L1 accumulation into fp32 tiles; squares summed the same way; `reduce_tile`
 //!   row sum; + 1e-24 (so a zero vector stays zero, as `max(‖v‖, 1e-12)` does); `rsqrt_tile`; a
-//!   last `mul_tiles_bcast_cols`. The weights and the sampled values pass SrcB / SrcA as tf32, so
+//!   last `mul_tiles_bcast_cols` packed with `pack_untilize_dest`, so the tile leaves as 32
+//!   row-major descriptor rows. The weights and the sampled values pass SrcB / SrcA as tf32, so
 //!   the node runs at HiFi4 unless overridden (HiFi2 would cut the weights to 7 bits).
-//! * **Writer**: a candidate's 32 values of an fp32 channel tile are two 64-byte face rows,
-//!   written straight into its descriptor row; rows beyond the count are left untouched.
+//! * **Writer**: one NoC write of a whole descriptor row (1 KiB) per candidate; rows beyond
+//!   the count are left untouched.
 //!
-//! Per candidate: 64 DRAM reads of 64 bytes (half of them the partner rows) and one 8-byte record
-//! read, 16 DRAM writes of 64 bytes; per tile of 16, 49 FPU tile operations at HiFi4, 2 SFPU and
-//! 49 packs. The reader's NoC issue rate bounds the node. Next steps: fetch each region's
-//! neighbourhood of descriptor tiles once (whole 2 KiB pages) when its count is large, and
-//! `pack_untilize` the output so each row is one 1 KiB write.
+//! Per candidate: 4 NoC reads of one pixel row and one 8-byte record read, one 1 KiB write;
+//! per tile of 32, 4·channel_tiles tilizes and 49 FPU tile operations at HiFi4, 2 SFPU and 49
+//! packs. Next steps: read the two corners of a row (pixels p, p + 1 of one page) with one
+//! read of two rows into a block two corners wide (halves the reads), and fetch each region's
+//! neighbourhood of map rows once when its count is large (cuts the DRAM bytes).
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -97,14 +96,10 @@ pub struct SamplePlan {
 
 /// DST tiles of the weighted sum: one per corner.
 const CORNERS: u32 = 4;
-/// Bytes of one 64-byte-aligned DRAM read of a gathered half row.
-const CHUNK: u32 = 64;
-/// Bytes of one fp32 face row (16 values), the writer's unit.
-const OUT_HALF_ROW: u32 = 64;
 /// Record slot stride in L1 (NoC L1 alignment).
 const RECORD_SLOT: u32 = 16;
-/// Candidates per tile: the odd rows.
-const PER_TILE: u32 = 16;
+/// Candidates per tile: one per row.
+const PER_TILE: u32 = 32;
 
 fn cb(id: u32, name: &str, pages: u32, page_bytes: u32, format: Format, kind: CbKind) -> CbPlan {
     CbPlan {
@@ -138,7 +133,7 @@ pub fn plan_node(
     };
     let (
         [map, candidates],
-        [DeviceTensor::Activation {
+        [DeviceTensor::PixelRows {
             channels,
             height: coarse_height,
             width: coarse_width,
@@ -219,8 +214,8 @@ pub fn plan_node(
         cbs: vec![
             cb(
                 0,
-                "cb_neighbours",
-                2 * (CORNERS * channel_tiles + 1),
+                "cb_rows",
+                2 * CORNERS * channel_tiles,
                 map_format.tile_bytes(),
                 *map_format,
                 CbKind::Stream,
@@ -237,10 +232,18 @@ pub fn plan_node(
                 CbKind::Scratch,
             ),
             cb(5, "cb_writer_count", 1, COUNT_STRIDE, bf16, CbKind::Scratch),
-            cb(16, "cb_out", 2 * group, 4096, fp32, CbKind::Stream),
+            cb(16, "cb_out", 2 * channel_tiles, 4096, fp32, CbKind::Stream),
             cb(24, "cb_sum", channel_tiles, 4096, fp32, CbKind::Stream),
             cb(25, "cb_sq", 1, 4096, fp32, CbKind::Stream),
             cb(26, "cb_inv", 1, 4096, fp32, CbKind::Stream),
+            cb(
+                27,
+                "cb_neighbours",
+                CORNERS * channel_tiles,
+                map_format.tile_bytes(),
+                *map_format,
+                CbKind::Stream,
+            ),
         ],
         op: OpPlan::SampleDescriptors(SamplePlan {
             cell,
@@ -284,7 +287,8 @@ fn per_region(node: &NodePlan, f: impl Fn(u32) -> Vec<Arg>) -> Vec<CoreArgs> {
 /// The reader, compute and writer kernels of a sampling node.
 pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError> {
     let id = |name: &'static str| kir::cb_id(node, name);
-    let (neighbours, weights, scaler, count) = (
+    let (rows, neighbours, weights, scaler, count) = (
+        id("cb_rows")?,
         id("cb_neighbours")?,
         id("cb_weights")?,
         id("cb_scaler")?,
@@ -293,7 +297,9 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
     let (records, writer_count, out) = (id("cb_records")?, id("cb_writer_count")?, id("cb_out")?);
     let (sum, sq, inv) = (id("cb_sum")?, id("cb_sq")?, id("cb_inv")?);
     let ct = s.channel_tiles;
-    let [tile_bytes, fp32] = kir::format_args(kir::cb_format(node, "cb_neighbours")?);
+    let map_format = kir::cb_format(node, "cb_rows")?;
+    let [tile_bytes, fp32] = kir::format_args(map_format);
+    let row_bytes = ct * map_format.tile_bytes() / 32;
     let shape = kir::args(&[
         ("width", s.width),
         ("height", s.height),
@@ -356,20 +362,21 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
                     offset_step: 0,
                     cb: records,
                 },
-                reserve(neighbours, CORNERS * ct + 1),
+                reserve(rows, CORNERS * ct),
                 reserve(weights, CORNERS),
                 Call::DramPart {
                     buffer: s.map.clone(),
                     write: false,
-                    transfers: PER_TILE * CORNERS * ct * 2,
-                    bytes: CHUNK,
-                    offset_step: CHUNK,
-                    cb: neighbours,
+                    transfers: PER_TILE * CORNERS,
+                    bytes: row_bytes,
+                    offset_step: row_bytes,
+                    cb: rows,
                 },
+                // Per candidate and corner: the zeroed weight and the weight.
                 Call::L1Gather {
                     bytes: 2 * PER_TILE * CORNERS * 4,
                 },
-                push(neighbours, CORNERS * ct + 1),
+                push(rows, CORNERS * ct),
                 push(weights, CORNERS),
             ]),
         ],
@@ -388,7 +395,29 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
             pop(count, 1),
             wait(scaler, 1),
             counted(vec![
-                wait(neighbours, CORNERS * ct + 1),
+                reserve(neighbours, CORNERS * ct),
+                Call::Loop {
+                    trips: Trips::Fixed(CORNERS),
+                    body: vec![
+                        wait(rows, ct),
+                        Call::Loop {
+                            trips: Trips::Fixed(ct),
+                            body: vec![Call::Dst {
+                                tiles: 1,
+                                body: vec![
+                                    Call::Copy { tiles: 1 },
+                                    Call::Pack {
+                                        cb: neighbours,
+                                        tiles: 1,
+                                    },
+                                ],
+                            }],
+                        },
+                        pop(rows, ct),
+                    ],
+                },
+                push(neighbours, CORNERS * ct),
+                wait(neighbours, CORNERS * ct),
                 wait(weights, CORNERS),
                 reserve(sum, ct),
                 Call::Loop {
@@ -409,7 +438,7 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
                 },
                 push(sum, ct),
                 pop(weights, CORNERS),
-                pop(neighbours, CORNERS * ct + 1),
+                pop(neighbours, CORNERS * ct),
                 wait(sum, ct),
                 reserve(sq, 1),
                 Call::Loop {
@@ -452,26 +481,24 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
                 push(inv, 1),
                 pop(sq, 1),
                 wait(inv, 1),
+                reserve(out, ct),
                 Call::Loop {
                     trips: Trips::Fixed(groups),
-                    body: vec![
-                        reserve(out, s.group),
-                        Call::Dst {
-                            tiles: s.group,
-                            body: vec![
-                                Call::Binary {
-                                    op: kir::BinaryOp::MulBcastCols,
-                                    tiles: s.group,
-                                },
-                                Call::Pack {
-                                    cb: out,
-                                    tiles: s.group,
-                                },
-                            ],
-                        },
-                        push(out, s.group),
-                    ],
+                    body: vec![Call::Dst {
+                        tiles: s.group,
+                        body: vec![
+                            Call::Binary {
+                                op: kir::BinaryOp::MulBcastCols,
+                                tiles: s.group,
+                            },
+                            Call::Pack {
+                                cb: out,
+                                tiles: s.group,
+                            },
+                        ],
+                    }],
                 },
+                push(out, ct),
                 pop(inv, 1),
                 pop(sum, ct),
             ]),
@@ -495,21 +522,18 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
         body: vec![
             reserve(writer_count, 1),
             read_count(writer_count),
-            counted(vec![Call::Loop {
-                trips: Trips::Fixed(groups),
-                body: vec![
-                    wait(out, s.group),
-                    Call::DramPart {
-                        buffer: node.output.clone(),
-                        write: true,
-                        transfers: PER_TILE * s.group * 2,
-                        bytes: OUT_HALF_ROW,
-                        offset_step: OUT_HALF_ROW,
-                        cb: out,
-                    },
-                    pop(out, s.group),
-                ],
-            }]),
+            counted(vec![
+                wait(out, ct),
+                Call::DramPart {
+                    buffer: node.output.clone(),
+                    write: true,
+                    transfers: PER_TILE,
+                    bytes: ct * 32 * 4,
+                    offset_step: 0,
+                    cb: out,
+                },
+                pop(out, ct),
+            ]),
         ],
     };
     Ok(vec![reader, compute, writer])
@@ -525,7 +549,7 @@ mod tests {
         let (regions, capacity) =
             crate::layout::tensor::candidate_regions(Grid::ETH_DISPATCH, height, width);
         vec![
-            DeviceTensor::Activation {
+            DeviceTensor::PixelRows {
                 channels,
                 height: hc,
                 width: wc,
@@ -554,12 +578,12 @@ mod tests {
     }
 
     #[test]
-    fn one_region_per_core_with_a_bound_of_capacity_over_16_tiles() {
-        // 640×480: 300 map tiles over 120 cores, 3072 records per region → at most 192 tiles.
+    fn one_region_per_core_with_a_bound_of_capacity_over_32_tiles() {
+        // 640×480: 300 map tiles over 120 cores, 3072 records per region → at most 96 tiles.
         let p = plan(&tensors(256, 80, 60, 640, 480), None).expect("plans");
         assert_eq!(p.split.work.len(), 120);
-        assert_eq!(p.split.work[7].start, 7 * 192);
-        assert!(p.split.work.iter().all(|w| w.count == 192));
+        assert_eq!(p.split.work[7].start, 7 * 96);
+        assert!(p.split.work.iter().all(|w| w.count == 96));
         assert_eq!(p.precision.fidelity, Fidelity::HiFi4);
         let OpPlan::SampleDescriptors(s) = &p.op else {
             panic!("a sampling plan");

@@ -3,14 +3,17 @@
 //
 // Per block of 32 pixels: the squares of every channel tile (Float32), their row sum over all
 // in_tiles (reduce SUM), floored at 1e-24 (= the reference's max(norm, 1e-12)), rsqrt, then
-// every channel tile times that factor (column broadcast), packed in the activation format (bf16
-// or Float32). Groups of `group` tiles fit one DST acquire.
+// every channel tile times that factor (column broadcast), packed untilized in the activation
+// format (bf16 or Float32): the block becomes 32 pixel rows of in_tiles * 32 channels, each
+// group of `group` tiles (one DST acquire) at its column offset. The packer's untilize init
+// follows each group's math init and is undone before the next block packs tiles.
 #include "api/compute/eltwise_binary.h"
 #include "api/compute/reduce.h"
 #include "api/compute/bcast.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/binary_max_min.h"
 #include "api/compute/eltwise_unary/rsqrt.h"
+#include "api/compute/pack_untilize.h"
 
 constexpr uint32_t in_tiles = get_compile_time_arg_val(0);
 constexpr uint32_t group = get_compile_time_arg_val(1);
@@ -74,6 +77,7 @@ void kernel_main() {
         cb_pop_front(cb_squares, in_tiles);
 
         cb_wait_front(cb_factor, 1);
+        cb_reserve_back(cb_out, in_tiles);
         for (uint32_t g = 0; g < in_tiles / group; ++g) {
             tile_regs_acquire();
             reconfig_data_format(cb_in, cb_factor);
@@ -82,15 +86,13 @@ void kernel_main() {
                 mul_tiles_bcast<BroadcastType::COL>(cb_in, cb_factor, g * group + j, 0, j);
             }
             tile_regs_commit();
-            cb_reserve_back(cb_out, group);
+            pack_untilize_dest_init<group, in_tiles>(cb_out);
             tile_regs_wait();
-            pack_reconfig_data_format(cb_out);
-            for (uint32_t j = 0; j < group; ++j) {
-                pack_tile(j, cb_out);
-            }
+            pack_untilize_dest<group, in_tiles>(cb_out, 1, g);
             tile_regs_release();
-            cb_push_back(cb_out, group);
         }
+        pack_untilize_uninit(cb_out);
+        cb_push_back(cb_out, in_tiles);
         cb_pop_front(cb_factor, 1);
         cb_pop_front(cb_in, in_tiles);
     }

@@ -2,12 +2,16 @@
 // Do not edit: change the template or the plan and regenerate.
 //
 // Learns the region's count from the reader's count page (read_tile_value), then for each tile of
-// 16 candidates (odd rows; the corner tiles are followed by the reader's guard page), in fp32 DST:
+// 32 candidates (candidate c on row c), in fp32 DST:
+//   0. tilizes each corner's row-major block of cb_rows (32 pixel rows of channel_tiles * 32
+//      channels) into channel_tiles tiles of cb_neighbours (corner k at tile k * channel_tiles);
 //   1. per channel tile: the four neighbour tiles times their weight columns (mul_tiles_bcast_cols,
 //      one DST tile each), summed by packing into one fp32 tile of cb_sum with L1 accumulation;
 //   2. the squares of the sampled tiles (mul_tiles), summed the same way into cb_sq;
 //   3. their row sums (reduce_tile SUM/ROW with a scaler of 1.0) + eps^2, then rsqrt into cb_inv;
-//   4. every sampled tile times that column (mul_tiles_bcast_cols), packed for the writer.
+//   4. every sampled tile times that column (mul_tiles_bcast_cols), packed untilized into the
+//      tile's 32 descriptor rows of cb_out (each DST group at its column offset) for the writer;
+//      the packer's untilize init follows each group's math init and is undone after the tile.
 // eps^2 = 1e-24 keeps a zero vector at zero, as max(norm, 1e-12) does in the reference.
 // The source formats change between steps (bf16 corners, fp32 weights and sums), so each step
 // reconfigures them (the row reduce takes the scaler in SrcA and the data in SrcB).
@@ -15,8 +19,10 @@
 #include "api/compute/bcast.h"
 #include "api/compute/eltwise_binary.h"
 #include "api/compute/pack.h"
+#include "api/compute/pack_untilize.h"
 #include "api/compute/reduce.h"
 #include "api/compute/reconfig_data_format.h"
+#include "api/compute/tilize.h"
 #include "api/compute/eltwise_unary/binop_with_scalar.h"
 #include "api/compute/eltwise_unary/rsqrt.h"
 
@@ -32,7 +38,7 @@ constexpr uint32_t record_bytes = get_compile_time_arg_val(8);
 constexpr uint32_t count_bytes = get_compile_time_arg_val(9);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(10);
 constexpr uint32_t fp32 = get_compile_time_arg_val(11);
-constexpr uint32_t cb_neighbours = 0;
+constexpr uint32_t cb_rows = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_scaler = 2;
 constexpr uint32_t cb_count = 3;
@@ -42,17 +48,30 @@ constexpr uint32_t cb_out = 16;
 constexpr uint32_t cb_sum = 24;
 constexpr uint32_t cb_sq = 25;
 constexpr uint32_t cb_inv = 26;
+constexpr uint32_t cb_neighbours = 27;
 
 void kernel_main() {
     constexpr uint32_t eps_squared_bits = 0x179ABE15u;  // 1e-24f
-    compute_kernel_hw_startup(cb_neighbours, cb_weights, cb_sum);
+    compute_kernel_hw_startup(cb_rows, cb_weights, cb_sum);
     cb_wait_front(cb_count, 1);
     const uint32_t count = read_tile_value(cb_count, 0, 0);
     cb_pop_front(cb_count, 1);
     cb_wait_front(cb_scaler, 1);
-    const uint32_t tiles = (count + 15) / 16;
+    const uint32_t tiles = (count + 31) / 32;
     for (uint32_t t = 0; t < tiles; ++t) {
-        cb_wait_front(cb_neighbours, 4 * channel_tiles + 1);
+        cb_reserve_back(cb_neighbours, 4 * channel_tiles);
+        reconfig_data_format_srca(cb_rows);
+        pack_reconfig_data_format(cb_neighbours);
+        tilize_init(cb_rows, channel_tiles, cb_neighbours);
+        for (uint32_t k = 0; k < 4; ++k) {
+            cb_wait_front(cb_rows, channel_tiles);
+            tilize_block(cb_rows, channel_tiles, cb_neighbours, 0, k * channel_tiles);
+            cb_pop_front(cb_rows, channel_tiles);
+        }
+        tilize_uninit(cb_rows, cb_neighbours);
+        cb_push_back(cb_neighbours, 4 * channel_tiles);
+
+        cb_wait_front(cb_neighbours, 4 * channel_tiles);
         cb_wait_front(cb_weights, 4);
         cb_reserve_back(cb_sum, channel_tiles);
         reconfig_data_format(cb_neighbours, cb_weights);
@@ -74,7 +93,7 @@ void kernel_main() {
         }
         cb_push_back(cb_sum, channel_tiles);
         cb_pop_front(cb_weights, 4);
-        cb_pop_front(cb_neighbours, 4 * channel_tiles + 1);
+        cb_pop_front(cb_neighbours, 4 * channel_tiles);
 
         cb_wait_front(cb_sum, channel_tiles);
         cb_reserve_back(cb_sq, 1);
@@ -115,22 +134,22 @@ void kernel_main() {
         cb_pop_front(cb_sq, 1);
 
         cb_wait_front(cb_inv, 1);
+        cb_reserve_back(cb_out, channel_tiles);
         reconfig_data_format(cb_sum, cb_inv);
-        mul_bcast_cols_init(cb_sum, cb_inv);
         for (uint32_t g = 0; g < channel_tiles / group; ++g) {
+            mul_bcast_cols_init(cb_sum, cb_inv);
             tile_regs_acquire();
             for (uint32_t j = 0; j < group; ++j) {
                 mul_tiles_bcast_cols(cb_sum, cb_inv, g * group + j, 0, j);
             }
             tile_regs_commit();
-            cb_reserve_back(cb_out, group);
+            pack_untilize_dest_init<group, channel_tiles>(cb_out);
             tile_regs_wait();
-            for (uint32_t j = 0; j < group; ++j) {
-                pack_tile(j, cb_out);
-            }
+            pack_untilize_dest<group, channel_tiles>(cb_out, 1, g);
             tile_regs_release();
-            cb_push_back(cb_out, group);
         }
+        pack_untilize_uninit(cb_out);
+        cb_push_back(cb_out, channel_tiles);
         cb_pop_front(cb_inv, 1);
         cb_pop_front(cb_sum, channel_tiles);
     }

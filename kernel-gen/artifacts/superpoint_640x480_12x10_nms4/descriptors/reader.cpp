@@ -4,24 +4,19 @@
 // Region `region` of the candidates (one record_bytes page per record, one count_bytes page per
 // region): reads its count (clamped to the capacity) and hands it to the compute kernel through a
 // one-page CB, fills the reduce scaler tile once (1.0 in row 0 of every face, zero elsewhere: the
-// layout the row reduce expects), then for each tile of 16 candidates gathers the four bilinear
-// corners' descriptor rows into 4 x channel_tiles tiles of the dense map's format (bf16 or
-// Float32: `fp32`, `tile_bytes`) and writes the four weights into
-// column 0 of four fp32 tiles. Candidate c owns tile row 2c + 1; the even rows are spare.
+// layout the row reduce expects), then for each tile of 32 candidates (candidate c on row c)
+// reads each candidate's four bilinear corners from the pixel-rows map (page p / 32, row p % 32:
+// the pixel's channel_tiles * 32 channels contiguous, row_bytes) with one NoC read per corner,
+// into row c of corner k's row-major block (channel_tiles pages of cb_rows, tilized by the
+// compute kernel), and writes the four weights into column 0 of four fp32 tiles.
 //
 // Taps, in integers only (no FPU on the data-movement cores): u = (x - cell/2 + 0.5)(Wc - 1) /
 // (cell Wc - cell/2 - 0.5) = nx / dx with nx = (2x - cell + 1)(Wc - 1), dx = 2 cell Wc - cell - 1;
 // x0 = floor(nx / dx), rx = nx - x0 dx in [0, dx). The weight of corner (x0 + i, y0 + j) is
 // (i ? rx : dx - rx)(j ? ry : dy - ry) / (dx dy), converted to f32 by binary long division
 // (truncated to 24 significant bits). Corners outside the coarse map get weight 0 (and a clamped,
-// valid row, so 0 x finite stays 0).
-//
-// Gather: a pixel's 32 channels of one channel tile are two face rows of tile_bytes / 64 bytes
-// (faces f and f + 1, row p % 16). DRAM reads must be 64-byte aligned: a Float32 face row is one
-// aligned 64-byte read; a bf16 one (32 bytes) comes together with its even/odd partner row, straight into the destination tile: placed so that the wanted half
-// lands on the candidate's odd row and the partner on a spare even row (the one above it, or the
-// one below it, which may be row 0 of the next face or of the next tile; the last tile is followed
-// by a guard page). Spare rows have weight 0, so whatever they hold stays out of the sums.
+// valid row, so 0 x finite stays 0). Rows beyond the count get weight 0 and are not read: every
+// step of the compute kernel keeps rows apart and the writer skips them.
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t width = get_compile_time_arg_val(0);
@@ -39,7 +34,7 @@ constexpr uint32_t fp32 = get_compile_time_arg_val(11);
 constexpr uint32_t map_dram = get_compile_time_arg_val(12);
 constexpr uint32_t candidates_dram = get_compile_time_arg_val(13);
 constexpr uint32_t counts_dram = get_compile_time_arg_val(14);
-constexpr uint32_t cb_neighbours = 0;
+constexpr uint32_t cb_rows = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_scaler = 2;
 constexpr uint32_t cb_count = 3;
@@ -49,6 +44,7 @@ constexpr uint32_t cb_out = 16;
 constexpr uint32_t cb_sum = 24;
 constexpr uint32_t cb_sq = 25;
 constexpr uint32_t cb_inv = 26;
+constexpr uint32_t cb_neighbours = 27;
 
 namespace {
 
@@ -103,12 +99,10 @@ void kernel_main() {
 
     constexpr uint32_t dx = 2 * cell * coarse_width - cell - 1;
     constexpr uint32_t dy = 2 * cell * coarse_height - cell - 1;
-    constexpr uint32_t elem_bytes = tile_bytes / 1024;
-    constexpr uint32_t half_row = tile_bytes / 64;
-    constexpr uint32_t chunk = 64;
+    constexpr uint32_t row_bytes = channel_tiles * tile_bytes / 32;
     constexpr uint32_t record_slot = 16;
-    constexpr uint32_t per_tile = 16;
-    const uint32_t tile = get_tile_size(cb_neighbours);
+    constexpr uint32_t per_tile = 32;
+    const uint32_t tile = get_tile_size(cb_rows);
     const uint32_t weight_tile = get_tile_size(cb_weights);
 
     // The count: one page per region.
@@ -130,7 +124,7 @@ void kernel_main() {
     cb_push_back(cb_scaler, 1);
 
     const InterleavedAddrGen<candidates_dram != 0> records{candidates_addr, record_bytes};
-    const InterleavedAddrGenFast<map_dram != 0> map{map_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
+    const InterleavedAddrGenFast<map_dram != 0> map{map_addr, channel_tiles * tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
     cb_reserve_back(cb_records, 1);
     const uint32_t records_l1 = get_write_ptr(cb_records);
     const volatile uint32_t* rec = reinterpret_cast<const volatile uint32_t*>(records_l1);
@@ -144,15 +138,13 @@ void kernel_main() {
         }
         noc_async_read_barrier();
 
-        cb_reserve_back(cb_neighbours, 4 * channel_tiles + 1);
+        cb_reserve_back(cb_rows, 4 * channel_tiles);
         cb_reserve_back(cb_weights, 4);
-        const uint32_t nbr_l1 = get_write_ptr(cb_neighbours);
+        const uint32_t rows_l1 = get_write_ptr(cb_rows);
         volatile uint32_t* weights = reinterpret_cast<volatile uint32_t*>(get_write_ptr(cb_weights));
         for (uint32_t c = 0; c < per_tile; ++c) {
-            const uint32_t row = 2 * c + 1;
             for (uint32_t k = 0; k < 4; ++k) {
-                weights[k * (weight_tile / 4) + face_offset(row - 1, 0)] = 0;
-                weights[k * (weight_tile / 4) + face_offset(row, 0)] = 0;
+                weights[k * (weight_tile / 4) + face_offset(c, 0)] = 0;
             }
             if (c >= n) {
                 continue;
@@ -170,23 +162,17 @@ void kernel_main() {
                 const uint32_t wx = k % 2 != 0 ? ax.r : dx - ax.r;
                 const uint32_t wy = k / 2 != 0 ? ay.r : dy - ay.r;
                 if (inside) {
-                    weights[k * (weight_tile / 4) + face_offset(row, 0)] = ratio_bits(wx * wy, dx * dy);
+                    weights[k * (weight_tile / 4) + face_offset(c, 0)] = ratio_bits(wx * wy, dx * dy);
                 }
                 const uint32_t ccx = cx < 0 ? 0 : (cx >= static_cast<int32_t>(coarse_width) ? coarse_width - 1 : static_cast<uint32_t>(cx));
                 const uint32_t ccy = cy < 0 ? 0 : (cy >= static_cast<int32_t>(coarse_height) ? coarse_height - 1 : static_cast<uint32_t>(cy));
                 const uint32_t p = ccy * coarse_width + ccx;
-                for (uint32_t ct = 0; ct < channel_tiles; ++ct) {
-                    for (uint32_t h = 0; h < 2; ++h) {
-                        const uint32_t src = (p % 32 / 16 * 2 + h) * (tile_bytes / 4) + (p % 16) * half_row;
-                        const uint32_t lead = src % chunk;  // the wanted face row's place in the chunk
-                        const uint32_t to = nbr_l1 + (k * channel_tiles + ct) * tile + face_offset(row, 16 * h) * elem_bytes;
-                        noc_async_read(map.get_noc_addr((p / 32) * channel_tiles + ct, src - src % chunk), to - lead, chunk);
-                    }
-                }
+                noc_async_read(map.get_noc_addr(p / 32, (p % 32) * row_bytes),
+                               rows_l1 + k * channel_tiles * tile + c * row_bytes, row_bytes);
             }
         }
         noc_async_read_barrier();
-        cb_push_back(cb_neighbours, 4 * channel_tiles + 1);
+        cb_push_back(cb_rows, 4 * channel_tiles);
         cb_push_back(cb_weights, 4);
     }
 }

@@ -2,9 +2,9 @@
 // Do not edit: change the template or the plan and regenerate.
 //
 // Writes each sampled, normalised descriptor as a row-major f32 row: record j of region `region`
-// goes to page region * capacity + j. Candidate c of a tile of 16 is tile row 2c + 1; its 32 values
-// of one fp32 channel tile are two 64-byte face rows, written straight from the tile; rows beyond
-// the count are not written.
+// goes to page region * capacity + j. A tile of 32 candidates arrives as 32 untilized rows of
+// channel_tiles * 32 values (candidate c on row c), each row one NoC write of a whole page; rows
+// beyond the count are not written.
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t width = get_compile_time_arg_val(0);
@@ -21,7 +21,7 @@ constexpr uint32_t tile_bytes = get_compile_time_arg_val(10);
 constexpr uint32_t fp32 = get_compile_time_arg_val(11);
 constexpr uint32_t output_dram = get_compile_time_arg_val(12);
 constexpr uint32_t counts_dram = get_compile_time_arg_val(13);
-constexpr uint32_t cb_neighbours = 0;
+constexpr uint32_t cb_rows = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_scaler = 2;
 constexpr uint32_t cb_count = 3;
@@ -31,20 +31,13 @@ constexpr uint32_t cb_out = 16;
 constexpr uint32_t cb_sum = 24;
 constexpr uint32_t cb_sq = 25;
 constexpr uint32_t cb_inv = 26;
-
-namespace {
-
-constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
-
-}  // namespace
+constexpr uint32_t cb_neighbours = 27;
 
 void kernel_main() {
     const uint32_t output_addr = get_arg_val<uint32_t>(0);
     const uint32_t counts_addr = get_arg_val<uint32_t>(1);
     const uint32_t region = get_arg_val<uint32_t>(2);
 
-    constexpr uint32_t half_row = 64;
-    const uint32_t tile = get_tile_size(cb_out);
     const InterleavedAddrGen<counts_dram != 0> counts{counts_addr, count_bytes};
     const InterleavedAddrGen<output_dram != 0> output{output_addr, channel_tiles * 32 * 4};
     cb_reserve_back(cb_writer_count, 1);
@@ -54,23 +47,16 @@ void kernel_main() {
     const uint32_t stored = reinterpret_cast<volatile uint32_t*>(count_l1)[0];
     const uint32_t count = stored < capacity ? stored : capacity;
 
-    const uint32_t tiles = (count + 15) / 16;
+    const uint32_t row_bytes = channel_tiles * 32 * 4;
+    const uint32_t tiles = (count + 31) / 32;
     for (uint32_t t = 0; t < tiles; ++t) {
-        const uint32_t n = count - t * 16 < 16 ? count - t * 16 : 16;
-        for (uint32_t g = 0; g < channel_tiles / group; ++g) {
-            cb_wait_front(cb_out, group);
-            const uint32_t l1 = get_read_ptr(cb_out);
-            for (uint32_t c = 0; c < n; ++c) {
-                const uint32_t row = region * capacity + t * 16 + c;
-                for (uint32_t j = 0; j < group; ++j) {
-                    for (uint32_t h = 0; h < 2; ++h) {
-                        noc_async_write(l1 + j * tile + face_offset(2 * c + 1, 16 * h) * 4,
-                                        output.get_noc_addr(row, ((g * group + j) * 32 + 16 * h) * 4), half_row);
-                    }
-                }
-            }
-            noc_async_write_barrier();
-            cb_pop_front(cb_out, group);
+        const uint32_t n = count - t * 32 < 32 ? count - t * 32 : 32;
+        cb_wait_front(cb_out, channel_tiles);
+        const uint32_t l1 = get_read_ptr(cb_out);
+        for (uint32_t c = 0; c < n; ++c) {
+            noc_async_write_page(region * capacity + t * 32 + c, output, l1 + c * row_bytes);
         }
+        noc_async_write_barrier();
+        cb_pop_front(cb_out, channel_tiles);
     }
 }

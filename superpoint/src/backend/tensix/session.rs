@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use kernel_gen::layout::host::{descriptor_row, unpack_map};
-use kernel_gen::layout::unpack_activation;
+use kernel_gen::layout::unpack_channels_last;
 use kernel_gen::ops::nms::MAX_DEVICE_RADIUS;
 use kernel_gen::ops::resize::{pack_plane, MAX_PLANE_SIDE};
 use kernel_gen::plan::Content;
@@ -367,12 +367,11 @@ impl Session {
     fn read_dense_descriptors(&self, frame: &Frame) -> Result<Tensor<f32>, TensixError> {
         let main = &self.mains[frame.main].program;
         let name = names::DESCRIPTORS_DENSE;
-        let shape = main
+        let tensor = main
             .tensor(name)
-            .and_then(|t| t.activation())
-            .ok_or_else(|| malformed(name, "the program has no activation of that name"))?;
-        unpack_activation(&self.read(main, name)?, shape)
-            .ok_or_else(|| malformed(name, "its length does not match its shape"))
+            .ok_or_else(|| malformed(name, "the program has no tensor of that name"))?;
+        unpack_channels_last(&self.read(main, name)?, &tensor)
+            .ok_or_else(|| malformed(name, "not a channels-last tensor of its length"))
     }
 
     /// The frame's post-NMS map: the device's, or the host's NMS of the device's score map.
