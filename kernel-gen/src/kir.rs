@@ -470,8 +470,13 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
     };
     let mut body = vec![
         Call::CbReserve { cb: zero, pages: 1 },
-        Call::L1Gather {
-            bytes: c.tile_bytes,
+        // `zero_fill`: 64 zero bytes stored, doubled by local NoC copies.
+        Call::L1Gather { bytes: 64 },
+        Call::L1Copy {
+            from: zero,
+            cb: zero,
+            tiles: 1,
+            row_bytes: 64,
         },
         Call::CbReserve {
             cb: ring,

@@ -261,8 +261,9 @@ fn noc_alignment_of_dram_reads_and_l1_pages() {
 
 /// The conv reader's L1 → L1 row copies: rows of a size that is not a multiple of the 16-byte
 /// NoC L1 alignment are refused, and the program the planner makes (bf16: 32-byte face rows)
-/// has its copies in its reader: at W 64 with whole channel tiles, the shifted views' face rows
-/// (the prologue's and each block's) and the whole-tile im2col copies.
+/// has its copies in its reader: at W 64 with whole channel tiles, the zero tile's 64-byte
+/// doubling copies, the shifted views' face rows (the prologue's and each block's) and the
+/// whole-tile im2col copies.
 #[test]
 fn noc_alignment_of_l1_row_copies() {
     let layers: &[Layer] = &[("c1", 1, 32, 3, true), ("c2", 32, 32, 3, true)];
@@ -282,7 +283,7 @@ fn noc_alignment_of_l1_row_copies() {
                     *row_bytes = 24;
                     *copies += 1;
                 }
-                Call::L1Copy { row_bytes, .. } => assert_eq!(*row_bytes, 2048),
+                Call::L1Copy { row_bytes, .. } => assert!([64, 2048].contains(row_bytes)),
                 Call::Loop { body, .. } => row_bytes(body, copies),
                 _ => {}
             }

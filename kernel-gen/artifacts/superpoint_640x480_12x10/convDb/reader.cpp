@@ -47,6 +47,22 @@ constexpr uint32_t cb_ring = 3;
 constexpr uint32_t cb_zero = 4;
 constexpr uint32_t cb_out = 16;
 
+// Zeroes `bytes` (a multiple of 64) of the core's L1 from `l1` (NoC-aligned, 16 bytes): 64 bytes
+// by stores, the rest by local NoC copies that double the zeroed run, so a zeroed tile costs 16
+// RISC-V stores and a few NoC transfers instead of one store per word.
+void zero_fill(uint32_t l1, uint32_t bytes) {
+    volatile uint32_t* seed = reinterpret_cast<volatile uint32_t*>(l1);
+    for (uint32_t w = 0; w < 16; ++w) {
+        seed[w] = 0;
+    }
+    for (uint32_t done = 64; done < bytes; done *= 2) {
+        const uint32_t n = bytes - done < done ? bytes - done : done;
+        noc_async_read(get_noc_addr(l1), l1 + done, n);
+        noc_async_read_barrier();
+    }
+}
+
+
 namespace {
 
 using element_t = std::conditional_t<fp32 != 0, uint32_t, uint16_t>;
@@ -199,10 +215,7 @@ void kernel_main() {
 
     cb_reserve_back(cb_zero, 1);
     const uint32_t zero_l1 = get_write_ptr(cb_zero);
-    volatile uint32_t* zero = reinterpret_cast<volatile uint32_t*>(zero_l1);
-    for (uint32_t i = 0; i < tile_bytes / 4; ++i) {
-        zero[i] = 0;
-    }
+    zero_fill(zero_l1, tile_bytes);
 
     const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile_bytes, activation_format};
     cb_reserve_back(cb_ring, ring_blocks * views * in_tiles);
