@@ -195,53 +195,53 @@ impl L1Arena {
 #[derive(Clone)]
 enum Placed {
     Dram(Arc<Buffer>),
-    /// Pages interleaved over the banks of the arena from byte `offset` of each bank's slot.
-    L1 {
-        arena: Arc<Buffer>,
-        banks: Arc<Vec<CoreCoord>>,
-        offset: u32,
-        page_bytes: u32,
-        pages: u32,
-    },
+    L1(L1Pages),
+}
+
+/// An L1 buffer: pages interleaved over the arena's banks from byte `offset` of each bank's slot.
+#[derive(Clone)]
+struct L1Pages {
+    arena: Arc<Buffer>,
+    banks: Arc<Vec<CoreCoord>>,
+    offset: u32,
+    page_bytes: u32,
+    pages: u32,
+}
+
+impl L1Pages {
+    /// Bank core and arena offset of page `p`.
+    fn page(&self, p: u64) -> (CoreCoord, u32) {
+        let n = self.banks.len() as u64;
+        let slot = self.page_bytes.div_ceil(L1_PAGE_ALIGNMENT) * L1_PAGE_ALIGNMENT;
+        (
+            self.banks[(p % n) as usize],
+            self.offset + (p / n) as u32 * slot,
+        )
+    }
 }
 
 impl Placed {
     fn address(&self) -> u32 {
         match self {
             Placed::Dram(b) => b.address(),
-            Placed::L1 { arena, offset, .. } => arena.address() + offset,
+            Placed::L1(l1) => l1.arena.address() + l1.offset,
         }
     }
 
     fn size(&self) -> u64 {
         match self {
             Placed::Dram(b) => b.size(),
-            Placed::L1 {
-                page_bytes, pages, ..
-            } => u64::from(*page_bytes) * u64::from(*pages),
+            Placed::L1(l1) => u64::from(l1.page_bytes) * u64::from(l1.pages),
         }
-    }
-
-    /// Bank core and offset in the arena of page `p` of an L1 buffer.
-    fn l1_page(banks: &[CoreCoord], offset: u32, page_bytes: u32, p: u64) -> (CoreCoord, u32) {
-        let n = banks.len() as u64;
-        let slot = page_bytes.div_ceil(L1_PAGE_ALIGNMENT) * L1_PAGE_ALIGNMENT;
-        (banks[(p % n) as usize], offset + (p / n) as u32 * slot)
     }
 
     fn write(&self, bytes: &[u8]) -> Result<(), RunError> {
         match self {
             Placed::Dram(b) => Ok(b.write(bytes)?),
-            Placed::L1 {
-                arena,
-                banks,
-                offset,
-                page_bytes,
-                ..
-            } => {
-                for (p, page) in bytes.chunks(*page_bytes as usize).enumerate() {
-                    let (core, at) = Placed::l1_page(banks, *offset, *page_bytes, p as u64);
-                    arena.write_core(core, at, page)?;
+            Placed::L1(l1) => {
+                for (p, page) in bytes.chunks(l1.page_bytes as usize).enumerate() {
+                    let (core, at) = l1.page(p as u64);
+                    l1.arena.write_core(core, at, page)?;
                 }
                 Ok(())
             }
@@ -251,17 +251,10 @@ impl Placed {
     fn read_pages(&self, first: u64, pages: u64, out: &mut [u8]) -> Result<(), RunError> {
         match self {
             Placed::Dram(b) => Ok(b.read_pages(first, pages, out)?),
-            Placed::L1 {
-                arena,
-                banks,
-                offset,
-                page_bytes,
-                ..
-            } => {
-                for (i, page) in out.chunks_mut(*page_bytes as usize).enumerate() {
-                    let p = first + i as u64;
-                    let (core, at) = Placed::l1_page(banks, *offset, *page_bytes, p);
-                    arena.read_core(core, at, page)?;
+            Placed::L1(l1) => {
+                for (i, page) in out.chunks_mut(l1.page_bytes as usize).enumerate() {
+                    let (core, at) = l1.page(first + i as u64);
+                    l1.arena.read_core(core, at, page)?;
                 }
                 Ok(())
             }
@@ -365,13 +358,13 @@ impl Loaded {
             };
             let placed = match (shared, b.l1_offset, &region, &banks) {
                 (Some(placed), ..) => placed,
-                (None, Some(offset), Some((buffer, _)), Some(banks)) => Placed::L1 {
+                (None, Some(offset), Some((buffer, _)), Some(banks)) => Placed::L1(L1Pages {
                     arena: buffer.clone(),
                     banks: banks.clone(),
                     offset,
                     page_bytes: b.page_bytes,
                     pages: b.pages,
-                },
+                }),
                 _ => Placed::Dram(Arc::new(dev.dram_buffer(
                     u64::from(b.pages) * u64::from(b.page_bytes),
                     b.page_bytes,

@@ -178,36 +178,24 @@ void kernel_main() {
     assert_eq!(c.noc_sem_ops, 2);
 }
 
-/// Pages of an L1-interleaved tensor (`InterleavedAddrGen<false>`) inside an L1 buffer: a
-/// writer on one core scatters `pages` pages of a DRAM source over the banks, a reader on another
-/// core gathers them back into DRAM. The host finds page p in bank p % banks, at
+/// Pages of an L1-interleaved tensor (`InterleavedAddrGen<false>`) inside an L1 buffer: a kernel
+/// on one core scatters `pages` pages of a DRAM source over the banks, one on another core
+/// gathers them back into DRAM. The host finds page p in bank p % banks, at
 /// base + (p / banks) * page, on the core `l1_bank_core` names; only the DRAM ends count as DRAM.
 #[test]
 fn l1_interleaved_pages_live_in_bank_order() {
-    const SCATTER: &str = r#"
+    // Copies `n` 64-byte pages from one interleaved tensor to another; compile-time args say
+    // which of the two is in DRAM.
+    const COPY: &str = r#"
 #include "api/dataflow/dataflow_api.h"
 void kernel_main() {
+    constexpr bool from_dram = get_compile_time_arg_val(0) != 0;
+    constexpr bool to_dram = get_compile_time_arg_val(1) != 0;
     const uint32_t src = get_arg_val<uint32_t>(0);
     const uint32_t dst = get_arg_val<uint32_t>(1);
     const uint32_t n = get_arg_val<uint32_t>(2);
-    const InterleavedAddrGen<true> from{src, 64};
-    const InterleavedAddrGen<false> to{dst, 64};
-    for (uint32_t i = 0; i < n; ++i) {
-        noc_async_read_page(i, from, get_write_ptr(0));
-        noc_async_read_barrier();
-        noc_async_write_page(i, to, get_write_ptr(0));
-        noc_async_write_barrier();
-    }
-}
-"#;
-    const GATHER: &str = r#"
-#include "api/dataflow/dataflow_api.h"
-void kernel_main() {
-    const uint32_t src = get_arg_val<uint32_t>(0);
-    const uint32_t dst = get_arg_val<uint32_t>(1);
-    const uint32_t n = get_arg_val<uint32_t>(2);
-    const InterleavedAddrGen<false> from{src, 64};
-    const InterleavedAddrGen<true> to{dst, 64};
+    const InterleavedAddrGen<from_dram> from{src, 64};
+    const InterleavedAddrGen<to_dram> to{dst, 64};
     for (uint32_t i = 0; i < n; ++i) {
         noc_async_read_page(i, from, get_write_ptr(0));
         noc_async_read_barrier();
@@ -228,7 +216,7 @@ void kernel_main() {
     src.write(&bytes).unwrap();
     let arena = dev.l1_buffer(3 * 64).unwrap();
     let (a, b) = (CoreCoord::new(0, 0), CoreCoord::new(3, 2));
-    let run = |name: &str, source: &str, at: CoreCoord, args: [u32; 3]| {
+    let run = |name: &str, dram: [u32; 2], at: CoreCoord, args: [u32; 3]| {
         let cores = [CoreRange::single(at)];
         let mut prog = dev.program().unwrap();
         prog.add_cb(&CbSpec {
@@ -240,7 +228,7 @@ void kernel_main() {
         })
         .unwrap();
         let k = prog
-            .add_kernel(&KernelSpec::reader(name, source, &cores))
+            .add_kernel(&KernelSpec::reader(name, COPY, &cores).compile_args(&dram))
             .unwrap();
         prog.set_runtime_args(k, at, &args).unwrap();
         dev.enqueue(&prog).unwrap();
@@ -248,7 +236,7 @@ void kernel_main() {
     };
     let scatter = run(
         "scatter",
-        SCATTER,
+        [1, 0],
         a,
         [src.address(), arena.address(), pages],
     );
@@ -261,7 +249,7 @@ void kernel_main() {
     }
     let gather = run(
         "gather",
-        GATHER,
+        [0, 1],
         b,
         [arena.address(), back.address(), pages],
     );
