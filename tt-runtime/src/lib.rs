@@ -31,7 +31,9 @@
 //! firmware region, NoC alignment (16 B L1, 64 B DRAM reads, 16 B DRAM writes), DRAM accesses
 //! outside any buffer, DST half-sync capacity (8 bf16 / 4 fp32 tiles), missing inits and
 //! barriers, `noc_semaphore_wait` equality, multicast destination counts (the sender is excluded
-//! unless `_loopback_src`), more than 341 runtime args, host buffer access during trace capture.
+//! unless `_loopback_src`), more than 341 runtime args, host buffer access during trace capture,
+//! L1-interleaved pages (`InterleavedAddrGen<false>`: page p in the bank of worker core
+//! p % cores, at the same address in each) outside every L1 buffer.
 //! NoC transfers land at their barrier. Fresh L1 and DRAM read as 0xFF bytes (NaN).
 //!
 //! Numerics: tiles are stored in the 4-face layout; the packer rounds fp32 to bf16 to nearest
@@ -43,7 +45,7 @@
 //!
 //! Limits of the model: kernels that spin on raw L1 reads instead of the API cannot be
 //! interrupted; file-scope mutable variables in a kernel are shared by all cores running it;
-//! L1-interleaved buffers and compute on block-float formats are not emulated.
+//! compute on block-float formats is not emulated.
 
 pub mod buffer;
 pub mod cost;
