@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::kir::{Arg, CompileArg, Kir};
-use crate::layout::Part;
+use crate::layout::{DeviceTensor, Part};
 use crate::plan::{BufferPlan, Content, Plan};
 
 /// Where the L1 buffers are.
@@ -56,9 +56,40 @@ pub enum ArenaError {
     },
 }
 
-/// Bytes one bank holds of an L1-interleaved buffer.
-pub fn bank_bytes(buffer: &BufferPlan, banks: u32, alignment: u32) -> u32 {
-    buffer.pages.div_ceil(banks) * buffer.page_bytes.div_ceil(alignment) * alignment
+/// Bytes one bank holds of an L1-interleaved buffer of `pages` pages of `page_bytes`.
+pub fn bank_bytes(pages: u32, page_bytes: u32, banks: u32, alignment: u32) -> u32 {
+    pages.div_ceil(banks) * page_bytes.div_ceil(alignment) * alignment
+}
+
+/// The L1 the arena will need at least (per core), for the planner to leave it room: the most
+/// any one node has alive at once in buffers that may move to L1 (its inputs and its output),
+/// from the nodes' output layouts in launch order, `None` for a node without a layout.
+pub fn reserve<'a>(
+    nodes: impl Iterator<Item = (&'a str, &'a [String], Option<DeviceTensor>)>,
+    keep_in_dram: &BTreeSet<String>,
+    banks: u32,
+    alignment: u32,
+) -> u32 {
+    let mut bytes: BTreeMap<&str, u32> = BTreeMap::new();
+    let mut most = 0;
+    for (name, inputs, tensor) in nodes {
+        let own = tensor
+            .filter(|_| !keep_in_dram.contains(name))
+            .map_or(0, |t| {
+                t.parts()
+                    .into_iter()
+                    .map(|(_, pages, page_bytes)| bank_bytes(pages, page_bytes, banks, alignment))
+                    .sum()
+            });
+        bytes.insert(name, own);
+        let alive = own
+            + inputs
+                .iter()
+                .map(|i| bytes.get(i.as_str()).copied().unwrap_or(0))
+                .sum::<u32>();
+        most = most.max(alive);
+    }
+    most
 }
 
 /// Whether a buffer holds an activation-like tensor (read and written by kernels through an
@@ -146,7 +177,7 @@ pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), ArenaError> {
         .filter_map(|b| {
             lives
                 .get(&b.name)
-                .map(|&l| (b, bank_bytes(b, banks, align), l))
+                .map(|&l| (b, bank_bytes(b.pages, b.page_bytes, banks, align), l))
         })
         .collect();
     candidates.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.name.cmp(&b.0.name)));

@@ -391,11 +391,15 @@ pub(crate) fn cb_fp32(id: u32, name: &str, pages: u32, kind: CbKind) -> CbPlan {
 }
 
 /// Pages per stage of a convolution's streamed CBs (im2col, output): 2 (double-buffered) when
-/// `fixed` resident bytes plus two stages of `stage` bytes fit in `l1` bytes, else 1 (the
-/// reader and the compute then take turns; the hi + lo weights of a 128→256 3×3 conv at
-/// Float32 leave no room for a second stage).
-fn conv_stream_depth(l1: u32, fixed: u32, stage: u32) -> u32 {
-    if fixed + 2 * stage <= l1 {
+/// `fixed` resident bytes plus two stages of `stage` bytes fit in `l1` bytes beside the
+/// `reserve` the L1 arena needs, else 1 (the reader and the compute then take turns: the hi + lo
+/// weights of a 128→256 3×3 conv at Float32 leave no room for a second stage; on 11×10 the
+/// bf16 convPa/convDa give theirs to the arena). A second stage that fits only without the
+/// reserve stays when dropping it would not make room for the reserve either.
+fn conv_stream_depth(l1: u32, reserve: u32, fixed: u32, stage: u32) -> u32 {
+    let double = fixed + 2 * stage;
+    let makes_room = fixed + stage + reserve <= l1;
+    if double + reserve <= l1 || (double <= l1 && !makes_room) {
         2
     } else {
         1
@@ -512,6 +516,32 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
         });
     }
     let layouts = layouts(graph, &typed.types, params);
+    let keep_in_dram: BTreeSet<String> = params
+        .keep_in_dram
+        .iter()
+        .chain(&graph.outputs)
+        .cloned()
+        .collect();
+    // L1 the activations will take in the arena ([`crate::arena`]), kept free of CBs where a
+    // node can choose (conv stream depth, shifted views).
+    let arena_reserve = if params.l1_activations {
+        crate::arena::reserve(
+            graph.nodes.iter().map(|n| {
+                // The host's plane and external inputs stay where they are.
+                let moves = !matches!(n.op, Op::InputPlane) && !params.external.contains(&n.name);
+                let tensor = layouts
+                    .get(n.name.as_str())
+                    .and_then(|t| t.as_ref().ok())
+                    .filter(|_| moves);
+                (n.name.as_str(), n.inputs.as_slice(), tensor.copied())
+            }),
+            &keep_in_dram,
+            params.grid.cores(),
+            params.limits.l1_alignment,
+        )
+    } else {
+        0
+    };
     let needed = needed(graph, &params.external);
     let layout_of = |name: &str| -> Result<DeviceTensor, PlanError> {
         match layouts.get(name) {
@@ -646,10 +676,14 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 let stage = (k_tiles + group) * format.tile_bytes();
                 let l1 = params.limits.l1_usable();
                 let conv = match shifted_views(&row_runs) {
-                    Some(shifted) if conv_stream_depth(l1, fixed(&shifted), stage) == 2 => shifted,
+                    Some(shifted)
+                        if conv_stream_depth(l1, arena_reserve, fixed(&shifted), stage) == 2 =>
+                    {
+                        shifted
+                    }
                     _ => row_runs,
                 };
-                let depth = conv_stream_depth(l1, fixed(&conv), stage);
+                let depth = conv_stream_depth(l1, arena_reserve, fixed(&conv), stage);
                 let (weight_content, bias_content) = match format {
                     Format::Bf16 => (
                         Content::ConvWeights {
@@ -853,12 +887,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
         buffers,
         nodes,
         l1_activations: params.l1_activations,
-        keep_in_dram: params
-            .keep_in_dram
-            .iter()
-            .chain(&graph.outputs)
-            .cloned()
-            .collect(),
+        keep_in_dram,
     })
 }
 
@@ -919,8 +948,14 @@ mod tests {
     #[test]
     fn conv_streams_double_buffer_only_when_l1_allows() {
         // 100 fixed + 2 stages of 20 = 140: two stages fit in 140, one in 139.
-        assert_eq!(conv_stream_depth(140, 100, 20), 2);
-        assert_eq!(conv_stream_depth(139, 100, 20), 1);
+        assert_eq!(conv_stream_depth(140, 0, 100, 20), 2);
+        assert_eq!(conv_stream_depth(139, 0, 100, 20), 1);
+        // A reserve of 10 fits beside one stage (130) but not two (150): one stage.
+        assert_eq!(conv_stream_depth(140, 10, 100, 20), 1);
+        // A reserve of 30 fits beside neither: dropping a stage would not help, two stay.
+        assert_eq!(conv_stream_depth(140, 30, 100, 20), 2);
+        // Two stages and the reserve fit.
+        assert_eq!(conv_stream_depth(200, 30, 100, 20), 2);
     }
 
     /// SuperPoint at 640×480 on 12×10: shifted views for the 3×3 convs at W 640, 320 and 160
