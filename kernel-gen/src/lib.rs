@@ -20,6 +20,8 @@
 //!   packed by lifetime into one arena above the largest step's CBs; the rest (the host's
 //!   plane, weights, graph outputs, what a later program or the host reads) stays in DRAM. A
 //!   kernel's `<arg>_dram` compile-time args say which, so the kernels are the same either way.
+//!   The planner leaves the arena room ([`arena::reserve`]): a conv streams single-buffered where
+//!   only that lets the most activation bytes any node has alive fit beside its CBs.
 //! * **Layout**: every activation is interleaved, channels-last as a (pixels ×
 //!   channels) matrix of tiles (32 pixels × 32 channels, 4-face), bf16 or Float32 as the writing
 //!   node's precision says ([`Precision::PORT`] bf16, [`Precision::ACCURATE`] Float32), see
