@@ -61,12 +61,19 @@ fn emitted_kernels_compile_against_the_real_headers() -> Result<(), conformance:
 #[test]
 fn accurate_program_kernels_compile_against_the_real_headers() -> Result<(), conformance::Error> {
     let dir = tempfile::tempdir().expect("a temporary directory");
-    for mut variant in [
-        variants::main_program(640, 480, None, Grid::ETH_DISPATCH),
-        variants::nms_program(640, 480, 2, Grid::ETH_DISPATCH),
-    ] {
-        variant.params.precision = Precision::ACCURATE;
-        let compiled = compile(&variant.graph, &variant.params).expect("compiles at accurate");
+    let mut main = variants::main_program(640, 480, None, Grid::ETH_DISPATCH);
+    main.params.precision = Precision::ACCURATE;
+    let main_compiled = compile(&main.graph, &main.params).expect("compiles at accurate");
+    let mut nms = variants::nms_program(
+        640,
+        480,
+        2,
+        Grid::ETH_DISPATCH,
+        variants::shared_l1(&main_compiled.program),
+    );
+    nms.params.precision = Precision::ACCURATE;
+    let nms_compiled = compile(&nms.graph, &nms.params).expect("compiles at accurate");
+    for (variant, compiled) in [(main, main_compiled), (nms, nms_compiled)] {
         for (file, text) in compiled.files().expect("renders") {
             let path = dir.path().join(&variant.name).join(file);
             let parent = path.parent().expect("a file under the variant's directory");

@@ -13,10 +13,14 @@
 //! minus the largest step's CBs. Inside it, buffers are packed by lifetime (the steps from the
 //! first to the last that names the buffer): the largest first, each at the lowest offset that
 //! no buffer alive at the same time overlaps; a buffer that does not fit stays in DRAM. Only
-//! buffers a program writes and reads itself move: graph outputs, the host's input, external
-//! inputs, weights and the outputs another program or the host reads
-//! (`PlanParams::keep_in_dram`) stay in DRAM. An L1 buffer holds its tensor only during its
-//! lifetime: later buffers reuse its bytes.
+//! buffers a program writes and reads itself move: graph outputs, the host's input, weights and
+//! the outputs the host or a program without this arena reads (`PlanParams::keep_in_dram`) stay
+//! in DRAM. An L1 buffer holds its tensor only during its lifetime: later buffers reuse its
+//! bytes. The outputs a later program reads from the same arena (`PlanParams::outlive`: the NMS
+//! variants read the main program's score map and dense descriptors) live until the program
+//! ends, and stay intact until the next program that packs its own buffers runs; that later
+//! program names them as external inputs at the same offsets (`PlanParams::external_l1`), and
+//! its kernels address them as L1 pages.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,7 +29,7 @@ use thiserror::Error;
 
 use crate::kir::{Arg, CompileArg, Kir};
 use crate::layout::{DeviceTensor, Part};
-use crate::plan::{BufferPlan, Content, Plan};
+use crate::plan::{cbs_l1_bytes, BufferPlan, Content, Plan};
 
 /// Where the L1 buffers are.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -54,6 +58,8 @@ pub enum ArenaError {
         first: String,
         other: String,
     },
+    #[error("`{buffer}` is given an L1 offset (external_l1) but is not a buffer of an external input of this program; name only the buffers of the nodes in `external`")]
+    NotExternal { buffer: String },
 }
 
 /// Bytes one bank holds of an L1-interleaved buffer of `pages` pages of `page_bytes`.
@@ -67,10 +73,13 @@ pub fn bank_bytes(pages: u32, page_bytes: u32, banks: u32, alignment: u32) -> u3
 pub fn reserve<'a>(
     nodes: impl Iterator<Item = (&'a str, &'a [String], Option<DeviceTensor>)>,
     keep_in_dram: &BTreeSet<String>,
+    outlive: &BTreeSet<String>,
     banks: u32,
     alignment: u32,
 ) -> u32 {
     let mut bytes: BTreeMap<&str, u32> = BTreeMap::new();
+    // The outputs that stay alive to the program's end, once written.
+    let mut kept = 0;
     let mut most = 0;
     for (name, inputs, tensor) in nodes {
         let own = tensor
@@ -83,11 +92,16 @@ pub fn reserve<'a>(
             });
         bytes.insert(name, own);
         let alive = own
+            + kept
             + inputs
                 .iter()
+                .filter(|i| !outlive.contains(i.as_str()))
                 .map(|i| bytes.get(i.as_str()).copied().unwrap_or(0))
                 .sum::<u32>();
         most = most.max(alive);
+        if outlive.contains(name) {
+            kept += own;
+        }
     }
     most
 }
@@ -104,18 +118,22 @@ fn is_tensor(content: &Content) -> bool {
     )
 }
 
-/// Whether buffer `b` may move to L1: a node's output (either part) unless that node's outputs
-/// stay in DRAM, or a node's scratch (never read outside its node's programs).
-fn movable(b: &BufferPlan, keep_in_dram: &BTreeSet<String>) -> bool {
-    let node = match &b.content {
+/// The node whose output (either part) buffer `b` holds.
+pub(crate) fn output_of(b: &BufferPlan) -> Option<&str> {
+    match &b.content {
         Content::Output { part, .. } => match part {
             Part::Main => Some(b.name.as_str()),
             Part::Counts => b.name.strip_suffix(".counts"),
         },
-        Content::Scratch { .. } => return true,
         _ => None,
-    };
-    node.is_some_and(|n| !keep_in_dram.contains(n))
+    }
+}
+
+/// Whether buffer `b` may move to L1: a node's output unless that node's outputs stay in DRAM,
+/// or a node's scratch (never read outside its node's programs).
+fn movable(b: &BufferPlan, keep_in_dram: &BTreeSet<String>) -> bool {
+    matches!(b.content, Content::Scratch { .. })
+        || output_of(b).is_some_and(|n| !keep_in_dram.contains(n))
 }
 
 /// The first and last step (launch order) whose kernels name each buffer.
@@ -146,7 +164,7 @@ fn first_fit(taken: &mut [(u32, u32)], size: u32, budget: u32) -> Option<u32> {
         if at.checked_add(size)? <= offset {
             break;
         }
-        at = at.max(offset + len);
+        at = at.max(offset.saturating_add(len));
     }
     (at.checked_add(size)? <= budget).then_some(at)
 }
@@ -160,16 +178,20 @@ pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), ArenaError> {
     let largest_cbs = kir
         .nodes
         .iter()
-        .map(|n| {
-            n.cbs
-                .iter()
-                .map(|c| (c.pages * c.page_bytes).div_ceil(align) * align)
-                .sum::<u32>()
-        })
+        .map(|n| cbs_l1_bytes(&n.cbs, align))
         .max()
         .unwrap_or(0);
-    let budget = plan.limits.l1_usable().saturating_sub(largest_cbs);
-    let lives = lifetimes(kir);
+    let budget =
+        u32::try_from(u64::from(plan.limits.l1_usable()).saturating_sub(largest_cbs)).unwrap_or(0);
+    let last = kir.nodes.len().saturating_sub(1);
+    let mut lives = lifetimes(kir);
+    for b in buffers {
+        if output_of(b).is_some_and(|n| plan.outlive.contains(n)) {
+            if let Some(life) = lives.get_mut(&b.name) {
+                life.1 = last;
+            }
+        }
+    }
     let mut candidates: Vec<(&BufferPlan, u32, (usize, usize))> = buffers
         .iter()
         .filter(|_| plan.l1_activations)
@@ -183,6 +205,19 @@ pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), ArenaError> {
     candidates.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.name.cmp(&b.0.name)));
     let mut placed: Vec<(u32, u32, (usize, usize))> = Vec::new();
     let mut arena = Arena::default();
+    // An earlier program's buffers this one reads in place: taken for the whole program.
+    for (name, &offset) in &plan.external_l1 {
+        let buffer = buffers
+            .iter()
+            .find(|b| &b.name == name && matches!(b.content, Content::External { .. }))
+            .ok_or_else(|| ArenaError::NotExternal {
+                buffer: name.clone(),
+            })?;
+        let size = bank_bytes(buffer.pages, buffer.page_bytes, banks, align);
+        placed.push((offset, size, (0, last)));
+        arena.offsets.insert(name.clone(), offset);
+        arena.bytes = arena.bytes.max(offset.saturating_add(size));
+    }
     for (buffer, size, life) in candidates {
         let mut taken: Vec<(u32, u32)> = placed
             .iter()

@@ -10,7 +10,7 @@ use thiserror::Error;
 
 use crate::device::{Core, Limits};
 use crate::kir::{walk, Call, Kernel, Kir, NodeKir, OnCore, Role};
-use crate::plan::CbKind;
+use crate::plan::{cbs_l1_bytes, CbKind};
 
 /// A rule of the device that a node's program breaks.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -114,12 +114,7 @@ pub enum CheckError {
 }
 
 fn l1(node: &NodeKir, arena: u32, limits: &Limits) -> Result<(), CheckError> {
-    let used: u64 = node
-        .cbs
-        .iter()
-        .map(|c| u64::from(c.pages) * u64::from(c.page_bytes))
-        .sum::<u64>()
-        + u64::from(arena);
+    let used = cbs_l1_bytes(&node.cbs, limits.l1_alignment) + u64::from(arena);
     if used > u64::from(limits.l1_usable()) {
         return Err(CheckError::L1Overflow {
             node: node.node.clone(),

@@ -448,6 +448,28 @@ pub(crate) fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec
         .collect()
 }
 
+/// `fill_words` (`common/zero_fill.cpp.tera`) of `pages` pages of CB `cb`, one call each: 64
+/// bytes stored, doubled by local NoC copies.
+pub(crate) fn filled_pages(cb: u32, pages: u32) -> [Call; 2] {
+    [
+        Call::L1Gather { bytes: 64 * pages },
+        Call::L1Copy {
+            from: cb,
+            cb,
+            tiles: pages,
+            row_bytes: 64,
+        },
+    ]
+}
+
+/// `fill_reduce_scaler` (`common/reduce_scaler.cpp.tera`) of CB `cb`: a zeroed bf16 tile and
+/// 8 words of 1.0 pairs per face.
+pub(crate) fn reduce_scaler(cb: u32) -> Vec<Call> {
+    let mut calls = filled_pages(cb, 1).to_vec();
+    calls.push(Call::L1Gather { bytes: 4 * 8 * 4 });
+    calls
+}
+
 pub(crate) fn blocks(trips: Trips, body: Vec<Call>) -> Call {
     Call::Loop { trips, body }
 }

@@ -18,7 +18,10 @@
 //!   the activations a program writes and reads itself live in L1, interleaved page by page over
 //!   one bank per worker core (tt-metal's L1-interleaved buffers, `InterleavedAddrGen<false>`),
 //!   packed by lifetime into one arena above the largest step's CBs; the rest (the host's
-//!   plane, weights, graph outputs, what a later program or the host reads) stays in DRAM. A
+//!   plane, weights, graph outputs, what the host reads) stays in DRAM. What a later program
+//!   on the same device reads (the NMS variants: score map, dense descriptors;
+//!   [`PlanParams::outlive`]) stays alive in the arena to the program's end, and the later
+//!   program reads it there ([`PlanParams::external_l1`], [`variants::shared_l1`]). A
 //!   kernel's `<arg>_dram` compile-time args say which, so the kernels are the same either way.
 //!   The planner leaves the arena room ([`arena::reserve`]): a conv streams single-buffered where
 //!   only that lets the most activation bytes any node has alive fit beside its CBs.

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
+use kernel_gen::program::DeviceProgram;
 use kernel_gen::variants::{checked_in, Variant};
 use kernel_gen::{check, kir, plan, program, report, CompileError};
 
@@ -29,7 +30,11 @@ struct Cli {
     out: Option<PathBuf>,
 }
 
-fn files(variant: &Variant, want_report: bool) -> Result<BTreeMap<String, String>, CompileError> {
+/// The program of `variant` and its files.
+fn build(
+    variant: &Variant,
+    want_report: bool,
+) -> Result<(DeviceProgram, BTreeMap<String, String>), CompileError> {
     let plan = plan::plan(&variant.graph, &variant.params)?;
     let kir = kir::lower(&plan)?;
     check::check(&kir, &plan.limits)?;
@@ -37,7 +42,9 @@ fn files(variant: &Variant, want_report: bool) -> Result<BTreeMap<String, String
         println!("{}:", variant.name);
         print!("{}", report::table(&report::report(&kir)));
     }
-    Ok(program::assemble(plan.grid, &plan.buffers, &kir)?.files()?)
+    let compiled = program::assemble(plan.grid, &plan.buffers, &kir)?;
+    let files = compiled.files()?;
+    Ok((compiled.program, files))
 }
 
 fn existing(dir: &Path, prefix: &str, out: &mut Vec<String>) {
@@ -60,11 +67,18 @@ fn run(cli: &Cli) -> Result<bool, String> {
         .clone()
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts"));
     let mut all = BTreeMap::new();
-    for variant in checked_in() {
-        let files = files(&variant, cli.report).map_err(|e| format!("{}: {e}", variant.name))?;
+    let mut add = |variant: &Variant| -> Result<DeviceProgram, String> {
+        let (program, files) =
+            build(variant, cli.report).map_err(|e| format!("{}: {e}", variant.name))?;
         for (name, text) in files {
             all.insert(format!("{}/{name}", variant.name), text);
         }
+        Ok(program)
+    };
+    let (main, variants) = checked_in();
+    let main = add(&main)?;
+    for variant in variants(&main) {
+        add(&variant)?;
     }
     if cli.check {
         let mut stale = Vec::new();

@@ -7,6 +7,10 @@
 //! sampler's tiles of candidates) are charged with the counts the run left in the node's
 //! [`kir::CountSource`] buffer ([`Counts::Run`]); [`Counts::Bound`] charges their bound instead,
 //! the worst case the static report ([`crate::report`]) uses.
+//!
+//! A reader (writer) whose stream CB to (from) the compute kernel holds fewer than two of the
+//! batches it pushes (pops) takes turns with the compute ([`single_buffered`]): the model adds
+//! their cycles instead of overlapping them.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +19,7 @@ use tt_runtime::{CostModel, KernelRole, KernelWork, StepEstimate};
 
 use crate::device::Core;
 use crate::kir::{self, Call, Kir, NodeKir, OnCore, Role};
+use crate::plan::CbKind;
 use crate::runner::StepCounters;
 
 /// The port's device time per trace replay on a p150a (device profiler, 23 ops; seed 000).
@@ -125,6 +130,50 @@ fn gather_bytes(body: &[Call], on: OnCore) -> u64 {
     bytes
 }
 
+/// The largest batch of CB `cb` that a `CbPush` (`push`) or `CbWait` (else) of `body` names.
+fn batch(body: &[Call], cb: u32, push: bool) -> u32 {
+    let on = OnCore {
+        blocks: 1,
+        counted: 1,
+        sender: true,
+    };
+    let mut most = 0;
+    kir::walk(body, on, 1, &mut |call, _| match call {
+        Call::CbPush { cb: c, pages } if push && *c == cb => most = most.max(*pages),
+        Call::CbWait { cb: c, pages } if !push && *c == cb => most = most.max(*pages),
+        _ => {}
+    });
+    most
+}
+
+/// Whether the `role` data-movement kernel of `node` takes turns with the compute kernel: a
+/// stream CB between them (the reader pushes and the compute waits, or the compute pushes and
+/// the writer waits) holds fewer pages than two of the batches moved through it.
+fn single_buffered(node: &NodeKir, role: Role) -> bool {
+    let body = |r: Role| {
+        node.kernels
+            .iter()
+            .find(|k| k.role == r)
+            .map(|k| &k.body[..])
+    };
+    let (Some(compute), Some(mover)) = (body(Role::Compute), body(role)) else {
+        return false;
+    };
+    let (producer, consumer) = if role == Role::Reader {
+        (mover, compute)
+    } else {
+        (compute, mover)
+    };
+    node.cbs
+        .iter()
+        .filter(|c| c.kind == CbKind::Stream)
+        .any(|c| {
+            let pushed = batch(producer, c.id, true);
+            let waited = batch(consumer, c.id, false);
+            pushed > 0 && waited > 0 && c.pages < 2 * pushed.max(waited)
+        })
+}
+
 /// Models every step that ran, in launch order, its counted loops resolved by `counts`.
 pub fn estimate(
     kir: &Kir,
@@ -145,6 +194,15 @@ pub fn estimate(
                 .find(|n| n.node == step.node)
                 .ok_or_else(|| ModelError::NoKir(step.node.clone()))?;
             let on_cores = cores_of(node, counts)?;
+            let (reader_turns, writer_turns) = (
+                single_buffered(node, Role::Reader),
+                single_buffered(node, Role::Writer),
+            );
+            let turns = |role: Role| match role {
+                Role::Reader => reader_turns,
+                Role::Writer => writer_turns,
+                Role::Compute => false,
+            };
             let mut cores: BTreeMap<Core, Vec<KernelWork>> = BTreeMap::new();
             for k in &step.kernels {
                 let body = &node
@@ -169,6 +227,7 @@ pub fn estimate(
                         role: runtime_role(k.role),
                         counters: *counters,
                         scalar_cycles: model.l1_rearrange_cycles(gather_bytes(body, on)),
+                        single_buffered: turns(k.role),
                     });
                 }
             }

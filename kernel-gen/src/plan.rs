@@ -97,9 +97,17 @@ pub struct PlanParams {
     /// Whether the activations the program writes and reads itself may live in L1
     /// ([`crate::arena`]) instead of DRAM.
     pub l1_activations: bool,
-    /// Nodes whose outputs stay in DRAM even so (read by a later program); the graph's outputs
-    /// always do.
+    /// Nodes whose outputs stay in DRAM even so (read by a program that does not share the
+    /// arena); the graph's outputs do too unless [`PlanParams::outlive`] names them.
     pub keep_in_dram: BTreeSet<String>,
+    /// Nodes whose outputs are read after the program ends, by the host or by a later program
+    /// on the same device from the same arena (the NMS variants read the score map and the dense
+    /// descriptors): they may live in L1 like the other activations (graph outputs included),
+    /// alive until the program ends.
+    pub outlive: BTreeSet<String>,
+    /// External inputs that live in the L1 arena, at these offsets (an earlier program's
+    /// [`PlanParams::outlive`] buffers, [`crate::variants::shared_l1`]); the others are in DRAM.
+    pub external_l1: BTreeMap<String, u32>,
 }
 
 impl Default for PlanParams {
@@ -113,6 +121,8 @@ impl Default for PlanParams {
             input_size: None,
             l1_activations: false,
             keep_in_dram: BTreeSet::new(),
+            outlive: BTreeSet::new(),
+            external_l1: BTreeMap::new(),
         }
     }
 }
@@ -199,6 +209,15 @@ pub struct CbPlan {
     pub page_bytes: u32,
     pub format: Format,
     pub kind: CbKind,
+}
+
+/// The L1 bytes per core the CBs `cbs` of one step take, each rounded up to the L1 `alignment`
+/// as the allocator places them.
+pub fn cbs_l1_bytes(cbs: &[CbPlan], alignment: u32) -> u64 {
+    cbs.iter()
+        .map(|c| (u64::from(c.pages) * u64::from(c.page_bytes)).div_ceil(u64::from(alignment)))
+        .map(|units| units * u64::from(alignment))
+        .sum()
 }
 
 /// The contiguous run of output blocks one core computes.
@@ -360,8 +379,13 @@ pub struct Plan {
     pub nodes: Vec<NodePlan>,
     /// [`PlanParams::l1_activations`].
     pub l1_activations: bool,
-    /// Nodes whose outputs stay in DRAM: [`PlanParams::keep_in_dram`] and the graph's outputs.
+    /// Nodes whose outputs stay in DRAM: [`PlanParams::keep_in_dram`] and the graph's outputs
+    /// that [`PlanParams::outlive`] does not name.
     pub keep_in_dram: BTreeSet<String>,
+    /// [`PlanParams::outlive`].
+    pub outlive: BTreeSet<String>,
+    /// [`PlanParams::external_l1`].
+    pub external_l1: BTreeMap<String, u32>,
 }
 
 const TILE_BYTES: u32 = 2048;
@@ -519,7 +543,12 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
     let keep_in_dram: BTreeSet<String> = params
         .keep_in_dram
         .iter()
-        .chain(&graph.outputs)
+        .chain(
+            graph
+                .outputs
+                .iter()
+                .filter(|o| !params.outlive.contains(*o)),
+        )
         .cloned()
         .collect();
     // L1 the activations will take in the arena ([`crate::arena`]), kept free of CBs where a
@@ -536,6 +565,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 (n.name.as_str(), n.inputs.as_slice(), tensor.copied())
             }),
             &keep_in_dram,
+            &params.outlive,
             params.grid.cores(),
             params.limits.l1_alignment,
         )
@@ -888,6 +918,8 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
         nodes,
         l1_activations: params.l1_activations,
         keep_in_dram,
+        outlive: params.outlive.clone(),
+        external_l1: params.external_l1.clone(),
     })
 }
 

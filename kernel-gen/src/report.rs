@@ -13,6 +13,7 @@ use std::fmt::Write;
 use crate::arena::Arena;
 use crate::device::Fidelity;
 use crate::kir::{walk, Call, Kir, NodeKir};
+use crate::plan::cbs_l1_bytes;
 
 /// The figures of one node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,12 +39,8 @@ fn node_report(node: &NodeKir, arena: &Arena) -> NodeReport {
         node: node.node.clone(),
         op: node.op.clone(),
         cores: node.blocks.len(),
-        cb_bytes_per_core: node
-            .cbs
-            .iter()
-            .map(|c| u64::from(c.pages) * u64::from(c.page_bytes))
-            .sum::<u64>()
-            + u64::from(arena.bytes),
+        // The checker holds every CB to whole L1 alignment units, so no rounding is needed.
+        cb_bytes_per_core: cbs_l1_bytes(&node.cbs, 1) + u64::from(arena.bytes),
         fidelity: node
             .kernels
             .iter()

@@ -22,7 +22,7 @@ use tt_runtime::{
 use crate::device::{Core, CoreRange, Fidelity, Format};
 use crate::kir::{Arg, Role};
 use crate::layout::{pack_conv_bias, pack_conv_weights};
-use crate::plan::Content;
+use crate::plan::{cbs_l1_bytes, Content};
 use crate::program::{Compiled, DeviceProgram};
 
 /// What went wrong loading or running a program.
@@ -46,6 +46,12 @@ pub enum RunError {
     MissingWeights { buffer: String, entry: String },
     #[error("external buffer `{0}` is not in the program it should be shared from")]
     NotShared(String),
+    #[error("external buffer `{buffer}` was compiled to be {planned} but the program it is shared from has it {found}; compile this program with that program's placement (`variants::shared_l1`)")]
+    SharedPlacement {
+        buffer: String,
+        planned: String,
+        found: String,
+    },
     #[error("the program needs an L1 arena of {need} bytes per core but the device's, shared with the programs loaded before, has {have} (load the program with the largest arena first, or on a device of its own)")]
     ArenaTooSmall { need: u32, have: u32 },
     #[error("step `{step}`: its CBs need {cbs} bytes of L1 per core but the device's L1 arena leaves {free} below it")]
@@ -141,10 +147,7 @@ impl L1Arena {
     ) -> Result<(Arc<Buffer>, Vec<CoreCoord>), RunError> {
         let info = dev.info()?;
         let cbs = |s: &crate::program::Step| -> u32 {
-            s.cbs
-                .iter()
-                .map(|c| (c.pages * c.page_bytes).div_ceil(info.l1_alignment) * info.l1_alignment)
-                .sum()
+            u32::try_from(cbs_l1_bytes(&s.cbs, info.l1_alignment)).unwrap_or(u32::MAX)
         };
         let usable = info.l1_size - info.l1_unreserved_base;
         let mut guard = self.inner.lock().map_err(|_| {
@@ -357,7 +360,23 @@ impl Loaded {
                 _ => None,
             };
             let placed = match (shared, b.l1_offset, &region, &banks) {
-                (Some(placed), ..) => placed,
+                (Some(placed), ..) => {
+                    let found = match &placed {
+                        Placed::Dram(_) => None,
+                        Placed::L1(p) => Some(p.offset),
+                    };
+                    if found != b.l1_offset {
+                        let at = |o: Option<u32>| {
+                            o.map_or("in DRAM".to_string(), |o| format!("in L1 at offset {o}"))
+                        };
+                        return Err(RunError::SharedPlacement {
+                            buffer: b.name.clone(),
+                            planned: at(b.l1_offset),
+                            found: at(found),
+                        });
+                    }
+                    placed
+                }
                 (None, Some(offset), Some((buffer, _)), Some(banks)) => Placed::L1(L1Pages {
                     arena: buffer.clone(),
                     banks: banks.clone(),

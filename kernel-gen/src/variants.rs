@@ -1,16 +1,19 @@
 //! The programs the project ships: the default SuperPoint program (frame, grid, input size) and
 //! one NMS-variant program per device radius, which starts from the default program's score map
-//! and dense descriptors (kept in DRAM; the main program's other activations live in L1) and redoes NMS, candidates and sampling. The checked-in
+//! and dense descriptors and redoes NMS, candidates and sampling. The main program's activations
+//! live in its L1 arena; the score map and dense descriptors outlive it there (where they fit),
+//! and a variant, loaded in the same arena, reads them in place ([`shared_l1`]). The checked-in
 //! artifacts are these at 640×480 on the 12×10 grid; the runtime compiles the same definitions
 //! for other sizes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use superpoint_graph::{names, superpoint_with, Graph, SuperPointParams};
 
 use crate::device::Grid;
 use crate::ops::nms::MAX_DEVICE_RADIUS;
 use crate::plan::PlanParams;
+use crate::program::DeviceProgram;
 
 /// A graph and the parameters to compile it with, under an artifact directory name.
 #[derive(Debug, Clone)]
@@ -29,7 +32,7 @@ fn graph(width: u32, height: u32, radius: usize) -> Graph {
     })
 }
 
-/// The main program's outputs an NMS-variant program starts from (they stay in DRAM).
+/// The main program's outputs an NMS-variant program starts from.
 fn nms_inputs() -> BTreeSet<String> {
     BTreeSet::from([
         names::SCORES.to_string(),
@@ -48,20 +51,38 @@ pub fn main_program(width: u32, height: u32, input: Option<(u32, u32)>, grid: Gr
             grid,
             input_size: input,
             l1_activations: true,
-            // What the NMS variants start from, and the post-NMS map the host reads when it
-            // selects the keypoints itself.
-            keep_in_dram: nms_inputs()
+            // What the NMS variants start from, and what the host reads: the post-NMS map (when
+            // it selects the keypoints itself) and the keypoint candidates. The descriptor rows
+            // (a row for every candidate slot, hundreds of MB) stay in DRAM.
+            outlive: nms_inputs()
                 .into_iter()
-                .chain([names::NMS.to_string()])
+                .chain([names::NMS, names::KEYPOINTS].map(String::from))
                 .collect(),
             ..PlanParams::default()
         },
     }
 }
 
+/// Where the main program `main` leaves what the NMS variants start from in its L1 arena: the
+/// offset of each such buffer that lives there (the others are in DRAM).
+pub fn shared_l1(main: &DeviceProgram) -> BTreeMap<String, u32> {
+    let inputs = nms_inputs();
+    main.buffers
+        .iter()
+        .filter(|b| crate::arena::output_of(b).is_some_and(|n| inputs.contains(n)))
+        .filter_map(|b| b.l1_offset.map(|o| (b.name.clone(), o)))
+        .collect()
+}
+
 /// NMS with `radius`, candidates and sampling, from the main program's score map and dense
-/// descriptors.
-pub fn nms_program(width: u32, height: u32, radius: usize, grid: Grid) -> Variant {
+/// descriptors, which are in the main program's L1 arena at `shared` ([`shared_l1`]) or in DRAM.
+pub fn nms_program(
+    width: u32,
+    height: u32,
+    radius: usize,
+    grid: Grid,
+    shared: BTreeMap<String, u32>,
+) -> Variant {
     Variant {
         name: format!(
             "superpoint_{width}x{height}_{}x{}_nms{radius}",
@@ -71,15 +92,19 @@ pub fn nms_program(width: u32, height: u32, radius: usize, grid: Grid) -> Varian
         params: PlanParams {
             grid,
             external: nms_inputs(),
+            external_l1: shared,
             ..PlanParams::default()
         },
     }
 }
 
-/// The checked-in artifact sets: the 640×480 main program on 12×10 and its NMS variants r = 1..=8.
-pub fn checked_in() -> Vec<Variant> {
+/// The checked-in artifact sets: the 640×480 main program on 12×10 and, once it is compiled
+/// (`main` is where it left the variants' inputs, [`shared_l1`]), its NMS variants r = 1..=8.
+pub fn checked_in() -> (Variant, impl Fn(&DeviceProgram) -> Vec<Variant>) {
     let grid = Grid::ETH_DISPATCH;
-    let mut out = vec![main_program(640, 480, None, grid)];
-    out.extend((1..=MAX_DEVICE_RADIUS).map(|r| nms_program(640, 480, r, grid)));
-    out
+    (main_program(640, 480, None, grid), move |main| {
+        (1..=MAX_DEVICE_RADIUS)
+            .map(|r| nms_program(640, 480, r, grid, shared_l1(main)))
+            .collect()
+    })
 }

@@ -278,3 +278,147 @@ fn the_planner_leaves_the_arena_room_for_the_largest_live_pair() {
         }
     }
 }
+
+/// The chain with c1's output outliving the program (`outlive`), and a second program from c1 on
+/// (`external`) reading it in place at that offset (`external_l1`), its own activations in L1 too.
+fn outliving_c1() -> (Compiled, Compiled) {
+    let graph = chain(64, 64, LAYERS);
+    let first = compile(
+        &graph,
+        &PlanParams {
+            l1_activations: true,
+            outlive: BTreeSet::from(["c1".to_string()]),
+            ..PlanParams::default()
+        },
+    )
+    .expect("compiles");
+    let shared = BTreeMap::from([("c1".to_string(), offsets(&first)["c1"])]);
+    let second = compile(
+        &graph,
+        &PlanParams {
+            l1_activations: true,
+            external: BTreeSet::from(["c1".to_string()]),
+            external_l1: shared,
+            ..PlanParams::default()
+        },
+    )
+    .expect("compiles");
+    (first, second)
+}
+
+/// c1 (4096 bytes per bank) alive from its step to the last (1–5): c1 at 0; frame (0–1) overlaps
+/// it → 4096; c2 (3–4) overlaps c1 → 4096; pool1 (2–3) overlaps c1 and c2 → 6144; pool2 (4–5)
+/// overlaps c1 and c2 → 6144. The second program's own buffers (pool1 2–3, c2 3–4, pool2 4–5 of
+/// its steps pool1 0 … c3 3) keep clear of c1's 0..4096 for its whole run: c2 at 4096, pool1 and
+/// pool2 at 6144.
+#[test]
+fn outliving_outputs_keep_their_bytes_to_the_end_and_the_next_program_avoids_them() {
+    let (first, second) = outliving_c1();
+    let expected = BTreeMap::from([
+        ("c1", 0),
+        ("frame", 4096),
+        ("c2", 4096),
+        ("pool1", 6144),
+        ("pool2", 6144),
+    ]);
+    assert_eq!(offsets(&first), expected);
+    let expected = BTreeMap::from([("c1", 0), ("c2", 4096), ("pool1", 6144), ("pool2", 6144)]);
+    assert_eq!(offsets(&second), expected);
+    // The reader of the second program's first step addresses c1 as L1 pages.
+    let pool1 = &second.program.steps[0];
+    let placement: Vec<u32> = pool1
+        .kernels
+        .iter()
+        .flat_map(|k| &k.compile_args)
+        .filter(|a| a.name == "input_dram")
+        .map(|a| a.value)
+        .collect();
+    assert_eq!(placement, [0]);
+}
+
+/// The second program, loaded in the first's arena and sharing its c1, computes from c1 in
+/// place: its c3 equals the first program's. A second program compiled to read c1 from DRAM
+/// is refused when loaded against the first, which left it in L1.
+#[test]
+fn a_later_program_reads_an_outliving_output_in_place() {
+    let (first, second) = outliving_c1();
+    let ws = weights(LAYERS, 5);
+    let dev = common::open(&first);
+    let arena = L1Arena::new();
+    let a = Loaded::load_in(&dev, &first, &arena, None).expect("loads");
+    let b = Loaded::load_in(&dev, &second, &arena, Some(&a)).expect("loads sharing c1");
+    for (loaded, compiled) in [(&a, &first), (&b, &second)] {
+        for (name, bytes) in weight_inputs(compiled, &ws) {
+            loaded.write(&name, &bytes).expect("weights");
+        }
+    }
+    let frame = bf16_rounded(&random_tensor(1, 64, 64, 23));
+    a.write("frame", &pack_activation(&frame, Format::Bf16))
+        .expect("frame");
+    let names: Vec<&str> = LAYERS.iter().map(|l| l.0).collect();
+    a.run_nodes(&dev, &names).expect("runs the first");
+    let expected = a.read("c3").expect("first c3");
+    b.run_nodes(&dev, &names[1..]).expect("runs the second");
+    assert!(b.read("c3").expect("second c3") == expected);
+
+    let in_dram = compile(
+        &chain(64, 64, LAYERS),
+        &PlanParams {
+            l1_activations: true,
+            external: BTreeSet::from(["c1".to_string()]),
+            ..PlanParams::default()
+        },
+    )
+    .expect("compiles");
+    let err = Loaded::load_in(&dev, &in_dram, &arena, Some(&a))
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("`c1` was compiled to be in DRAM"), "{err}");
+}
+
+#[test]
+fn only_external_inputs_take_an_l1_offset() {
+    let err = compile(
+        &chain(64, 64, LAYERS),
+        &PlanParams {
+            external_l1: BTreeMap::from([("c2".to_string(), 0)]),
+            ..PlanParams::default()
+        },
+    )
+    .expect_err("refused")
+    .to_string();
+    assert!(err.contains("`c2` is given an L1 offset"), "{err}");
+}
+
+/// An address arg is one compile-time placement for every core: a kernel whose arg names an L1
+/// buffer on one core and a DRAM buffer on another is refused, naming both.
+#[test]
+fn an_address_arg_naming_buffers_of_both_placements_is_refused() {
+    let params = PlanParams {
+        l1_activations: true,
+        ..PlanParams::default()
+    };
+    let plan = kernel_gen::plan::plan(&chain(64, 64, LAYERS), &params).expect("plans");
+    let mut kir = kernel_gen::kir::lower(&plan).expect("lowers");
+    let reader = kir
+        .nodes
+        .iter_mut()
+        .find(|n| n.node == "c2")
+        .and_then(|n| n.kernels.iter_mut().find(|k| k.role == Role::Reader))
+        .expect("c2's reader");
+    let last = reader.runtime_args.len() - 1;
+    let arg = reader.runtime_args[last]
+        .args
+        .iter_mut()
+        .find(|a| matches!(a, kernel_gen::Arg::BufferAddress(b) if b == "pool1"))
+        .expect("the input address");
+    *arg = kernel_gen::Arg::BufferAddress("c3".to_string());
+    let err = kernel_gen::arena::place(&mut kir, &plan)
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        err.contains("node `c2`") && err.contains("`pool1`") && err.contains("`c3`"),
+        "{err}"
+    );
+}

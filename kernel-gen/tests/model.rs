@@ -106,7 +106,14 @@ fn reader_gathers(kir: &kir::Kir) -> (u64, u64) {
 
 #[test]
 fn the_sampler_reader_is_charged_with_the_run_counts() {
-    let variant = variants::nms_program(WIDTH as u32, HEIGHT as u32, RADIUS, Grid::ETH_DISPATCH);
+    // Its inputs in DRAM: the test writes them itself.
+    let variant = variants::nms_program(
+        WIDTH as u32,
+        HEIGHT as u32,
+        RADIUS,
+        Grid::ETH_DISPATCH,
+        BTreeMap::new(),
+    );
     let compiled = compile(&variant.graph, &variant.params).expect("compiles");
     let kir =
         kir::lower(&plan::plan(&variant.graph, &variant.params).expect("plans")).expect("lowers");

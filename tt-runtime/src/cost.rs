@@ -2,7 +2,9 @@
 //! time, never a measurement (TENSIX_FACTS "Estimating device time without a card", DESIGN §6).
 //!
 //! Per core, each of the three processors gets a cycle count and the slowest one is the core's
-//! time (they run concurrently, coupled only through circular buffers):
+//! time (they run concurrently, coupled only through circular buffers), except that a data-
+//! movement kernel whose stream to or from the compute kernel holds a single batch
+//! ([`KernelWork::single_buffered`]) takes turns with it: their cycles add.
 //! * **compute** (TRISC0–2): the math thread drives the FPU and then the SFPU on the same DST,
 //!   so their cycles add; the packer runs alongside, so compute = max(FPU + SFPU, pack).
 //!   FPU: 16 cycles per 32×32×32 tile matmul per fidelity phase (LoFi 1 … HiFi4 4 phases);
@@ -160,10 +162,12 @@ impl CostModel {
                 KernelRole::Reader => {
                     e.reader_noc += self.noc_cycles(&k.counters);
                     e.reader_scalar += k.scalar_cycles;
+                    e.reader_turns |= k.single_buffered;
                 }
                 KernelRole::Writer => {
                     e.writer_noc += self.noc_cycles(&k.counters);
                     e.writer_scalar += k.scalar_cycles;
+                    e.writer_turns |= k.single_buffered;
                 }
             }
             e.dram_bytes += k.counters.dram_read_bytes + k.counters.dram_write_bytes;
@@ -200,6 +204,10 @@ pub struct KernelWork {
     pub counters: Counters,
     /// Scalar RISC-V cycles the emulator cannot count (module docs); 0 when unknown.
     pub scalar_cycles: f64,
+    /// A data-movement kernel whose stream CB to or from the compute kernel holds one batch:
+    /// neither side can work on the next batch while the other has this one, so they take
+    /// turns (module docs).
+    pub single_buffered: bool,
 }
 
 /// What bounds a core or a step.
@@ -240,6 +248,10 @@ pub struct CoreEstimate {
     pub reader_scalar: f64,
     pub writer_noc: f64,
     pub writer_scalar: f64,
+    /// The reader and the compute take turns ([`KernelWork::single_buffered`]).
+    pub reader_turns: bool,
+    /// The compute and the writer take turns.
+    pub writer_turns: bool,
     /// DRAM bytes its kernels read and wrote.
     pub dram_bytes: u64,
 }
@@ -260,15 +272,40 @@ impl CoreEstimate {
         self.writer_noc + self.writer_scalar
     }
 
-    /// The core's cycles: the slowest of its three processors.
-    pub fn cycles(&self) -> f64 {
-        self.compute().max(self.reader()).max(self.writer())
+    /// The reader's chain with the compute: the slower of the two, or both in turn.
+    fn reader_chain(&self) -> f64 {
+        if self.reader_turns {
+            self.reader() + self.compute()
+        } else {
+            self.reader().max(self.compute())
+        }
     }
 
-    /// What the slowest processor spends most of its cycles on.
+    /// The compute's chain with the writer.
+    fn writer_chain(&self) -> f64 {
+        if self.writer_turns {
+            self.compute() + self.writer()
+        } else {
+            self.compute().max(self.writer())
+        }
+    }
+
+    /// The core's cycles: the slowest of its three processors, or of a pair taking turns.
+    pub fn cycles(&self) -> f64 {
+        self.reader_chain().max(self.writer_chain())
+    }
+
+    /// What the core waits on: of its slower chain (reader–compute or compute–writer), the
+    /// member with more cycles, and what that one spends most of its cycles on.
     pub fn bound(&self) -> Bound {
         let compute = self.compute();
-        if compute >= self.reader() && compute >= self.writer() {
+        let reader_side = self.reader_chain() >= self.writer_chain();
+        let (noc, scalar) = if reader_side {
+            (self.reader_noc, self.reader_scalar)
+        } else {
+            (self.writer_noc, self.writer_scalar)
+        };
+        if compute >= noc + scalar {
             if self.compute_scalar > self.fpu.max(self.sfpu) {
                 Bound::Scalar
             } else if self.sfpu > self.fpu {
@@ -276,17 +313,10 @@ impl CoreEstimate {
             } else {
                 Bound::Fpu
             }
+        } else if scalar > noc {
+            Bound::Scalar
         } else {
-            let (noc, scalar) = if self.reader() >= self.writer() {
-                (self.reader_noc, self.reader_scalar)
-            } else {
-                (self.writer_noc, self.writer_scalar)
-            };
-            if scalar > noc {
-                Bound::Scalar
-            } else {
-                Bound::Noc
-            }
+            Bound::Noc
         }
     }
 }
@@ -363,6 +393,7 @@ mod tests {
             role,
             counters,
             scalar_cycles: 0.0,
+            single_buffered: false,
         }
     }
 
@@ -511,6 +542,7 @@ mod tests {
             role: KernelRole::Reader,
             counters: dram(5, 1, 2048, false),
             scalar_cycles: M.l1_rearrange_cycles(40960),
+            single_buffered: false,
         };
         let core = M.core(&[reader]);
         close(core.reader(), 2048.0 / 58.0 + 8.0 + 51200.0);
@@ -520,5 +552,32 @@ mod tests {
             ..reader
         }]);
         assert_eq!(core.bound(), Bound::Noc);
+    }
+
+    #[test]
+    fn single_buffered_streams_take_turns_with_the_compute() {
+        // 100 HiFi2 matmuls (3200 cycles) against 10 DRAM reads of 2 KiB (10 × (2048 / 58 + 8)).
+        let compute = tiles(TileOp::Matmul, MathFidelity::HiFi2, 100);
+        let reader = work(KernelRole::Reader, dram(5, 10, 2048, false));
+        let read = 10.0 * (2048.0 / 58.0 + 8.0);
+        let overlapped = M.core(&[reader, work(KernelRole::Compute, compute)]);
+        close(overlapped.cycles(), 3200.0);
+        let turns = M.core(&[
+            KernelWork {
+                single_buffered: true,
+                ..reader
+            },
+            work(KernelRole::Compute, compute),
+        ]);
+        close(turns.cycles(), 3200.0 + read);
+        assert_eq!(turns.bound(), Bound::Fpu);
+        // A single-buffered writer adds to the compute the same way; the reader still overlaps.
+        let writer = KernelWork {
+            single_buffered: true,
+            ..work(KernelRole::Writer, dram(5, 10, 2048, true))
+        };
+        let write = M.core(&[writer]).writer();
+        let core = M.core(&[reader, work(KernelRole::Compute, compute), writer]);
+        close(core.cycles(), 3200.0 + write);
     }
 }

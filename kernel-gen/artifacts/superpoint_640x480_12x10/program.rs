@@ -375,7 +375,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
-                l1_offset: Some(20480),
+                l1_offset: Some(69632),
             },
             kernel_gen::BufferPlan {
                 name: String::from("convPa.weight"),
@@ -441,7 +441,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
-                l1_offset: Some(30720),
+                l1_offset: Some(20480),
             },
             kernel_gen::BufferPlan {
                 name: String::from("scores"),
@@ -454,7 +454,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
-                l1_offset: None,
+                l1_offset: Some(114688),
             },
             kernel_gen::BufferPlan {
                 name: String::from("nms.vertical"),
@@ -467,7 +467,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         width: 640,
                     },
                 },
-                l1_offset: Some(0),
+                l1_offset: Some(49152),
             },
             kernel_gen::BufferPlan {
                 name: String::from("nms"),
@@ -480,7 +480,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
-                l1_offset: None,
+                l1_offset: Some(102400),
             },
             kernel_gen::BufferPlan {
                 name: String::from("keypoints"),
@@ -495,7 +495,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
-                l1_offset: None,
+                l1_offset: Some(0),
             },
             kernel_gen::BufferPlan {
                 name: String::from("keypoints.counts"),
@@ -510,7 +510,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Counts,
                 },
-                l1_offset: None,
+                l1_offset: Some(126976),
             },
             kernel_gen::BufferPlan {
                 name: String::from("convDa.weight"),
@@ -543,7 +543,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
-                l1_offset: Some(0),
+                l1_offset: Some(49152),
             },
             kernel_gen::BufferPlan {
                 name: String::from("convDb.weight"),
@@ -576,7 +576,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
-                l1_offset: Some(20480),
+                l1_offset: Some(81920),
             },
             kernel_gen::BufferPlan {
                 name: String::from("descriptors_dense"),
@@ -591,7 +591,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
-                l1_offset: None,
+                l1_offset: Some(49152),
             },
             kernel_gen::BufferPlan {
                 name: String::from("descriptors"),
@@ -41642,7 +41642,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("output_dram"),
-                                value: 1,
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -41846,7 +41846,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("input_dram"),
-                                value: 1,
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -42746,19 +42746,19 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("output_dram"),
-                                value: 1,
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("scores_dram"),
-                                value: 1,
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("records_dram"),
-                                value: 1,
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("counts_dram"),
-                                value: 1,
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -52154,7 +52154,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("output_dram"),
-                                value: 1,
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -52694,15 +52694,15 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("map_dram"),
-                                value: 1,
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("candidates_dram"),
-                                value: 1,
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("counts_dram"),
-                                value: 1,
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -54173,7 +54173,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("counts_dram"),
-                                value: 1,
+                                value: 0,
                             },
                         ]),
                         fidelity: None,

@@ -4,7 +4,7 @@ use kernel_gen::emit::StaticArg::{Buffer, Const};
 pub fn program() -> kernel_gen::DeviceProgram {
     kernel_gen::DeviceProgram {
         grid: kernel_gen::Grid { x: 12, y: 10 },
-        l1_arena: 0,
+        l1_arena: 126976,
         buffers: Vec::from([
             kernel_gen::BufferPlan {
                 name: String::from("scores"),
@@ -18,7 +18,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
-                l1_offset: None,
+                l1_offset: Some(114688),
             },
             kernel_gen::BufferPlan {
                 name: String::from("nms.vertical"),
@@ -90,7 +90,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     part: kernel_gen::Part::Main,
                 },
-                l1_offset: None,
+                l1_offset: Some(49152),
             },
             kernel_gen::BufferPlan {
                 name: String::from("descriptors"),
@@ -174,7 +174,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("input_dram"),
-                                value: 1,
+                                value: 0,
                             },
                         ]),
                         fidelity: None,
@@ -1078,7 +1078,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("scores_dram"),
-                                value: 1,
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("records_dram"),
@@ -2830,7 +2830,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("map_dram"),
-                                value: 1,
+                                value: 0,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("candidates_dram"),

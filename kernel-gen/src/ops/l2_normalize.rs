@@ -16,10 +16,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::device::{Format, Grid};
+use crate::device::Grid;
 use crate::kir::{
-    args, blocks, cb_format, cb_id, format_args, input, names, per_core, Arg, BinaryOp, Call,
-    Kernel, KirError, ReduceOp, Role, SfpuOp, Trips,
+    args, blocks, cb_format, cb_id, filled_pages, format_args, input, names, per_core,
+    reduce_scaler, Arg, BinaryOp, Call, Kernel, KirError, ReduceOp, Role, SfpuOp, Trips,
 };
 use crate::layout::ActivationShape;
 use crate::plan::{
@@ -114,49 +114,50 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
             ]
         }),
         precision: None,
-        body: vec![
-            Call::CbReserve {
+        body: [
+            vec![Call::CbReserve {
                 cb: scaler,
                 pages: 1,
-            },
-            Call::L1Gather {
-                bytes: Format::Bf16.tile_bytes(),
-            },
-            Call::CbPush {
-                cb: scaler,
-                pages: 1,
-            },
-            Call::CbReserve {
-                cb: floor,
-                pages: 1,
-            },
-            Call::L1Gather {
-                bytes: Format::Fp32.tile_bytes(),
-            },
-            Call::CbPush {
-                cb: floor,
-                pages: 1,
-            },
-            blocks(
-                Trips::Blocks,
-                vec![
-                    Call::CbReserve {
-                        cb: cb_in,
-                        pages: t,
-                    },
-                    Call::DramRead {
-                        buffer: source.clone(),
-                        pages: t,
-                        page_bytes: tile,
-                        cb: cb_in,
-                    },
-                    Call::CbPush {
-                        cb: cb_in,
-                        pages: t,
-                    },
-                ],
-            ),
-        ],
+            }],
+            reduce_scaler(scaler),
+            vec![
+                Call::CbPush {
+                    cb: scaler,
+                    pages: 1,
+                },
+                Call::CbReserve {
+                    cb: floor,
+                    pages: 1,
+                },
+            ],
+            filled_pages(floor, 1).to_vec(),
+            vec![
+                Call::CbPush {
+                    cb: floor,
+                    pages: 1,
+                },
+                blocks(
+                    Trips::Blocks,
+                    vec![
+                        Call::CbReserve {
+                            cb: cb_in,
+                            pages: t,
+                        },
+                        Call::DramRead {
+                            buffer: source.clone(),
+                            pages: t,
+                            page_bytes: tile,
+                            cb: cb_in,
+                        },
+                        Call::CbPush {
+                            cb: cb_in,
+                            pages: t,
+                        },
+                    ],
+                ),
+            ],
+        ]
+        .concat(),
     };
     let grouped = |body: Vec<Call>| Call::Loop {
         trips: Trips::Fixed(groups),

@@ -345,41 +345,46 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
             ]
         }),
         precision: None,
-        body: vec![
-            reserve(count, 1),
-            read_count(count),
-            push(count, 1),
-            reserve(scaler, 1),
-            Call::L1Gather { bytes: 2048 },
-            push(scaler, 1),
-            reserve(records, 1),
-            counted(vec![
-                Call::DramPart {
-                    buffer: s.candidates.clone(),
-                    write: false,
-                    transfers: PER_TILE,
-                    bytes: CANDIDATE_BYTES,
-                    offset_step: 0,
-                    cb: records,
-                },
-                reserve(rows, CORNERS * ct),
-                reserve(weights, CORNERS),
-                Call::DramPart {
-                    buffer: s.map.clone(),
-                    write: false,
-                    transfers: PER_TILE * CORNERS,
-                    bytes: row_bytes,
-                    offset_step: row_bytes,
-                    cb: rows,
-                },
-                // Per candidate and corner: the zeroed weight and the weight.
-                Call::L1Gather {
-                    bytes: 2 * PER_TILE * CORNERS * 4,
-                },
-                push(rows, CORNERS * ct),
-                push(weights, CORNERS),
-            ]),
-        ],
+        body: [
+            vec![
+                reserve(count, 1),
+                read_count(count),
+                push(count, 1),
+                reserve(scaler, 1),
+            ],
+            kir::reduce_scaler(scaler),
+            vec![
+                push(scaler, 1),
+                reserve(records, 1),
+                counted(vec![
+                    Call::DramPart {
+                        buffer: s.candidates.clone(),
+                        write: false,
+                        transfers: PER_TILE,
+                        bytes: CANDIDATE_BYTES,
+                        offset_step: 0,
+                        cb: records,
+                    },
+                    reserve(rows, CORNERS * ct),
+                    reserve(weights, CORNERS),
+                    Call::DramPart {
+                        buffer: s.map.clone(),
+                        write: false,
+                        transfers: PER_TILE * CORNERS,
+                        bytes: row_bytes,
+                        offset_step: row_bytes,
+                        cb: rows,
+                    },
+                    // Per candidate and corner: the zeroed weight and the weight.
+                    Call::L1Gather {
+                        bytes: 2 * PER_TILE * CORNERS * 4,
+                    },
+                    push(rows, CORNERS * ct),
+                    push(weights, CORNERS),
+                ]),
+            ],
+        ]
+        .concat(),
     };
     let groups = ct / s.group;
     let compute = Kernel {

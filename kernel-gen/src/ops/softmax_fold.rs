@@ -26,8 +26,8 @@ use superpoint_graph::{Graph, Node, Op};
 
 use crate::device::Grid;
 use crate::kir::{
-    args, blocks, cb_format, cb_id, format_args, input, names, per_core, Arg, BinaryOp, Call,
-    Kernel, KirError, ReduceOp, Role, SfpuOp, Trips,
+    args, blocks, cb_format, cb_id, filled_pages, format_args, input, names, per_core,
+    reduce_scaler, Arg, BinaryOp, Call, Kernel, KirError, ReduceOp, Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::layout::{tiles, ActivationShape};
@@ -183,9 +183,8 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
     let (t, o) = (p.in_tiles, p.out_tiles);
     let cached = CELLS_PER_TILE_SIDE * t;
     // Per unit the reader copies the 32 cells' rows of the whole channel tiles by local NoC
-    // reads and stores the valid channels of a partial last one; the padding channels of the
-    // last channel tile, once per half of cb_in. (A unit past the last map tile, at most one
-    // per node, stores zeros instead of copying its second half.)
+    // reads and stores the valid channels of a partial last one. (A unit past the last map
+    // tile, at most one per node, stores zeros instead of copying its second half.)
     let element = tile / 1024;
     let valid_last = p.channels - (t - 1) * 32;
     let (whole, partial) = if valid_last == 32 {
@@ -193,7 +192,6 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
     } else {
         (t - 1, valid_last)
     };
-    let padding = 2 * 32 * (32 - valid_last) * element;
     let reader = Kernel {
         role: Role::Reader,
         template: "softmax_fold/reader.cpp.tera".into(),
@@ -208,55 +206,65 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
             ]
         }),
         precision: None,
-        body: vec![
-            Call::CbReserve {
+        body: [
+            vec![Call::CbReserve {
                 cb: scaler,
                 pages: 1,
+            }],
+            reduce_scaler(scaler),
+            vec![
+                Call::CbPush {
+                    cb: scaler,
+                    pages: 1,
+                },
+                Call::CbReserve {
+                    cb: cb_in,
+                    pages: 2 * t,
+                },
+            ],
+            // The last channel tile of both halves filled with the lowest value.
+            if valid_last < 32 {
+                filled_pages(cb_in, 2).to_vec()
+            } else {
+                Vec::new()
             },
-            Call::L1Gather { bytes: 2048 },
-            Call::CbPush {
-                cb: scaler,
-                pages: 1,
-            },
-            Call::CbReserve {
-                cb: cb_in,
-                pages: 2 * t,
-            },
-            Call::L1Gather { bytes: padding },
-            Call::CbReserve {
-                cb: rows,
-                pages: cached,
-            },
-            blocks(
-                Trips::Blocks,
-                vec![
-                    // Worst case: every cell row of both map tiles misses the cache.
-                    Call::DramRead {
-                        buffer: logits.clone(),
-                        pages: TILES_PER_UNIT * cached,
-                        page_bytes: tile,
-                        cb: rows,
-                    },
-                    Call::CbReserve {
-                        cb: cb_in,
-                        pages: t,
-                    },
-                    Call::L1Copy {
-                        from: rows,
-                        cb: cb_in,
-                        tiles: whole,
-                        row_bytes: tile / 64,
-                    },
-                    Call::L1Gather {
-                        bytes: 32 * partial * element,
-                    },
-                    Call::CbPush {
-                        cb: cb_in,
-                        pages: t,
-                    },
-                ],
-            ),
-        ],
+            vec![
+                Call::CbReserve {
+                    cb: rows,
+                    pages: cached,
+                },
+                blocks(
+                    Trips::Blocks,
+                    vec![
+                        // Worst case: every cell row of both map tiles misses the cache.
+                        Call::DramRead {
+                            buffer: logits.clone(),
+                            pages: TILES_PER_UNIT * cached,
+                            page_bytes: tile,
+                            cb: rows,
+                        },
+                        Call::CbReserve {
+                            cb: cb_in,
+                            pages: t,
+                        },
+                        Call::L1Copy {
+                            from: rows,
+                            cb: cb_in,
+                            tiles: whole,
+                            row_bytes: tile / 64,
+                        },
+                        Call::L1Gather {
+                            bytes: 32 * partial * element,
+                        },
+                        Call::CbPush {
+                            cb: cb_in,
+                            pages: t,
+                        },
+                    ],
+                ),
+            ],
+        ]
+        .concat(),
     };
     let compute = Kernel {
         role: Role::Compute,

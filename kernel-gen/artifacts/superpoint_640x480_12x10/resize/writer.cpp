@@ -41,13 +41,13 @@ using elem_t = std::conditional_t<fp32 != 0, uint32_t, uint16_t>;
 
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
 
-// Zeroes `bytes` (a multiple of 64) of the core's L1 from `l1` (NoC-aligned, 16 bytes): 64 bytes
-// by stores, the rest by local NoC copies that double the zeroed run, so a zeroed tile costs 16
-// RISC-V stores and a few NoC transfers instead of one store per word.
-void zero_fill(uint32_t l1, uint32_t bytes) {
+// Fills `bytes` (a multiple of 64) of the core's L1 from `l1` (NoC-aligned, 16 bytes) with the
+// 32-bit `word`: 64 bytes by stores, the rest by local NoC copies that double the filled run, so
+// a filled tile costs 16 RISC-V stores and a few NoC transfers instead of one store per word.
+void fill_words(uint32_t l1, uint32_t bytes, uint32_t word) {
     volatile uint32_t* seed = reinterpret_cast<volatile uint32_t*>(l1);
     for (uint32_t w = 0; w < 16; ++w) {
-        seed[w] = 0;
+        seed[w] = word;
     }
     for (uint32_t done = 64; done < bytes; done *= 2) {
         const uint32_t n = bytes - done < done ? bytes - done : done;
@@ -55,6 +55,9 @@ void zero_fill(uint32_t l1, uint32_t bytes) {
         noc_async_read_barrier();
     }
 }
+
+// Zeroes `bytes` (a multiple of 64) of L1 from `l1` ([`fill_words`]).
+void zero_fill(uint32_t l1, uint32_t bytes) { fill_words(l1, bytes, 0); }
 
 }  // namespace
 

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use kernel_gen::variants::Variant;
-use kernel_gen::{variants, Compiled, Grid};
+use kernel_gen::{variants, Compiled, DeviceProgram, Grid};
 use superpoint_graph::SuperPointParams;
 
 use super::error::TensixError;
@@ -85,15 +85,17 @@ pub fn main_program(
     ))
 }
 
-/// The NMS-variant program with `radius` for a `frame` on `grid` at `precision`.
+/// The NMS-variant program with `radius` for a `frame` on `grid` at `precision`, reading the
+/// score map and dense descriptors where `main` (that frame's main program) leaves them.
 pub fn nms_program(
     frame: (u32, u32),
     radius: usize,
     grid: Grid,
     precision: TensixPrecision,
+    main: &DeviceProgram,
 ) -> Result<Compiled, TensixError> {
     compile(&at(
-        variants::nms_program(frame.0, frame.1, radius, grid),
+        variants::nms_program(frame.0, frame.1, radius, grid, variants::shared_l1(main)),
         precision,
     ))
 }
@@ -145,8 +147,14 @@ mod tests {
             TensixPrecision::Accurate,
         )
         .expect("the accurate program compiles");
-        let nms = nms_program((640, 480), 2, Grid::ETH_DISPATCH, TensixPrecision::Accurate)
-            .expect("the accurate NMS variant compiles");
+        let nms = nms_program(
+            (640, 480),
+            2,
+            Grid::ETH_DISPATCH,
+            TensixPrecision::Accurate,
+            &main.program,
+        )
+        .expect("the accurate NMS variant compiles");
         // Every kernel that takes the activation format reads and writes Float32, and every
         // convolution multiplies at HiFi4.
         for compiled in [&main, &nms] {

@@ -249,6 +249,7 @@ impl Session {
             radius,
             self.config.grid.grid(),
             self.config.precision,
+            m.program.loaded.program(),
         )?;
         let program = Program::load(
             &self.device,
