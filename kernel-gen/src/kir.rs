@@ -581,6 +581,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         tile_bytes,
         fp32,
         ("weight_parts", c.weight_parts),
+        ("weight_page_tiles", c.weight_page_tiles),
     ]);
     let resident = c.weight_parts * c.k_tiles * c.out_tiles;
     let groups = c.out_tiles / c.group;
@@ -628,12 +629,14 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
                 buffer: c.weights.clone(),
                 pages: resident,
                 page_bytes: cb_plan(node, "cb_weights")?.page_bytes,
+                per_dram_page: c.weight_page_tiles,
             },
             Resident {
                 cb: bias,
                 buffer: c.bias.clone(),
                 pages: c.out_tiles,
                 page_bytes: cb_plan(node, "cb_bias")?.page_bytes,
+                per_dram_page: 1,
             },
         ]),
     );

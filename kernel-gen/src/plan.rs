@@ -310,6 +310,10 @@ pub struct ConvPlan {
     pub shifted: bool,
     /// Bytes of one activation tile (2048 bf16, 4096 Float32).
     pub tile_bytes: u32,
+    /// Weight tiles per page of the weights' DRAM buffer: the largest divisor of the
+    /// `weight_parts · k_tiles · out_tiles` tiles up to [`WEIGHT_PAGE_TILES`], so the sender
+    /// fills the resident weights with fewer, larger DRAM reads.
+    pub weight_page_tiles: u32,
     pub weights: String,
     pub bias: String,
 }
@@ -423,6 +427,9 @@ pub struct Plan {
 }
 
 const TILE_BYTES: u32 = 2048;
+/// Most weight tiles in one page of a conv's weights buffer (16 KiB of bf16 tiles, the largest
+/// NoC transfer the cost model distinguishes).
+pub const WEIGHT_PAGE_TILES: u32 = 8;
 /// Bytes of a data-less `cb_im2col` page (shifted views): the L1 alignment.
 const TOKEN_BYTES: u32 = 16;
 /// Pages of `cb_im2col` with shifted views: output blocks the reader may complete ahead of the
@@ -728,6 +735,10 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     ring_reach: ring_reach(*pad as u32 * (width + 1)),
                     shifted: false,
                     tile_bytes: format.tile_bytes(),
+                    weight_page_tiles: largest_divisor_within(
+                        weight_parts * k_tiles * out_tiles,
+                        WEIGHT_PAGE_TILES,
+                    ),
                     weights: weight_name.clone(),
                     bias: bias_name.clone(),
                 };
@@ -767,8 +778,8 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 };
                 buffers.push(BufferPlan {
                     name: weight_name.clone(),
-                    pages: weight_parts * k_tiles * out_tiles,
-                    page_bytes: TILE_BYTES,
+                    pages: weight_parts * k_tiles * out_tiles / conv.weight_page_tiles,
+                    page_bytes: conv.weight_page_tiles * TILE_BYTES,
                     content: weight_content,
                     l1_offset: None,
                 });
@@ -1102,6 +1113,35 @@ mod tests {
         }
         for name in ["conv1a", "conv4a", "conv4b", "convPa", "convDa", "convPb"] {
             assert!(!conv(name).0.shifted, "{name}");
+        }
+    }
+
+    /// Weight DRAM pages of up to 8 tiles, a divisor of the weight tiles: conv1a 1 × 2 tiles
+    /// (2), conv1b 18 × 2 (6), conv4a 36 × 4 (8), convPb 8 × 3 (8: 24 tiles).
+    #[test]
+    fn conv_weights_are_read_in_pages_of_up_to_8_tiles() {
+        let planned = plan(&superpoint(640, 480), &PlanParams::default()).expect("plans");
+        for (name, per_page, pages) in [
+            ("conv1a", 2, 1),
+            ("conv1b", 6, 6),
+            ("conv4a", 8, 18),
+            ("convPb", 8, 3),
+        ] {
+            let node = planned.nodes.iter().find(|n| n.name == name).expect(name);
+            let OpPlan::Conv2d(c) = &node.op else {
+                panic!("{name} is not a conv");
+            };
+            assert_eq!(c.weight_page_tiles, per_page, "{name}");
+            let buffer = planned
+                .buffers
+                .iter()
+                .find(|b| b.name == c.weights)
+                .expect("weights buffer");
+            assert_eq!(
+                (buffer.pages, buffer.page_bytes),
+                (pages, per_page * 2048),
+                "{name}"
+            );
         }
     }
 

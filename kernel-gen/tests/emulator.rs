@@ -639,6 +639,8 @@ fn conv_weights_are_read_once_and_multicast_per_rectangle_on_both_grids() {
             };
             if i == 0 {
                 assert_eq!(c.dram_read_bytes, (2 + 1 + 2 * own) * tile);
+                // The two weight tiles are one 4 KiB DRAM page (size class 6: 2049..=4096 B).
+                assert_eq!(c.noc_reads[6], 1);
                 assert_eq!(c.noc_mcasts, 2 * rects);
                 assert_eq!(c.noc_mcast_bytes, rects * (2 + 1) * tile);
                 // Destinations reached per CB: every core, the sender by loopback.
