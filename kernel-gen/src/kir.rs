@@ -479,9 +479,9 @@ pub(crate) fn blocks(trips: Trips, body: Vec<Call>) -> Call {
 /// `ring_blocks − 1`, then the next block per output block), and per output block the im2col
 /// tiles by L1 → L1 row-run copies,
 /// or for channel counts that are not whole tiles, zero tiles plus an element gather of the
-/// `taps × in_channels` valid columns; or with shifted views ([`ConvPlan::shifted`]) the views
-/// of each block (built in the ring from face rows) and per output block three whole-slot
-/// copies.
+/// `taps × in_channels` valid columns; or with shifted views ([`ConvPlan::shifted`]) a zeroed
+/// ring slot, the views of each block (built in the ring from face rows), the whole ring pushed
+/// once for the compute to read and one data-less `cb_im2col` page per output block.
 fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
     let [im2col, ring, zero] = cbs;
     let fetch = |blocks: u32| Call::DramRead {
@@ -516,20 +516,30 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
             tiles: blocks * 2 * c.in_tiles,
             row_bytes: c.tile_bytes / 64,
         };
-        body.extend([fetch(2 * beyond + 2), views(2 * beyond)]);
-        block.extend([
-            views(1),
-            Call::CbReserve {
-                cb: im2col,
-                pages: c.k_tiles,
-            },
+        body.extend([
+            // `zero_fill` of the zero slot.
+            Call::L1Gather { bytes: 64 },
             Call::L1Copy {
                 from: ring,
-                cb: im2col,
-                tiles: c.k_tiles,
-                row_bytes: c.tile_bytes,
+                cb: ring,
+                tiles: 3 * c.in_tiles,
+                row_bytes: 64,
+            },
+            fetch(2 * beyond + 2),
+            views(2 * beyond),
+            Call::CbPush {
+                cb: ring,
+                pages: c.ring_pages(),
             },
         ]);
+        block.insert(
+            0,
+            Call::CbReserve {
+                cb: im2col,
+                pages: c.im2col_pages(),
+            },
+        );
+        block.push(views(1));
     } else {
         // At most; the blocks outside the image are skipped.
         if c.ring_blocks() > 1 {
@@ -561,7 +571,7 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
     }
     block.push(Call::CbPush {
         cb: im2col,
-        pages: c.k_tiles,
+        pages: c.im2col_pages(),
     });
     body.push(blocks(Trips::Blocks, block));
     body
@@ -593,21 +603,21 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         tile_bytes,
         fp32,
         ("weight_parts", c.weight_parts),
+        ("weight_page_tiles", c.weight_page_tiles),
     ]);
     let resident = c.weight_parts * c.k_tiles * c.out_tiles;
     let groups = c.out_tiles / c.group;
+    // With shifted views the compute holds the whole ring for the program.
+    let ring_hold = |call: Call| if c.shifted { vec![call] } else { Vec::new() };
+    let ring_args = args(&[
+        ("ring_blocks", c.ring_blocks()),
+        ("shifted", u32::from(c.shifted)),
+    ]);
     let mut reader = Kernel {
         role: Role::Reader,
         template: "conv2d/reader.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
-        compile_args: [
-            shape.clone(),
-            args(&[
-                ("ring_blocks", c.ring_blocks()),
-                ("shifted", u32::from(c.shifted)),
-            ]),
-        ]
-        .concat(),
+        compile_args: [shape.clone(), ring_args.clone()].concat(),
         runtime_arg_names: names(&[
             "input_addr",
             "weight_addr",
@@ -641,12 +651,14 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
                 buffer: c.weights.clone(),
                 pages: resident,
                 page_bytes: cb_plan(node, "cb_weights")?.page_bytes,
+                per_dram_page: c.weight_page_tiles,
             },
             Resident {
                 cb: bias,
                 buffer: c.bias.clone(),
                 pages: c.out_tiles,
                 page_bytes: cb_plan(node, "cb_bias")?.page_bytes,
+                per_dram_page: 1,
             },
         ]),
     );
@@ -675,25 +687,33 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         role: Role::Compute,
         template: "conv2d/compute.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
-        compile_args: shape.clone(),
-        runtime_arg_names: names(&["block_count"]),
-        runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
+        compile_args: [shape.clone(), ring_args].concat(),
+        runtime_arg_names: names(&["block_start", "block_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![Arg::Const(start), Arg::Const(count)]
+        }),
         precision: Some(node.precision),
-        body: vec![
-            Call::CbWait {
-                cb: weights,
-                pages: resident,
-            },
-            Call::CbWait {
-                cb: bias,
-                pages: c.out_tiles,
-            },
-            blocks(
+        body: [
+            vec![
+                Call::CbWait {
+                    cb: weights,
+                    pages: resident,
+                },
+                Call::CbWait {
+                    cb: bias,
+                    pages: c.out_tiles,
+                },
+            ],
+            ring_hold(Call::CbWait {
+                cb: ring,
+                pages: c.ring_pages(),
+            }),
+            vec![blocks(
                 Trips::Blocks,
                 vec![
                     Call::CbWait {
                         cb: im2col,
-                        pages: c.k_tiles,
+                        pages: c.im2col_pages(),
                     },
                     Call::Loop {
                         trips: Trips::Fixed(groups),
@@ -714,19 +734,26 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
                     },
                     Call::CbPop {
                         cb: im2col,
-                        pages: c.k_tiles,
+                        pages: c.im2col_pages(),
                     },
                 ],
-            ),
-            Call::CbPop {
-                cb: bias,
-                pages: c.out_tiles,
-            },
-            Call::CbPop {
-                cb: weights,
-                pages: resident,
-            },
-        ],
+            )],
+            ring_hold(Call::CbPop {
+                cb: ring,
+                pages: c.ring_pages(),
+            }),
+            vec![
+                Call::CbPop {
+                    cb: bias,
+                    pages: c.out_tiles,
+                },
+                Call::CbPop {
+                    cb: weights,
+                    pages: resident,
+                },
+            ],
+        ]
+        .concat(),
     };
     let writer = Kernel {
         role: Role::Writer,

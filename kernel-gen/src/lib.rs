@@ -40,13 +40,19 @@
 //! * **Work split**: output pixel blocks of 32 pixels (one tile row) are split over the first
 //!   cores of the grid (row-major) in contiguous runs; the first `blocks % cores` cores take one
 //!   more. Block ranges are runtime args; shapes are compile-time args.
-//! * **conv2d**: the weights (K × out tiles, K = k²·in padded to 32) and the bias rows fill
-//!   resident CBs by one DRAM read on the node's first core and a NoC multicast to the others
-//!   ([`multicast`]); then the reader keeps a ring of the input pixel blocks (32 pixels × all
+//! * **conv2d**: the weights (K × out tiles, K = k²·in padded to 32; DRAM pages of up to 8
+//!   tiles) and the bias rows fill resident CBs by one DRAM read on the node's first core and a
+//!   NoC multicast to the others ([`multicast`]); that core takes the fewest output blocks that
+//!   keep the per-core maximum (`plan::Split::sender_light`: none at 80×60 on 12×10). Then the
+//!   reader keeps a ring of the input pixel blocks (32 pixels × all
 //!   channel tiles) within `⌈(pad·W + pad)/32⌉` blocks of the current output block, reading each
 //!   from DRAM once per core, and builds the im2col tiles from it (zero at the borders): by NoC
 //!   copies inside L1 of runs of face rows that are consecutive source pixels when the channels
-//!   are whole tiles, else by zeroing the tiles that way and gathering the valid elements. The
+//!   are whole tiles, else by zeroing the tiles that way and gathering the valid elements. For
+//!   3×3 convs whose width is a multiple of 32 ([`plan::ConvPlan::shifted`]) the ring keeps
+//!   each block's −1/0/+1 shifted views, which are the k tiles of one tap row, and the compute
+//!   reads them from the ring itself (no im2col copy; `cb_im2col` then carries one data-less
+//!   page per output block saying its tap rows are complete). The
 //!   compute kernel starts DST at the bias (copy of a 32-identical-row tile), accumulates
 //!   `matmul_block` over K in DST (groups of output tiles within the half-sync DST capacity),
 //!   applies `relu_tile` and packs in the activation format; the writer stores the tiles.
@@ -99,8 +105,10 @@
 //!   format), `cb_weights` (1, fp32), `cb_scaler` (2), `cb_count` (3), scratch `cb_records` and
 //!   `cb_writer_count` (4, 5), `cb_out` (16, fp32, 2 × 8 untilized tiles), `cb_sum`, `cb_sq`,
 //!   `cb_inv` (24–26, fp32 intermediates), `cb_neighbours` (27, 32 tilized tiles).
-//! * CBs: conv `cb_im2col` (0, 2·K tiles, or K when L1 is short), `cb_weights` (1, bf16),
-//!   `cb_bias` (2), `cb_ring` (3, scratch, (2·reach + 1) × in tiles), `cb_zero` (4, scratch, one
+//! * CBs: conv `cb_im2col` (0, 2·K tiles, or K when L1 is short; with shifted views two 16-byte
+//!   pages), `cb_weights` (1, bf16), `cb_bias` (2), `cb_ring` (3, scratch, (2·reach + 1) × in
+//!   tiles; with shifted views resident, a zero slot and 2·W/32 + 4 slots of 3 × in tiles,
+//!   pushed once by the reader and held by the compute), `cb_zero` (4, scratch, one
 //!   zeroed tile), `cb_out` (16, 2 groups or 1); pool `cb_taps` (0, 2×4), `cb_cache` (1),
 //!   `cb_out` (16), or for row selection `cb_src` (0, 2×4), `cb_select` (1, the 4 selection
 //!   tiles), `cb_out` (16).

@@ -25,13 +25,15 @@ pub const VALID: u32 = 1;
 /// Destination rectangles the kernels take as runtime args (unused ones have no destinations).
 pub const RECTS: usize = 2;
 
-/// A resident CB filled with the first `pages` pages of a DRAM buffer.
+/// A resident CB of `pages` pages of `page_bytes` filled from a DRAM buffer whose pages hold
+/// `per_dram_page` of them each.
 #[derive(Debug, Clone)]
 pub struct Resident {
     pub cb: u32,
     pub buffer: String,
     pub pages: u32,
     pub page_bytes: u32,
+    pub per_dram_page: u32,
 }
 
 /// The node's multicast sender and destination rectangles.
@@ -143,8 +145,8 @@ impl Multicast {
             .iter()
             .map(|r| Call::DramRead {
                 buffer: r.buffer.clone(),
-                pages: r.pages,
-                page_bytes: r.page_bytes,
+                pages: r.pages / r.per_dram_page,
+                page_bytes: r.page_bytes * r.per_dram_page,
                 cb: r.cb,
             })
             .collect();

@@ -259,6 +259,40 @@ impl Split {
             work,
         }
     }
+
+    /// Like [`Split::new`] on the same cores, but the first core, which also reads the node's
+    /// resident pages from DRAM and multicasts them ([`crate::multicast`]), takes the fewest
+    /// blocks that keep every core at or below the most blocks a core takes in [`Split::new`];
+    /// the others share the rest, the first of them taking one more. 150 blocks on 120 cores:
+    /// the first core none, the next 31 two each (instead of the first core two and the fill).
+    pub(crate) fn sender_light(grid: Grid, blocks: u32) -> Split {
+        let even = Split::new(grid, blocks);
+        let cores = even.work.len() as u32;
+        if cores < 2 {
+            return even;
+        }
+        let most = blocks.div_ceil(cores);
+        let first = blocks.saturating_sub((cores - 1) * most);
+        let rest = blocks - first;
+        let mut start = 0;
+        let work = (0..cores)
+            .map(|i| {
+                let count = if i == 0 {
+                    first
+                } else {
+                    rest / (cores - 1) + u32::from(i - 1 < rest % (cores - 1))
+                };
+                let w = CoreWork {
+                    core: grid.core(i),
+                    start,
+                    count,
+                };
+                start += count;
+                w
+            })
+            .collect();
+        Split { work, ..even }
+    }
 }
 
 /// A convolution's shape in tiles.
@@ -281,28 +315,36 @@ pub struct ConvPlan {
     pub group: u32,
     /// Input pixel blocks the reader fetches ahead of the output block. Row runs: the blocks
     /// its taps can touch either side (they reach `pad·W + pad` pixels, so
-    /// `⌈(pad·W + pad)/32⌉`). Shifted views: `W/32 + 3` (the taps reach `W/32` blocks; a
-    /// block's views are started two output blocks, and finished one, before its first use).
+    /// `⌈(pad·W + pad)/32⌉`). Shifted views: `W/32 + 2` (the taps reach `W/32` blocks; a
+    /// block's views are started one output block before, and finished with, the block whose
+    /// last tap row it is).
     pub ring_reach: u32,
     /// The reader keeps, next to each ring block, its two views shifted by one pixel (row r =
-    /// pixel 32q + r ± 1 of the same image row, zero outside it), built once per block, and
-    /// copies each im2col tap row as one read of a block's three views. Only for a 3×3 pad-1
-    /// conv with whole channel tiles and W a multiple of 32 (every block inside one image row)
-    /// whose larger ring still leaves room for double-buffered streams; otherwise row runs.
+    /// pixel 32q + r ± 1 of the same image row, zero outside it), built once per block; each
+    /// im2col tap row is then a block's three views, which the compute reads from the ring
+    /// itself (no im2col copy; `cb_im2col` carries one data-less page per output block
+    /// saying its tap rows are complete). Only for a 3×3 pad-1 conv with whole channel tiles
+    /// and W a multiple of 32 (every block inside one image row) whose ring leaves room for
+    /// double-buffered streams; otherwise row runs.
     pub shifted: bool,
     /// Bytes of one activation tile (2048 bf16, 4096 Float32).
     pub tile_bytes: u32,
+    /// Weight tiles per page of the weights' DRAM buffer: the largest divisor of the
+    /// `weight_parts · k_tiles · out_tiles` tiles up to [`WEIGHT_PAGE_TILES`], so the sender
+    /// fills the resident weights with fewer, larger DRAM reads.
+    pub weight_page_tiles: u32,
     pub weights: String,
     pub bias: String,
 }
 
 impl ConvPlan {
     /// Input pixel blocks the reader's ring holds: every block one output block's taps can
-    /// touch, and with shifted views the `ring_reach` blocks ahead but only the `W/32 + 1`
-    /// behind (the farthest tap row and the neighbour its views were built from).
+    /// touch, and with shifted views the `ring_reach` blocks ahead, the `W/32` behind (the
+    /// farthest tap row) and [`SHIFTED_TOKENS`] more: the reader may run that many output
+    /// blocks ahead of the compute, which still reads their tap rows.
     pub fn ring_blocks(&self) -> u32 {
         if self.shifted {
-            self.ring_reach + self.width / 32 + 1
+            self.ring_reach + self.width / 32 + SHIFTED_TOKENS
         } else {
             2 * self.ring_reach + 1
         }
@@ -317,9 +359,29 @@ impl ConvPlan {
         }
     }
 
-    /// Pages of the ring CB.
+    /// Pages of the ring CB; with shifted views a zero slot (the tap rows above and below the
+    /// image) comes first.
     pub fn ring_pages(&self) -> u32 {
-        self.ring_blocks() * self.ring_views() * self.in_tiles
+        (self.ring_blocks() + u32::from(self.shifted)) * self.ring_views() * self.in_tiles
+    }
+
+    /// Pages the reader pushes on `cb_im2col` per output block: the im2col tiles, or with
+    /// shifted views one data-less page.
+    pub fn im2col_pages(&self) -> u32 {
+        if self.shifted {
+            1
+        } else {
+            self.k_tiles
+        }
+    }
+
+    /// Bytes of one `cb_im2col` page.
+    pub fn im2col_page_bytes(&self) -> u32 {
+        if self.shifted {
+            TOKEN_BYTES
+        } else {
+            self.tile_bytes
+        }
     }
 
     /// Whether the im2col tiles are built from whole channel tiles by NoC row-run copies; if
@@ -389,6 +451,14 @@ pub struct Plan {
 }
 
 const TILE_BYTES: u32 = 2048;
+/// Most weight tiles in one page of a conv's weights buffer (16 KiB of bf16 tiles, the largest
+/// NoC transfer the cost model distinguishes).
+pub const WEIGHT_PAGE_TILES: u32 = 8;
+/// Bytes of a data-less `cb_im2col` page (shifted views): the L1 alignment.
+const TOKEN_BYTES: u32 = 16;
+/// Pages of `cb_im2col` with shifted views: output blocks the reader may complete ahead of the
+/// compute (double-buffered, as the planner requires for shifted views).
+pub const SHIFTED_TOKENS: u32 = 2;
 /// Input tiles the max-pool reader caches.
 const POOL_CACHE_SLOTS: u32 = 8;
 
@@ -516,7 +586,7 @@ fn ring_reach(reach: u32) -> u32 {
 fn shifted_views(c: &ConvPlan) -> Option<ConvPlan> {
     (c.kernel == 3 && c.pad == 1 && c.in_channels % 32 == 0 && c.width % 32 == 0).then(|| {
         ConvPlan {
-            ring_reach: c.width / 32 + 3,
+            ring_reach: c.width / 32 + 2,
             shifted: true,
             ..c.clone()
         }
@@ -695,6 +765,10 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     ring_reach: ring_reach(*pad as u32 * (width + 1)),
                     shifted: false,
                     tile_bytes: format.tile_bytes(),
+                    weight_page_tiles: largest_divisor_within(
+                        weight_parts * k_tiles * out_tiles,
+                        WEIGHT_PAGE_TILES,
+                    ),
                     weights: weight_name.clone(),
                     bias: bias_name.clone(),
                 };
@@ -703,17 +777,17 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     weight_parts * k_tiles * out_tiles * TILE_BYTES
                         + (out_tiles + c.ring_pages() + 1) * format.tile_bytes()
                 };
-                let stage = (k_tiles + group) * format.tile_bytes();
-                let l1 = params.limits.l1_usable();
+                let stage = |c: &ConvPlan| {
+                    c.im2col_pages() * c.im2col_page_bytes() + group * format.tile_bytes()
+                };
+                let depth_of = |c: &ConvPlan| {
+                    conv_stream_depth(params.limits.l1_usable(), arena_reserve, fixed(c), stage(c))
+                };
                 let conv = match shifted_views(&row_runs) {
-                    Some(shifted)
-                        if conv_stream_depth(l1, arena_reserve, fixed(&shifted), stage) == 2 =>
-                    {
-                        shifted
-                    }
+                    Some(shifted) if depth_of(&shifted) == SHIFTED_TOKENS => shifted,
                     _ => row_runs,
                 };
-                let depth = conv_stream_depth(l1, arena_reserve, fixed(&conv), stage);
+                let depth = depth_of(&conv);
                 let (weight_content, bias_content) = match format {
                     Format::Bf16 => (
                         Content::ConvWeights {
@@ -734,8 +808,8 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 };
                 buffers.push(BufferPlan {
                     name: weight_name.clone(),
-                    pages: weight_parts * k_tiles * out_tiles,
-                    page_bytes: TILE_BYTES,
+                    pages: weight_parts * k_tiles * out_tiles / conv.weight_page_tiles,
+                    page_bytes: conv.weight_page_tiles * TILE_BYTES,
                     content: weight_content,
                     l1_offset: None,
                 });
@@ -752,9 +826,18 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     inputs: node.inputs.clone(),
                     output: node.name.clone(),
                     precision,
-                    split: Split::new(params.grid, shape.pixel_tiles() as u32),
+                    split: Split::sender_light(params.grid, shape.pixel_tiles() as u32),
                     cbs: vec![
-                        cb_of(format, 0, "cb_im2col", depth * k_tiles, CbKind::Stream),
+                        CbPlan {
+                            page_bytes: conv.im2col_page_bytes(),
+                            ..cb_of(
+                                format,
+                                0,
+                                "cb_im2col",
+                                depth * conv.im2col_pages(),
+                                CbKind::Stream,
+                            )
+                        },
                         cb(
                             1,
                             "cb_weights",
@@ -762,7 +845,17 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                             CbKind::Resident,
                         ),
                         cb_of(format, 2, "cb_bias", out_tiles, CbKind::Resident),
-                        cb_of(format, 3, "cb_ring", conv.ring_pages(), CbKind::Scratch),
+                        cb_of(
+                            format,
+                            3,
+                            "cb_ring",
+                            conv.ring_pages(),
+                            if conv.shifted {
+                                CbKind::Resident
+                            } else {
+                                CbKind::Scratch
+                            },
+                        ),
                         cb_of(format, 4, "cb_zero", 1, CbKind::Scratch),
                         cb_of(format, 16, "cb_out", depth * group, CbKind::Stream),
                     ],
@@ -970,6 +1063,31 @@ mod tests {
     }
 
     #[test]
+    fn sender_light_split_keeps_the_most_blocks_a_core_takes() {
+        // 150 blocks on 120 cores: at most 2 a core, so the sender takes none and cores 1..=31
+        // two each, the other 88 one each.
+        let s = Split::sender_light(Grid::ETH_DISPATCH, 150);
+        let counts: Vec<u32> = s.work.iter().map(|w| w.count).collect();
+        assert_eq!(counts.len(), 120);
+        assert_eq!(counts[0], 0);
+        assert!(counts[1..=31].iter().all(|&c| c == 2));
+        assert!(counts[32..].iter().all(|&c| c == 1));
+        assert_eq!((s.work[1].start, s.work[32].start), (0, 62));
+        assert_eq!(counts.iter().sum::<u32>(), 150);
+        // 10 blocks on 4×2: at most 2, 7 × 2 = 14 > 10 so the sender takes 0 and the others
+        // 10 over 7 (three of 2, four of 1).
+        let s = Split::sender_light(Grid { x: 4, y: 2 }, 10);
+        let counts: Vec<u32> = s.work.iter().map(|w| w.count).collect();
+        assert_eq!(counts, vec![0, 2, 2, 2, 1, 1, 1, 1]);
+        // Even splits stay even: 16 on 8 cores, 2 each.
+        let s = Split::sender_light(Grid { x: 4, y: 2 }, 16);
+        assert!(s.work.iter().all(|w| w.count == 2));
+        // One core takes everything.
+        let s = Split::sender_light(Grid { x: 1, y: 1 }, 5);
+        assert_eq!((s.work.len(), s.work[0].count), (1, 5));
+    }
+
+    #[test]
     fn split_with_fewer_blocks_than_cores_uses_a_partial_row() {
         let s = Split::new(Grid::ETH_DISPATCH, 14);
         assert_eq!(s.work.len(), 14);
@@ -991,9 +1109,9 @@ mod tests {
     }
 
     /// SuperPoint at 640×480 on 12×10: shifted views for the 3×3 convs at W 640, 320 and 160
-    /// with whole channel tiles (ring: W/32 + 3 blocks ahead, W/32 + 1 behind, three tiles a
-    /// block and channel tile), row runs for the 1-channel conv1a and the 80-wide convs; the
-    /// larger ring keeps the streams double-buffered (the planner's condition).
+    /// with whole channel tiles (ring: a zero slot, W/32 + 2 blocks ahead, W/32 behind and 2
+    /// the compute may still read, three tiles a block and channel tile; cb_im2col: two
+    /// 16-byte pages), row runs for the 1-channel conv1a and the 80-wide convs.
     #[test]
     fn shifted_views_where_blocks_stay_inside_image_rows() {
         let planned = plan(&superpoint(640, 480), &PlanParams::default()).expect("plans");
@@ -1017,15 +1135,45 @@ mod tests {
         ] {
             let (c, cbs) = conv(name);
             assert!(c.shifted, "{name}");
-            assert_eq!(c.ring_reach, row_blocks + 3, "{name}");
+            assert_eq!(c.ring_reach, row_blocks + 2, "{name}");
             assert_eq!(c.ring_blocks(), 2 * row_blocks + 4, "{name}");
             let ring = cbs.iter().find(|b| b.name == "cb_ring").expect("ring");
-            assert_eq!(ring.pages, (2 * row_blocks + 4) * 3 * in_tiles, "{name}");
+            assert_eq!(ring.pages, (2 * row_blocks + 5) * 3 * in_tiles, "{name}");
+            assert_eq!(ring.kind, CbKind::Resident, "{name}");
             let im2col = cbs.iter().find(|b| b.name == "cb_im2col").expect("im2col");
-            assert_eq!(im2col.pages, 2 * c.k_tiles, "{name}");
+            assert_eq!((im2col.pages, im2col.page_bytes), (2, 16), "{name}");
         }
         for name in ["conv1a", "conv4a", "conv4b", "convPa", "convDa", "convPb"] {
             assert!(!conv(name).0.shifted, "{name}");
+        }
+    }
+
+    /// Weight DRAM pages of up to 8 tiles, a divisor of the weight tiles: conv1a 1 × 2 tiles
+    /// (2), conv1b 18 × 2 (6), conv4a 36 × 4 (8), convPb 8 × 3 (8: 24 tiles).
+    #[test]
+    fn conv_weights_are_read_in_pages_of_up_to_8_tiles() {
+        let planned = plan(&superpoint(640, 480), &PlanParams::default()).expect("plans");
+        for (name, per_page, pages) in [
+            ("conv1a", 2, 1),
+            ("conv1b", 6, 6),
+            ("conv4a", 8, 18),
+            ("convPb", 8, 3),
+        ] {
+            let node = planned.nodes.iter().find(|n| n.name == name).expect(name);
+            let OpPlan::Conv2d(c) = &node.op else {
+                panic!("{name} is not a conv");
+            };
+            assert_eq!(c.weight_page_tiles, per_page, "{name}");
+            let buffer = planned
+                .buffers
+                .iter()
+                .find(|b| b.name == c.weights)
+                .expect("weights buffer");
+            assert_eq!(
+                (buffer.pages, buffer.page_bytes),
+                (pages, per_page * 2048),
+                "{name}"
+            );
         }
     }
 

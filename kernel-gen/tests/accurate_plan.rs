@@ -66,9 +66,10 @@ fn the_whole_graph_compiles_at_accurate_on_both_grids() {
         for (name, format, page_bytes) in activations(&port(grid)) {
             assert_eq!((format, page_bytes), (Format::Bf16, 2048), "{name}");
         }
-        // convPa: 128 → 256, 3×3: K = 1152 = 36 tiles, 8 output tiles; hi + lo doubles K.
-        assert_eq!(pages(&acc, "convPa.weight"), (2 * 36 * 8, 2048));
-        assert_eq!(pages(&port(grid), "convPa.weight"), (36 * 8, 2048));
+        // convPa: 128 → 256, 3×3: K = 1152 = 36 tiles, 8 output tiles; hi + lo doubles K; DRAM
+        // pages of 8 tiles (16 KiB).
+        assert_eq!(pages(&acc, "convPa.weight"), (2 * 36 * 8 / 8, 8 * 2048));
+        assert_eq!(pages(&port(grid), "convPa.weight"), (36 * 8 / 8, 8 * 2048));
         assert_eq!(pages(&acc, "convPa.bias"), (8, 4096));
         assert_eq!(pages(&port(grid), "convPa.bias"), (8, 2048));
         // Every compute kernel of a conv runs at HiFi4 with an fp32 DST.

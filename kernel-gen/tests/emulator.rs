@@ -452,7 +452,16 @@ fn conv_reader_reads_each_input_block_once_per_core() {
         ("pool3", 0, 0, 0, false),
         ("conv", 64, 32, 3, true),
     ];
-    assert_reads_each_block_once(layers, (640, 480), (80, 60), 3, false);
+    // 150 blocks on 7 cores: at most 22 a core (7 × 21 < 150), so the weights' sender takes
+    // 150 − 6 × 22 = 18 and the others 22 each.
+    assert_reads_each_block_once(
+        layers,
+        (640, 480),
+        (80, 60),
+        3,
+        false,
+        [18, 22, 22, 22, 22, 22, 22],
+    );
 }
 
 /// The same with shifted views (W 128, 4 blocks an image row): the views of the blocks 4 either
@@ -461,19 +470,29 @@ fn conv_reader_reads_each_input_block_once_per_core() {
 #[test]
 fn conv_reader_with_shifted_views_reads_each_input_block_once_per_core() {
     let layers: &[Layer] = &[("c0", 1, 64, 3, true), ("conv", 64, 32, 3, true)];
-    assert_reads_each_block_once(layers, (128, 32), (128, 32), 5, true);
+    // 128 blocks on 7 cores: at most 19 a core, the sender 128 − 6 × 19 = 14.
+    assert_reads_each_block_once(
+        layers,
+        (128, 32),
+        (128, 32),
+        5,
+        true,
+        [14, 19, 19, 19, 19, 19, 19],
+    );
 }
 
 /// Runs the last layer of `layers` (3×3, 64→32) of a `frame`-sized chain on a 7×1 grid on an
 /// `input` (W, H) activation and checks each core's DRAM reads: blocks `reach` either side of
 /// its run, inside the image, 2 tiles each, plus the 19 weight and bias tiles on core 0; and the
-/// static report's bound. `shifted`: which reader the planner must have chosen.
+/// static report's bound. `shifted`: which reader the planner must have chosen; `counts`: the
+/// output blocks of each core.
 fn assert_reads_each_block_once(
     layers: &[Layer],
     frame: (usize, usize),
     input: (usize, usize),
     reach: u64,
     shifted: bool,
+    counts: [u64; 7],
 ) {
     let graph = chain(frame.0, frame.1, layers);
     let grid = Grid { x: 7, y: 1 };
@@ -510,8 +529,9 @@ fn assert_reads_each_block_once(
     let mut start = 0u64;
     let mut total = 0;
     let mut bound = 0;
+    assert_eq!(counts.iter().sum::<u64>(), blocks);
     for i in 0..7u64 {
-        let count = blocks / 7 + u64::from(i < blocks % 7);
+        let count = counts[i as usize];
         let first = start.saturating_sub(reach);
         let last = (start + count - 1 + reach).min(blocks - 1);
         let weights = if i == 0 { 19 * tile } else { 0 };
@@ -594,7 +614,9 @@ fn reader_counters(
 /// The first core reads the 1×1 64→32 conv's weights (2 tiles) and bias (1 tile) from DRAM
 /// and multicasts them once per rectangle of the split: the full rows (with the sender, by
 /// loopback) and the partial last row on 64 cores of either grid, one rectangle on the whole
-/// 12×10 grid. Every other core reads only its own input tile rows (2 tiles per block).
+/// 12×10 grid. Every other core reads only its own input tile rows (2 tiles per block). 64
+/// blocks on 64 cores: one each; 128 on 120: at most 2 a core, so the sender takes none and
+/// cores 1 to 9 two each.
 #[test]
 fn conv_weights_are_read_once_and_multicast_per_rectangle_on_both_grids() {
     let layers: &[Layer] = &[("conv_a", 1, 64, 3, true), ("conv_b", 64, 32, 1, true)];
@@ -609,9 +631,16 @@ fn conv_weights_are_read_once_and_multicast_per_rectangle_on_both_grids() {
         assert_eq!(step.semaphores, 2);
         let blocks = (width * height / 32) as u64;
         for (i, c) in counters.iter().enumerate() {
-            let own = blocks / cores + u64::from((i as u64) < blocks % cores);
+            let own = match (blocks, i) {
+                (64, _) => 1,
+                (_, 0) => 0,
+                (_, 1..=9) => 2,
+                _ => 1,
+            };
             if i == 0 {
                 assert_eq!(c.dram_read_bytes, (2 + 1 + 2 * own) * tile);
+                // The two weight tiles are one 4 KiB DRAM page (size class 6: 2049..=4096 B).
+                assert_eq!(c.noc_reads[6], 1);
                 assert_eq!(c.noc_mcasts, 2 * rects);
                 assert_eq!(c.noc_mcast_bytes, rects * (2 + 1) * tile);
                 // Destinations reached per CB: every core, the sender by loopback.

@@ -17,8 +17,12 @@
 // image row) each ring block q also keeps its views shifted by dx = -1 and +1 (row r = pixel
 // 32q + r + dx of the same image row, zero outside it), built once when the block enters the
 // ring; a ring slot holds [view -1, block, view +1] x in_tiles, which is the k tile order of
-// one tap row, so tap row dy of output block b is one read of slot b + dy * W / 32 (zero tiles
-// above and below the image).
+// one tap row, so tap row dy of output block b is slot b + dy * W / 32 (the zero slot above and
+// below the image). The compute reads the tap rows from the ring itself (conv2d/compute): the
+// ring CB ([zero slot, ring slots]) is pushed whole once, and one cb_im2col page per output
+// block b (no data) says the views its taps read are complete; the ring keeps, besides the
+// blocks ahead and the tap rows of b, those of the two blocks the compute may still be reading
+// (cb_im2col holds two pages).
 #include <type_traits>
 
 #include "api/dataflow/dataflow_api.h"
@@ -37,9 +41,10 @@ constexpr uint32_t relu = get_compile_time_arg_val(10);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(11);
 constexpr uint32_t fp32 = get_compile_time_arg_val(12);
 constexpr uint32_t weight_parts = get_compile_time_arg_val(13);
-constexpr uint32_t ring_blocks = get_compile_time_arg_val(14);
-constexpr uint32_t shifted = get_compile_time_arg_val(15);
-constexpr uint32_t input_dram = get_compile_time_arg_val(16);
+constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(14);
+constexpr uint32_t ring_blocks = get_compile_time_arg_val(15);
+constexpr uint32_t shifted = get_compile_time_arg_val(16);
+constexpr uint32_t input_dram = get_compile_time_arg_val(17);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -78,7 +83,7 @@ constexpr uint32_t views = shifted != 0 ? 3 : 1;
 constexpr int32_t row_blocks = cols / 32;
 static_assert(shifted == 0 ? ring_blocks == 2 * ring_reach + 1
                            : kernel == 3 && pad == 1 && in_channels % 32 == 0 && cols % 32 == 0 &&
-                                 ring_reach == row_blocks + 3 && ring_blocks == 2 * row_blocks + 4,
+                                 ring_reach == row_blocks + 2 && ring_blocks == 2 * row_blocks + 4,
               "the plan's ring does not match the reader");
 constexpr uint32_t face_bytes = tile_bytes / 4;
 constexpr uint32_t row_bytes = tile_bytes / 64;
@@ -140,7 +145,7 @@ void kernel_main() {
     const uint32_t mcast1_self = get_arg_val<uint32_t>(19);
 
     // Weights (weight_parts * k_tiles x out_tiles) and bias rows (out_tiles) fill resident CBs: the sender (the
-    // node's first core) reads them from DRAM once and multicasts them to the same CB addresses on
+    // node's first core) reads them from DRAM once (weight_page_tiles weight tiles a DRAM page) and multicasts them to the same CB addresses on
     // the other cores, one multicast per rectangle of the split; the rectangle that holds the
     // sender (r[5]) takes the loopback variant, its destination count r[4] including the sender.
     // Handshake (kernel-gen src/multicast.rs): semaphore 0 on the sender counts the receivers that
@@ -163,12 +168,11 @@ void kernel_main() {
         const uint32_t weight_bytes = weight_pages * get_tile_size(cb_weights);
         const uint32_t bias_bytes = out_tiles * get_tile_size(cb_bias);
         if (weights_sender != 0) {
-            const InterleavedAddrGenFast<true> weights{weight_addr, static_cast<uint32_t>(get_tile_size(cb_weights)),
-                                                       DataFormat::Float16_b};
+            const InterleavedAddrGen<true> weights{weight_addr, weight_page_tiles * get_tile_size(cb_weights)};
             const uint32_t bias_tile = get_tile_size(cb_bias);
             const InterleavedAddrGenFast<true> bias{bias_addr, bias_tile,
                                                     bias_tile == 4096 ? DataFormat::Float32 : DataFormat::Float16_b};
-            for (uint32_t p = 0; p < weight_pages; ++p) {
+            for (uint32_t p = 0; p < weight_pages / weight_page_tiles; ++p) {
                 noc_async_read_page(p, weights, weights_l1 + p * weights.page_size);
             }
             for (uint32_t p = 0; p < out_tiles; ++p) {
@@ -221,12 +225,16 @@ void kernel_main() {
     zero_fill(zero_l1, tile_bytes);
 
     const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile_bytes, activation_format};
-    cb_reserve_back(cb_ring, ring_blocks * views * in_tiles);
+    // With shifted views the ring starts with the zero slot.
+    constexpr uint32_t zero_slots = shifted != 0 ? 1 : 0;
+    constexpr uint32_t ring_pages = (zero_slots + ring_blocks) * views * in_tiles;
+    cb_reserve_back(cb_ring, ring_pages);
     const uint32_t ring_l1 = get_write_ptr(cb_ring);
     // View v (dx = v - views / 2) of channel tile c of input block q (0 <= q < in_blocks) lives
-    // in ring slot q % ring_blocks.
+    // in ring slot zero_slots + q % ring_blocks.
     auto view_l1 = [&](int32_t q, uint32_t v, uint32_t c) {
-        return ring_l1 + ((static_cast<uint32_t>(q) % ring_blocks * views + v) * in_tiles + c) * tile_bytes;
+        const uint32_t slot = zero_slots + static_cast<uint32_t>(q) % ring_blocks;
+        return ring_l1 + ((slot * views + v) * in_tiles + c) * tile_bytes;
     };
     auto slot_l1 = [&](int32_t q, uint32_t c) { return view_l1(q, views / 2, c); };
     auto fetch = [&](int32_t q) {
@@ -239,6 +247,13 @@ void kernel_main() {
     };
     const int32_t first = static_cast<int32_t>(block_start);
 
+    // A core without output blocks (the weights' sender, plan::Split::sender_light) reads none.
+    if (block_count == 0) {
+        if constexpr (shifted != 0) {
+            cb_push_back(cb_ring, ring_pages);
+        }
+        return;
+    }
     if constexpr (shifted != 0) {
         const int32_t last = first + static_cast<int32_t>(block_count) - 1;
         constexpr int32_t ahead = static_cast<int32_t>(ring_reach);
@@ -291,6 +306,7 @@ void kernel_main() {
                 }
             }
         };
+        zero_fill(ring_l1, views * in_tiles * tile_bytes);
         for (int32_t q = first - row_blocks - 1; q < first + ahead; ++q) {
             fetch_needed(q);
         }
@@ -303,29 +319,19 @@ void kernel_main() {
             finish_views(q);
         }
         noc_async_read_barrier();
+        cb_push_back(cb_ring, ring_pages);
 
-        // In output block b: block b + ahead is fetched, the views of b + ahead - 1 started and
-        // those of b + ahead - 2 finished, each on data complete since the last barrier; the
-        // taps read views up to b + row_blocks = b + ahead - 3.
+        // In output block b, once the compute is done with block b - 2 (its page of cb_im2col
+        // is free): block b + ahead is fetched, the views of b + ahead - 1 started and those of
+        // b + ahead - 2 = b + row_blocks finished, each on data complete since the last
+        // barrier, which completes the views of every tap row of b.
         for (int32_t b = first; b <= last; ++b) {
+            cb_reserve_back(cb_im2col, 1);
             fetch_needed(b + ahead);
             start_views(b + ahead - 1);
             finish_views(b + ahead - 2);
-            cb_reserve_back(cb_im2col, k_tiles);
-            const uint32_t out_l1 = get_write_ptr(cb_im2col);
-            for (uint32_t ky = 0; ky < 3; ++ky) {
-                const int32_t q = b + (static_cast<int32_t>(ky) - 1) * row_blocks;
-                const uint32_t dst = out_l1 + ky * 3 * in_tiles * tile_bytes;
-                if (q >= 0 && q < in_blocks) {
-                    noc_async_read(get_noc_addr(view_l1(q, 0, 0)), dst, 3 * in_tiles * tile_bytes);
-                } else {
-                    for (uint32_t t = 0; t < 3 * in_tiles; ++t) {
-                        copy_rows(zero_l1, 0, dst + t * tile_bytes, 0, 32);
-                    }
-                }
-            }
             noc_async_read_barrier();
-            cb_push_back(cb_im2col, k_tiles);
+            cb_push_back(cb_im2col, 1);
         }
         return;
     }

@@ -5,6 +5,10 @@
 // matmul accumulates im2col x weights over the weight_parts * k_tiles weight rows of tiles (with
 // Float32 activations the weights are a bf16 high and a bf16 low matrix stacked along K, both
 // multiplied by the same im2col tile k % k_tiles), then ReLU (when fused) and pack.
+// With `shifted` views the im2col tiles are not copied: tap row ky of output block b is the
+// reader's ring slot of input block b + (ky - 1) * W / 32 ([view -1, block, view +1] x
+// in_tiles, conv2d/reader), or its zero slot above and below the image; the ring CB is waited
+// for whole once, and a cb_im2col page per block says its slots are complete.
 #include "api/compute/matmul.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/reconfig_data_format.h"
@@ -24,6 +28,9 @@ constexpr uint32_t relu = get_compile_time_arg_val(10);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(11);
 constexpr uint32_t fp32 = get_compile_time_arg_val(12);
 constexpr uint32_t weight_parts = get_compile_time_arg_val(13);
+constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(14);
+constexpr uint32_t ring_blocks = get_compile_time_arg_val(15);
+constexpr uint32_t shifted = get_compile_time_arg_val(16);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -31,14 +38,42 @@ constexpr uint32_t cb_ring = 3;
 constexpr uint32_t cb_zero = 4;
 constexpr uint32_t cb_out = 16;
 
-void kernel_main() {
-    const uint32_t block_count = get_arg_val<uint32_t>(0);
+namespace {
 
-    compute_kernel_hw_startup<SrcOrder::Reverse>(cb_im2col, cb_weights, cb_out);
+// The CB the matmul reads im2col tiles from, the pages the reader pushes per block on cb_im2col,
+// and the ring (shifted views only): a zero slot, then ring_blocks slots of 3 * in_tiles tiles.
+constexpr uint32_t cb_act = shifted != 0 ? cb_ring : cb_im2col;
+constexpr uint32_t im2col_pages = shifted != 0 ? 1 : k_tiles;
+constexpr uint32_t slot_tiles = 3 * in_tiles;
+constexpr uint32_t ring_pages = (1 + ring_blocks) * slot_tiles;
+constexpr int32_t row_blocks = static_cast<int32_t>(width / 32);
+constexpr int32_t in_blocks = static_cast<int32_t>((height * width + 31) / 32);
+
+// The cb_act tile holding im2col tile t of output block b.
+uint32_t act_tile(int32_t b, uint32_t t) {
+    if constexpr (shifted == 0) {
+        return t;
+    }
+    const int32_t q = b + (static_cast<int32_t>(t / slot_tiles) - 1) * row_blocks;
+    const uint32_t slot = q >= 0 && q < in_blocks ? 1 + static_cast<uint32_t>(q) % ring_blocks : 0;
+    return slot * slot_tiles + t % slot_tiles;
+}
+
+}  // namespace
+
+void kernel_main() {
+    const uint32_t block_start = get_arg_val<uint32_t>(0);
+    const uint32_t block_count = get_arg_val<uint32_t>(1);
+
+    compute_kernel_hw_startup<SrcOrder::Reverse>(cb_act, cb_weights, cb_out);
     cb_wait_front(cb_weights, weight_parts * k_tiles * out_tiles);
     cb_wait_front(cb_bias, out_tiles);
-    for (uint32_t b = 0; b < block_count; ++b) {
-        cb_wait_front(cb_im2col, k_tiles);
+    if constexpr (shifted != 0) {
+        cb_wait_front(cb_ring, ring_pages);
+    }
+    for (uint32_t i = 0; i < block_count; ++i) {
+        const int32_t b = static_cast<int32_t>(block_start + i);
+        cb_wait_front(cb_im2col, im2col_pages);
         for (uint32_t g = 0; g < out_tiles / group; ++g) {
             tile_regs_acquire();
             reconfig_data_format_srca(cb_bias);
@@ -47,9 +82,10 @@ void kernel_main() {
                 copy_tile(cb_bias, g * group + j, j);
             }
             reconfig_data_format_srca(cb_weights);
-            matmul_block_init(cb_im2col, cb_weights, 0, group, 1, k_tiles);
+            matmul_block_init(cb_act, cb_weights, 0, group, 1, k_tiles);
             for (uint32_t k = 0; k < weight_parts * k_tiles; ++k) {
-                matmul_block(cb_im2col, cb_weights, k % k_tiles, k * out_tiles + g * group, 0, 0, group, 1, k_tiles);
+                matmul_block(cb_act, cb_weights, act_tile(b, k % k_tiles), k * out_tiles + g * group, 0, 0, group, 1,
+                             k_tiles);
             }
             if constexpr (relu != 0) {
                 relu_tile_init();
@@ -66,7 +102,10 @@ void kernel_main() {
             tile_regs_release();
             cb_push_back(cb_out, group);
         }
-        cb_pop_front(cb_im2col, k_tiles);
+        cb_pop_front(cb_im2col, im2col_pages);
+    }
+    if constexpr (shifted != 0) {
+        cb_pop_front(cb_ring, ring_pages);
     }
     cb_pop_front(cb_bias, out_tiles);
     cb_pop_front(cb_weights, weight_parts * k_tiles * out_tiles);
