@@ -379,3 +379,76 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     };
     Ok(vec![reader, compute, writer])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kir::{lower, walk, OnCore};
+    use crate::plan::{plan, PlanParams};
+    use superpoint_graph::{superpoint, Graph, Op};
+
+    /// The network up to conv1a at 640×480 on 12×10: conv1a is split by image rows (4 a core)
+    /// and its reader stores, per image row, the 2·19 tile-edge values of three tap rows
+    /// (228 bf16 bytes) besides the one zeroing of its two slots.
+    #[test]
+    fn conv1a_reads_the_frame_by_image_rows() {
+        let graph = superpoint(640, 480).pruned(&["conv1a"]);
+        let planned = plan(&graph, &PlanParams::default()).expect("plans");
+        let node = planned
+            .nodes
+            .iter()
+            .find(|n| n.name == "conv1a")
+            .expect("conv1a");
+        assert!(matches!(&node.op, OpPlan::Conv2d(c) if c.frame_rows && !c.shifted));
+        assert_eq!(node.split.blocks, 480);
+        assert!(node.split.work.iter().all(|w| w.count == 4));
+        let kir = lower(&planned).expect("lowers");
+        let conv = kir.nodes.iter().find(|n| n.node == "conv1a").expect("kir");
+        let reader = &conv.kernels[0];
+        assert_eq!(reader.template, "conv2d/frame_reader.cpp.tera");
+        let mut gathered = 0;
+        let on = OnCore {
+            blocks: 4,
+            counted: 4,
+            sender: false,
+        };
+        walk(&reader.body, on, 1, &mut |call, times| {
+            if let Call::L1Gather { bytes } = call {
+                gathered += times * u64::from(*bytes);
+            }
+        });
+        assert_eq!(gathered, 64 + 4 * 228);
+    }
+
+    fn frame_then(op: Op) -> Graph {
+        let mut graph = superpoint(64, 32).pruned(&["conv1a"]);
+        if let Some(conv) = graph.nodes.iter_mut().find(|n| n.name == "conv1a") {
+            conv.op = op;
+        }
+        graph
+    }
+
+    /// Only a one-channel 3×3 pad-1 conv reads the frame's layout; a 1×1 conv or a max-pool
+    /// on it is refused by name.
+    #[test]
+    fn other_readers_of_the_frame_are_refused() {
+        let refused = Err(PlanError::NotOnDevice {
+            node: "conv1a".to_string(),
+            input: superpoint_graph::superpoint::names::RESIZE.to_string(),
+        });
+        let one_by_one = Op::Conv2d {
+            weights: "conv1a".to_string(),
+            in_channels: 1,
+            out_channels: 64,
+            kernel: 1,
+            pad: 0,
+            relu: true,
+        };
+        let params = PlanParams::default();
+        assert_eq!(plan(&frame_then(one_by_one), &params).map(|_| ()), refused);
+        assert_eq!(
+            plan(&frame_then(Op::MaxPool2), &params).map(|_| ()),
+            refused
+        );
+    }
+}
