@@ -267,6 +267,15 @@ impl Emit for DeviceTensor {
                 width,
                 format
             }),
+            DeviceTensor::FrameRows {
+                height,
+                width,
+                format,
+            } => variant!(DeviceTensor::FrameRows {
+                height,
+                width,
+                format
+            }),
             DeviceTensor::Map { height, width } => variant!(DeviceTensor::Map { height, width }),
             DeviceTensor::Candidates {
                 height,

@@ -578,6 +578,9 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
 }
 
 fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
+    if c.frame_rows {
+        return ops::frame_conv::kernels(node, c);
+    }
     let input = input(node, 0)?;
     let im2col = cb_id(node, "cb_im2col")?;
     let weights = cb_id(node, "cb_weights")?;

@@ -84,9 +84,15 @@
 //!   Pillow's `clip8((S + 2²¹) >> 22)` exactly (`add/sub_binary_tile`, `add/sub_unary_tile`
 //!   with the 1.5·2²³ round-to-nearest trick, `relu_max_tile`; the planner checks the bound this
 //!   needs), the intermediate kept as bf16 u8 values; the result is
-//!   scaled by 1/255; the writer scatters the block's rows into the frame's activation pages.
+//!   scaled by 1/255; the compute kernel then packs the block untilized three times, as is and
+//!   shifted by one pixel either way inside the tile (0/1 shift matmuls, exact), and the writer
+//!   puts each 32-value row stretch into the frame's row pages ([`DeviceTensor::FrameRows`]).
 //!   The frame is Pillow's u8 result /255 within ½ bf16 ulp (measured: no u8 level differs on
 //!   any test, max 0.496/255 from the host resize).
+//! * **conv1a** ([`ops::frame_conv`]): the one conv that reads the frame, split by image rows;
+//!   per image row three NoC reads build a row-major block of its nine tap rows, the RISC-V
+//!   stores the 2·(W/32 − 1) tile-edge values per tap row, and the compute kernel tilizes the
+//!   block and transposes each tile into the im2col tile of the generic conv block.
 //! * **sample_descriptors** ([`ops::sample`]): region `i` of the candidates on core `i`. Its
 //!   count is only known at run time: the reader reads it from the counts buffer and pushes that
 //!   page through `cb_count`, the compute kernel reads it with `read_tile_value`, the writer reads
@@ -109,7 +115,9 @@
 //!   pages), `cb_weights` (1, bf16), `cb_bias` (2), `cb_ring` (3, scratch, (2·reach + 1) × in
 //!   tiles; with shifted views resident, a zero slot and 2·W/32 + 4 slots of 3 × in tiles,
 //!   pushed once by the reader and held by the compute), `cb_zero` (4, scratch, one
-//!   zeroed tile), `cb_out` (16, 2 groups or 1); pool `cb_taps` (0, 2×4), `cb_cache` (1),
+//!   zeroed tile), `cb_out` (16, 2 groups or 1); the frame conv has `cb_rows` (3, 2 × W/32
+//!   row-major tiles) and `cb_taps` (4, W/32) instead of the ring and the zero tile, and
+//!   `cb_im2col` of 2 tiles; pool `cb_taps` (0, 2×4), `cb_cache` (1),
 //!   `cb_out` (16), or for row selection `cb_src` (0, 2×4), `cb_select` (1, the 4 selection
 //!   tiles), `cb_out` (16).
 //! * **softmax + dustbin fold** ([`ops::softmax_fold`]): a `Softmax` whose only consumer is a

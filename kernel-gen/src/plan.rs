@@ -335,6 +335,10 @@ pub struct ConvPlan {
     pub weight_page_tiles: u32,
     pub weights: String,
     pub bias: String,
+    /// The input is the frame in the [`FrameRows`](crate::DeviceTensor::FrameRows) layout, read
+    /// by the frame conv's kernels ([`crate::ops::frame_conv`]), split by image rows.
+    #[serde(default)]
+    pub frame_rows: bool,
 }
 
 impl ConvPlan {
@@ -735,7 +739,18 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 pad,
                 relu,
             } => {
-                let input = input_shape(0)?;
+                // The frame (FrameRows) feeds only the conv that reads it: crate::ops::frame_conv.
+                let frame = crate::ops::frame_conv::input_shape(
+                    &node.name,
+                    &node.inputs[0],
+                    input_tensor(0)?,
+                    precision.format,
+                    (*in_channels, *kernel, *pad),
+                )?;
+                let input = match frame {
+                    Some(shape) => shape,
+                    None => input_shape(0)?,
+                };
                 let shape = ActivationShape {
                     channels: *out_channels,
                     ..input
@@ -771,6 +786,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     ),
                     weights: weight_name.clone(),
                     bias: bias_name.clone(),
+                    frame_rows: frame.is_some(),
                 };
                 // Resident weights and bias, the ring and the zero tile; one stage of the streams.
                 let fixed = |c: &ConvPlan| {
@@ -821,6 +837,16 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     l1_offset: None,
                 });
                 buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
+                if conv.frame_rows {
+                    nodes.push(crate::ops::frame_conv::plan_node(
+                        node,
+                        precision,
+                        params.grid,
+                        conv,
+                    ));
+                    on_device.insert(&node.name);
+                    continue;
+                }
                 nodes.push(NodePlan {
                     name: node.name.clone(),
                     inputs: node.inputs.clone(),

@@ -54,8 +54,11 @@ fn the_whole_graph_compiles_at_accurate_on_both_grids() {
     for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
         let acc = accurate(grid);
         let acts = activations(&acc);
-        // resize, 8 backbone convs, 3 pools, 2 + 2 head convs.
-        assert_eq!(acts.len(), 16, "{acts:?}");
+        // 8 backbone convs, 3 pools, 2 + 2 head convs.
+        assert_eq!(acts.len(), 15, "{acts:?}");
+        // The frame is image rows, three copies each: 640 values of 4 or 2 bytes.
+        assert_eq!(pages(&acc, "resize"), (480, 3 * 640 * 4));
+        assert_eq!(pages(&port(grid), "resize"), (480, 3 * 640 * 2));
         // The dense descriptors are pixel rows: 60×80 pixels = 150 pages of 32 rows of 256
         // values (Float32: 1 KiB a row; bf16: 512 B).
         assert_eq!(pages(&acc, "descriptors_dense"), (150, 32 * 1024));

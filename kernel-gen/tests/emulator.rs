@@ -75,7 +75,7 @@ fn conv_layer_at(
     let mut inputs = weight_inputs(&compiled, &ws);
     inputs.insert(
         input_name.to_string(),
-        pack_activation(&x, precision.format),
+        common::pack_input(input_name, &x, precision.format),
     );
     let dev = common::open(&compiled);
     let (buffers, times) = run(&dev, &compiled, &inputs, &[name]);
@@ -405,7 +405,10 @@ fn conv_pool_chain_down_to_a_partial_block() {
     let ws = weights(layers, 3);
     let frame = bf16_rounded(&random_tensor(1, 32, 32, 9));
     let mut inputs = weight_inputs(&compiled, &ws);
-    inputs.insert("frame".to_string(), pack_activation(&frame, Format::Bf16));
+    inputs.insert(
+        "frame".to_string(),
+        common::pack_input("frame", &frame, Format::Bf16),
+    );
     let dev = common::open(&compiled);
     let names: Vec<&str> = layers.iter().map(|l| l.0).collect();
     let (buffers, times) = run(&dev, &compiled, &inputs, &names);

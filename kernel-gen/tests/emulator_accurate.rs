@@ -82,7 +82,10 @@ fn conv_run(
         layers[index - 1].0
     };
     let mut inputs = weight_inputs(&c, &ws);
-    inputs.insert(input.to_string(), pack_activation(x, precision.format));
+    inputs.insert(
+        input.to_string(),
+        common::pack_input(input, x, precision.format),
+    );
     let dev = common::open(&c);
     let (buffers, _) = run(&dev, &c, &inputs, &[name]);
     let expected = conv2d(x, &ws[name], kernel / 2, relu);

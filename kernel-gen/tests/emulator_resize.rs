@@ -1,5 +1,6 @@
 //! The device resize executed on the emulator: the uploaded u8 plane resized to the frame (1
-//! channel, bf16 activation layout), against the host resize (`superpoint_graph::reference::
+//! channel, FrameRows layout: copy 0 is the frame, copies ±1 must be copy 0 shifted inside its
+//! column tiles, checked on every run), against the host resize (`superpoint_graph::reference::
 //! resize`, Pillow-exact, /255) or the fixtures' Pillow output. The gate (issue 4): every pixel
 //! within 1/255 of the host value. The device reproduces Pillow's two u8 roundings exactly, so
 //! each test also requires the frame's u8 levels (the frame ×255, rounded) to equal Pillow's at
@@ -15,7 +16,7 @@ use std::path::PathBuf;
 
 use common::{chain, run, weight_inputs, Rng};
 use kernel_gen::kir::lower;
-use kernel_gen::layout::{unpack_activation, ActivationShape};
+use kernel_gen::layout::{pack_frame_rows, unpack_frame_rows};
 use kernel_gen::ops::resize::pack_plane;
 use kernel_gen::plan::plan;
 use kernel_gen::report::{report, table};
@@ -81,17 +82,27 @@ fn device_resize(
     inputs.insert("input".to_string(), pack_plane(plane));
     let dev = common::open(&compiled);
     let (buffers, times) = run(&dev, &compiled, &inputs, &["frame"]);
-    let shape = ActivationShape {
-        channels: 1,
-        height,
-        width,
-        format: precision.format,
-    };
     println!(
         "{}x{} -> {width}x{height} grid {}x{} {:?}: emulator {:?}",
         plane.width, plane.height, grid.x, grid.y, precision.fidelity, times[0].1
     );
-    unpack_activation(&buffers["frame"], shape).expect("frame size")
+    let format = precision.format;
+    let copy =
+        |bytes: &[u8], dx| unpack_frame_rows(bytes, height, width, format, dx).expect("frame size");
+    let frame = copy(&buffers["frame"], 0);
+    // Copies ±1 come out of the matrix unit's SrcA: 10 significant bits (all of a bf16 value's
+    // 8), 5 at LoFi.
+    let mask = match precision.fidelity {
+        Fidelity::LoFi => 0xFFF8_0000,
+        _ => 0xFFFF_C000,
+    };
+    let cut = |v: f32| f32::from_bits(v.to_bits() & mask);
+    let shifted = pack_frame_rows(&frame, format).expect("a frame");
+    for dx in [-1, 1] {
+        let expected: Vec<f32> = copy(&shifted, dx).data.into_iter().map(cut).collect();
+        assert_eq!(copy(&buffers["frame"], dx).data, expected, "copy {dx}");
+    }
+    frame
 }
 
 /// Max |device − host frame| in levels (×255), the host frame being the host resize in [0, 1]

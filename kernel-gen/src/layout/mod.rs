@@ -147,6 +147,58 @@ pub fn unpack_activation(bytes: &[u8], shape: ActivationShape) -> Option<Tensor<
     Tensor::from_vec(shape.channels, shape.height, shape.width, data)
 }
 
+/// Bytes of one [`DeviceTensor::FrameRows`] page: three copies of a `width`-value row.
+pub fn frame_row_bytes(width: usize, format: Format) -> usize {
+    3 * width * element_bytes(format)
+}
+
+/// A one-channel tensor (W a multiple of 32) in the [`DeviceTensor::FrameRows`] layout of
+/// `format` (copies ±1 uncut: the matmul that reads them cuts them as the device's copies are
+/// cut); `None` for other shapes.
+pub fn pack_frame_rows(t: &Tensor<f32>, format: Format) -> Option<Vec<u8>> {
+    if t.channels != 1 || t.width % 32 != 0 {
+        return None;
+    }
+    let (w, size) = (t.width, element_bytes(format));
+    let page = frame_row_bytes(w, format);
+    let mut out = vec![0u8; page * t.height];
+    for y in 0..t.height {
+        let row = &t.data[y * w..(y + 1) * w];
+        for (copy, dx) in [-1i64, 0, 1].into_iter().enumerate() {
+            for x in 0..w {
+                let source = x as i64 + dx;
+                if source.div_euclid(32) == (x / 32) as i64 {
+                    let at = y * page + (copy * w + x) * size;
+                    put_at(&mut out, format, at, row[source as usize]);
+                }
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Copy `dx` (−1, 0 or +1) of the frame held in [`DeviceTensor::FrameRows`] bytes, as a
+/// one-channel `height`×`width` tensor; `None` when the length does not match.
+pub fn unpack_frame_rows(
+    bytes: &[u8],
+    height: usize,
+    width: usize,
+    format: Format,
+    dx: i32,
+) -> Option<Tensor<f32>> {
+    let page = frame_row_bytes(width, format);
+    let copy = usize::try_from(dx + 1).ok().filter(|c| *c < 3)?;
+    if bytes.len() != page * height {
+        return None;
+    }
+    let size = element_bytes(format);
+    let data = (0..height)
+        .flat_map(|y| (0..width).map(move |x| y * page + (copy * width + x) * size))
+        .map(|at| get_at(bytes, format, at))
+        .collect();
+    Tensor::from_vec(1, height, width, data)
+}
+
 /// A planar tensor in the pixel-rows layout ([`DeviceTensor::PixelRows`]) of `format`.
 pub fn pack_pixel_rows(t: &Tensor<f32>, format: Format) -> Vec<u8> {
     let shape = ActivationShape {
@@ -318,6 +370,29 @@ mod tests {
             width: 32,
         };
         assert_eq!(unpack_channels_last(&bytes, &map), None);
+    }
+
+    #[test]
+    fn frame_rows_hold_three_copies_shifted_inside_column_tiles() {
+        // 1×64: values 1..=64. Copy −1 at x = 32 (a tile's first column) is 0, not x = 31's
+        // value; copy +1 at x = 31 (a tile's last column) is 0, not x = 32's.
+        let t = Tensor::from_vec(1, 2, 64, (1..=128).map(|v| v as f32).collect()).expect("shape");
+        for format in [Format::Bf16, Format::Fp32] {
+            let bytes = pack_frame_rows(&t, format).expect("packs");
+            assert_eq!(bytes.len(), 2 * frame_row_bytes(64, format));
+            let copy = |dx| unpack_frame_rows(&bytes, 2, 64, format, dx).expect("unpacks");
+            assert_eq!(copy(0), t);
+            let (left, right) = (copy(-1), copy(1));
+            assert_eq!(&left.data[..3], &[0.0, 1.0, 2.0]);
+            assert_eq!(&left.data[31..34], &[31.0, 0.0, 33.0]);
+            assert_eq!(&right.data[30..33], &[32.0, 0.0, 34.0]);
+            assert_eq!(right.data[127], 0.0);
+            assert_eq!(right.data[64], 66.0);
+            assert_eq!(unpack_frame_rows(&bytes, 2, 64, format, 2), None);
+            assert_eq!(unpack_frame_rows(&bytes[1..], 2, 64, format, 0), None);
+        }
+        let odd = Tensor::from_vec(1, 1, 40, vec![0.0; 40]).expect("shape");
+        assert_eq!(pack_frame_rows(&odd, Format::Bf16), None);
     }
 
     #[test]

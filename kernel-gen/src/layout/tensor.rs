@@ -46,6 +46,20 @@ pub enum DeviceTensor {
         #[serde(default, skip_serializing_if = "Format::is_bf16")]
         format: Format,
     },
+    /// The network frame as row-major image rows (the resize writes it, conv1a reads it; W a
+    /// multiple of 32): page y holds three copies of image row y, each W values of `format`,
+    /// for dx = −1, 0, +1 in that order. Copy dx holds frame(y, x + dx) at x when x + dx lies in
+    /// x's 32-pixel column tile and 0 otherwise, so every 32-value stretch of copy ±1 misses
+    /// one value at a tile edge, which its reader takes from copy 0. Copies ±1 hold their
+    /// values as the writer's matrix unit sees them in SrcA (cut to 10 significant bits, 5 at
+    /// LoFi: a bf16 value is unchanged from HiFi2 up), since they are made by a matmul; only a
+    /// matmul reads them, which cuts the same way.
+    FrameRows {
+        height: u32,
+        width: u32,
+        #[serde(default, skip_serializing_if = "Format::is_bf16")]
+        format: Format,
+    },
     /// One channel H×W as Float32 32×32 tiles (4-face), page `(y/32)·(W/32) + x/32`.
     Map { height: u32, width: u32 },
     /// Keypoint candidates of a `height`×`width` map: `regions` × `capacity` records
@@ -124,7 +138,15 @@ impl DeviceTensor {
             Op::InputPlane => plane
                 .map(|(width, height)| DeviceTensor::Plane { height, width })
                 .ok_or(LayoutError::DynamicSize),
-            Op::Resize { .. } | Op::Conv2d { .. } | Op::MaxPool2 | Op::Softmax => {
+            Op::Resize { .. } => {
+                let (_, height, width) = dims(ty)?;
+                Ok(DeviceTensor::FrameRows {
+                    height,
+                    width,
+                    format,
+                })
+            }
+            Op::Conv2d { .. } | Op::MaxPool2 | Op::Softmax => {
                 let (channels, height, width) = dims(ty)?;
                 Ok(DeviceTensor::Activation {
                     channels,
@@ -234,6 +256,11 @@ impl DeviceTensor {
                 tiles((height * width) as usize) as u32,
                 tiles(channels as usize) as u32 * format.tile_bytes(),
             )],
+            DeviceTensor::FrameRows {
+                height,
+                width,
+                format,
+            } => vec![(Part::Main, height, 3 * width * format.tile_bytes() / 1024)],
             DeviceTensor::Map { height, width } => vec![(
                 Part::Main,
                 (tiles(height as usize) * tiles(width as usize)) as u32,

@@ -1,6 +1,7 @@
 //! The device resize: the u8 image plane the host uploads (one DRAM page per row) resized to the
 //! network frame with Pillow's BILINEAR filter, bit for bit, written in the frame's activation
-//! layout (1 channel, bf16 or Float32 as the node's precision says) so conv1a reads it unchanged. The program is specialised per input
+//! layout (one channel, bf16 or Float32 as the node's precision says; [`FrameRows`](crate::DeviceTensor::FrameRows): each
+//! image row with its copies shifted by one pixel either way, so conv1a builds its taps from whole rows). The program is specialised per input
 //! size (the filter is data the host computes per size, [`crate::ops::resize_filter`]).
 //!
 //! Pillow runs one pass per axis, in the order [`vertical_first`] decides, each output
@@ -27,8 +28,14 @@
 //!   (≤ 2⁻⁹) of the host value (a Float32 frame: up to the f32 product only). This rests on two properties of the device, both of the
 //!   emulator: the matrix unit and the SFPU add exactly representable fp32 sums exactly, and
 //!   SFPU fp32 adds round to nearest (either tie rule: no step here meets a tie that matters);
-//! * the writer turns the output tile (Fᵀ or F) into the 32 activation pages of the block's rows
-//!   (channel column 0).
+//! * the compute kernel then turns the output tile (Fᵀ or F, in `cb_final`) into the block's
+//!   [`FrameRows`](crate::DeviceTensor::FrameRows): copy 0 is F (a transpose of Fᵀ), copies ±1
+//!   are S_dx·Fᵀ transposed, S_dx a 0/1 tile the reader builds whose row x picks row x + dx of Fᵀ
+//!   (exact: Fᵀ sits in SrcA, one product per element; a Float32 frame is cut to SrcA's
+//!   precision there, which is what conv1a's matmul sees of it anyway); each is packed
+//!   untilized, the three side by side, and the writer puts each 32-value row stretch at its
+//!   place in the frame page of its image row. Shifting on the matrix unit is what lets conv1a
+//!   build its taps from whole rows: a one-pixel shift is 2 bytes, which no NoC copy can do.
 //!
 //! Only the non-zero bands are multiplied: 3·kv·kh + 3·kh tile products per block (vertical
 //! first), 3·kv·kh + 3·kv (horizontal first).
@@ -201,8 +208,7 @@ pub fn plan_node(
     let window = (kh * 32 + 128).div_ceil(64) * 64;
     let bands_bytes = ((width_tiles + height_tiles) * 4).div_ceil(64) * 64;
     let format = precision.format;
-    let frame = DeviceTensor::Activation {
-        channels: 1,
+    let frame = DeviceTensor::FrameRows {
         height: height as u32,
         width: width as u32,
         format,
@@ -264,15 +270,17 @@ pub fn plan_node(
             stream(4, "cb_lut", 1, 512, bf16, CbKind::Scratch),
             stream(5, "cb_bands", 1, bands_bytes, bf16, CbKind::Scratch),
             stream(6, "cb_rows", 1, 32 * kv * window, bf16, CbKind::Scratch),
+            stream(7, "cb_shift", 2, 2048, bf16, CbKind::Stream),
             stream(
-                7,
-                "cb_rowpages",
-                32,
+                8,
+                "cb_final",
+                1,
                 format.tile_bytes(),
                 format,
-                CbKind::Scratch,
+                CbKind::Stream,
             ),
-            stream(16, "cb_out", 2, format.tile_bytes(), format, CbKind::Stream),
+            stream(9, "cb_tmp", 1, format.tile_bytes(), format, CbKind::Stream),
+            stream(16, "cb_out", 6, format.tile_bytes(), format, CbKind::Stream),
         ],
         op: OpPlan::Resize(ResizePlan {
             in_width,
@@ -327,7 +335,9 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
     let cb_lut = cb_id(node, "cb_lut")?;
     let cb_bands = cb_id(node, "cb_bands")?;
     let cb_rows = cb_id(node, "cb_rows")?;
-    let cb_rowpages = cb_id(node, "cb_rowpages")?;
+    let cb_shift = cb_id(node, "cb_shift")?;
+    let cb_final = cb_id(node, "cb_final")?;
+    let cb_tmp = cb_id(node, "cb_tmp")?;
     let cb_out = cb_id(node, "cb_out")?;
     let (kh, kv) = (r.kh, r.kv);
     let parts = PARTS as u32;
@@ -413,6 +423,22 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
         precision: None,
         body: vec![
             Call::CbReserve {
+                cb: cb_shift,
+                pages: 2,
+            },
+            // `zero_fill` (64 bytes stored, doubled by local NoC copies), then 62 ones.
+            Call::L1Gather { bytes: 64 + 62 * 2 },
+            Call::L1Copy {
+                from: cb_shift,
+                cb: cb_shift,
+                tiles: 2,
+                row_bytes: 64,
+            },
+            Call::CbPush {
+                cb: cb_shift,
+                pages: 2,
+            },
+            Call::CbReserve {
                 cb: cb_lut,
                 pages: 1,
             },
@@ -450,90 +476,174 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
         runtime_arg_names: names(&["block_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
-        body: vec![blocks(
-            Trips::Blocks,
-            vec![
-                Call::CbWait {
-                    cb: cb_plane,
-                    pages: kv * kh,
-                },
-                Call::CbWait {
-                    cb: cb_w1,
-                    pages: parts * k1,
-                },
-                Call::CbReserve {
-                    cb: cb_mid,
-                    pages: k2,
-                },
-                Call::Loop {
-                    trips: Trips::Fixed(k2),
-                    body: vec![Call::Dst {
+        body: vec![
+            Call::CbWait {
+                cb: cb_shift,
+                pages: 2,
+            },
+            blocks(
+                Trips::Blocks,
+                vec![
+                    Call::CbWait {
+                        cb: cb_plane,
+                        pages: kv * kh,
+                    },
+                    Call::CbWait {
+                        cb: cb_w1,
+                        pages: parts * k1,
+                    },
+                    Call::CbReserve {
+                        cb: cb_mid,
+                        pages: k2,
+                    },
+                    Call::Loop {
+                        trips: Trips::Fixed(k2),
+                        body: vec![Call::Dst {
+                            tiles: 3,
+                            body: [
+                                vec![matmuls(parts * k1)],
+                                round_half_up(),
+                                vec![Call::Pack {
+                                    cb: cb_mid,
+                                    tiles: 1,
+                                }],
+                            ]
+                            .concat(),
+                        }],
+                    },
+                    Call::CbPush {
+                        cb: cb_mid,
+                        pages: k2,
+                    },
+                    Call::CbPop {
+                        cb: cb_w1,
+                        pages: parts * k1,
+                    },
+                    Call::CbPop {
+                        cb: cb_plane,
+                        pages: kv * kh,
+                    },
+                    Call::CbWait {
+                        cb: cb_mid,
+                        pages: k2,
+                    },
+                    Call::CbWait {
+                        cb: cb_w2,
+                        pages: parts * k2,
+                    },
+                    Call::CbReserve {
+                        cb: cb_final,
+                        pages: 1,
+                    },
+                    Call::Dst {
                         tiles: 3,
                         body: [
-                            vec![matmuls(parts * k1)],
+                            vec![matmuls(parts * k2)],
                             round_half_up(),
-                            vec![Call::Pack {
-                                cb: cb_mid,
-                                tiles: 1,
-                            }],
+                            vec![
+                                sfpu(SfpuOp::MulScalar),
+                                Call::Pack {
+                                    cb: cb_final,
+                                    tiles: 1,
+                                },
+                            ],
                         ]
                         .concat(),
-                    }],
-                },
-                Call::CbPush {
-                    cb: cb_mid,
-                    pages: k2,
-                },
-                Call::CbPop {
-                    cb: cb_w1,
-                    pages: parts * k1,
-                },
-                Call::CbPop {
-                    cb: cb_plane,
-                    pages: kv * kh,
-                },
-                Call::CbWait {
-                    cb: cb_mid,
-                    pages: k2,
-                },
-                Call::CbWait {
-                    cb: cb_w2,
-                    pages: parts * k2,
-                },
-                Call::CbReserve {
-                    cb: cb_out,
-                    pages: 1,
-                },
-                Call::Dst {
-                    tiles: 3,
-                    body: [
-                        vec![matmuls(parts * k2)],
-                        round_half_up(),
-                        vec![
-                            sfpu(SfpuOp::MulScalar),
+                    },
+                    Call::CbPush {
+                        cb: cb_final,
+                        pages: 1,
+                    },
+                    Call::CbPop {
+                        cb: cb_w2,
+                        pages: parts * k2,
+                    },
+                    Call::CbPop {
+                        cb: cb_mid,
+                        pages: k2,
+                    },
+                    Call::CbWait {
+                        cb: cb_final,
+                        pages: 1,
+                    },
+                    Call::CbReserve {
+                        cb: cb_out,
+                        pages: 3,
+                    },
+                    // Copies ∓1: S_dx·Fᵀ through cb_tmp, transposed, packed untilized.
+                    Call::Loop {
+                        trips: Trips::Fixed(2),
+                        body: vec![
+                            Call::CbReserve {
+                                cb: cb_tmp,
+                                pages: 1,
+                            },
+                            Call::Dst {
+                                tiles: 1,
+                                body: vec![
+                                    matmuls(1),
+                                    Call::Pack {
+                                        cb: cb_tmp,
+                                        tiles: 1,
+                                    },
+                                ],
+                            },
+                            Call::CbPush {
+                                cb: cb_tmp,
+                                pages: 1,
+                            },
+                            Call::CbWait {
+                                cb: cb_tmp,
+                                pages: 1,
+                            },
+                            Call::Dst {
+                                tiles: 1,
+                                body: vec![
+                                    Call::Transpose { tiles: 1 },
+                                    Call::Pack {
+                                        cb: cb_out,
+                                        tiles: 1,
+                                    },
+                                ],
+                            },
+                            Call::CbPop {
+                                cb: cb_tmp,
+                                pages: 1,
+                            },
+                        ],
+                    },
+                    // Copy 0: F, or Fᵀ transposed.
+                    Call::Dst {
+                        tiles: 1,
+                        body: vec![
+                            if r.vertical_first {
+                                Call::Transpose { tiles: 1 }
+                            } else {
+                                Call::Copy { tiles: 1 }
+                            },
                             Call::Pack {
                                 cb: cb_out,
                                 tiles: 1,
                             },
                         ],
-                    ]
-                    .concat(),
-                },
-                Call::CbPush {
-                    cb: cb_out,
-                    pages: 1,
-                },
-                Call::CbPop {
-                    cb: cb_w2,
-                    pages: parts * k2,
-                },
-                Call::CbPop {
-                    cb: cb_mid,
-                    pages: k2,
-                },
-            ],
-        )],
+                    },
+                    Call::CbPush {
+                        cb: cb_out,
+                        pages: 3,
+                    },
+                    Call::CbPop {
+                        cb: cb_final,
+                        pages: 1,
+                    },
+                ],
+            ),
+            Call::CbPop {
+                cb: cb_shift,
+                pages: 2,
+            },
+        ],
     };
+    let element = frame_tile / 1024;
     let writer = Kernel {
         role: Role::Writer,
         template: "resize/writer.cpp.tera".into(),
@@ -548,42 +658,28 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
             ]
         }),
         precision: None,
-        body: vec![
-            Call::CbReserve {
-                cb: cb_rowpages,
-                pages: 32,
-            },
-            // 64 zero bytes stored and doubled by local NoC copies over the 32 pages.
-            Call::L1Gather { bytes: 64 },
-            Call::L1Copy {
-                from: cb_rowpages,
-                cb: cb_rowpages,
-                tiles: 32,
-                row_bytes: 64,
-            },
-            blocks(
-                Trips::Blocks,
-                vec![
-                    Call::CbWait {
-                        cb: cb_out,
-                        pages: 1,
-                    },
-                    Call::L1Gather {
-                        bytes: 32 * (frame_tile / 32),
-                    },
-                    Call::DramWrite {
-                        buffer: node.output.clone(),
-                        pages: 32,
-                        page_bytes: frame_tile,
-                        cb: cb_rowpages,
-                    },
-                    Call::CbPop {
-                        cb: cb_out,
-                        pages: 1,
-                    },
-                ],
-            ),
-        ],
+        body: vec![blocks(
+            Trips::Blocks,
+            vec![
+                Call::CbWait {
+                    cb: cb_out,
+                    pages: 3,
+                },
+                // 32 image rows × 3 copies, each a 32-value stretch at a multiple of its size.
+                Call::DramPart {
+                    buffer: node.output.clone(),
+                    write: true,
+                    transfers: 96,
+                    bytes: 32 * element,
+                    offset_step: 32 * element,
+                    cb: cb_out,
+                },
+                Call::CbPop {
+                    cb: cb_out,
+                    pages: 3,
+                },
+            ],
+        )],
     };
     Ok(vec![reader, compute, writer])
 }

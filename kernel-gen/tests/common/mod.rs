@@ -13,6 +13,17 @@ use tt_runtime::{Device, Dispatch};
 /// One conv layer of a test graph: name, in, out, kernel, relu.
 pub type Layer = (&'static str, usize, usize, usize, bool);
 
+/// The bytes of `x` as the input of a chain's node `input` in `format`: the frame's rows
+/// ([`kernel_gen::layout::pack_frame_rows`]) for `"frame"`, an activation for any other node.
+pub fn pack_input(input: &str, x: &Tensor<f32>, format: kernel_gen::Format) -> Vec<u8> {
+    if input == "frame" {
+        kernel_gen::layout::pack_frame_rows(x, format)
+            .expect("a one-channel frame, W a multiple of 32")
+    } else {
+        kernel_gen::layout::pack_activation(x, format)
+    }
+}
+
 /// `input → resize(width×height)` then the layers in order; `"pool"` entries (in = out = 0) are max-pools.
 pub fn chain(width: usize, height: usize, layers: &[Layer]) -> Graph {
     let mut nodes = vec![

@@ -4,27 +4,23 @@
 // Writes each group of output tiles to its pages: tile (block, column) is page block * out_tiles + column.
 #include "api/dataflow/dataflow_api.h"
 
-constexpr uint32_t in_channels = get_compile_time_arg_val(0);
-constexpr uint32_t height = get_compile_time_arg_val(1);
-constexpr uint32_t width = get_compile_time_arg_val(2);
-constexpr uint32_t kernel = get_compile_time_arg_val(3);
-constexpr uint32_t pad = get_compile_time_arg_val(4);
-constexpr uint32_t in_tiles = get_compile_time_arg_val(5);
-constexpr uint32_t k_tiles = get_compile_time_arg_val(6);
-constexpr uint32_t out_tiles = get_compile_time_arg_val(7);
-constexpr uint32_t group = get_compile_time_arg_val(8);
-constexpr uint32_t ring_reach = get_compile_time_arg_val(9);
-constexpr uint32_t relu = get_compile_time_arg_val(10);
-constexpr uint32_t tile_bytes = get_compile_time_arg_val(11);
-constexpr uint32_t fp32 = get_compile_time_arg_val(12);
-constexpr uint32_t weight_parts = get_compile_time_arg_val(13);
-constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(14);
-constexpr uint32_t output_dram = get_compile_time_arg_val(15);
+constexpr uint32_t height = get_compile_time_arg_val(0);
+constexpr uint32_t width = get_compile_time_arg_val(1);
+constexpr uint32_t width_tiles = get_compile_time_arg_val(2);
+constexpr uint32_t k_tiles = get_compile_time_arg_val(3);
+constexpr uint32_t out_tiles = get_compile_time_arg_val(4);
+constexpr uint32_t group = get_compile_time_arg_val(5);
+constexpr uint32_t relu = get_compile_time_arg_val(6);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(7);
+constexpr uint32_t fp32 = get_compile_time_arg_val(8);
+constexpr uint32_t weight_parts = get_compile_time_arg_val(9);
+constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(10);
+constexpr uint32_t output_dram = get_compile_time_arg_val(11);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
-constexpr uint32_t cb_ring = 3;
-constexpr uint32_t cb_zero = 4;
+constexpr uint32_t cb_rows = 3;
+constexpr uint32_t cb_taps = 4;
 constexpr uint32_t cb_out = 16;
 
 void kernel_main() {

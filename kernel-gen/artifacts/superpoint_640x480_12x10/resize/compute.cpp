@@ -8,11 +8,19 @@
 // F = sum_a V_a * transpose(Y_a^T)) rounds again and scales by 1/255. Weights are in0 (SrcB),
 // data in1 (SrcA). Each weight tile comes in `parts` parts: all but the last accumulate A into
 // DST 0, the last accumulates B into DST 1; A + B = S / 2^22 for Pillow's integer sum S, both
-// exact in fp32. The writer puts F^T or F into the frame's rows.
+// exact in fp32. F^T or F goes to cb_final; then the block's frame rows (FrameRows layout) are
+// packed untilized into cb_out as three tiles side by side, copies dx = -1, 0, +1: copy 0 is F
+// (F^T transposed); copy dx is S_dx * F^T (cb_shift tile, one 1 a row: row x picks row x + dx of
+// F^T inside the tile; exact, F^T in SrcA and a single product per element), packed to cb_tmp
+// and transposed.
 #include "api/compute/matmul.h"
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/eltwise_unary/binop_with_scalar.h"
 #include "api/compute/eltwise_unary/relu.h"
+#include "api/compute/pack_untilize.h"
+#include "api/compute/reconfig_data_format.h"
+#include "api/compute/tile_move_copy.h"
+#include "api/compute/transpose_wh.h"
 
 constexpr uint32_t in_width = get_compile_time_arg_val(0);
 constexpr uint32_t in_height = get_compile_time_arg_val(1);
@@ -33,7 +41,9 @@ constexpr uint32_t cb_mid = 3;
 constexpr uint32_t cb_lut = 4;
 constexpr uint32_t cb_bands = 5;
 constexpr uint32_t cb_rows = 6;
-constexpr uint32_t cb_rowpages = 7;
+constexpr uint32_t cb_shift = 7;
+constexpr uint32_t cb_final = 8;
+constexpr uint32_t cb_tmp = 9;
 constexpr uint32_t cb_out = 16;
 
 namespace {
@@ -43,6 +53,8 @@ constexpr uint32_t k2 = vertical_first ? kh : kv;  // band tiles of the second =
 constexpr uint32_t cb_w1 = vertical_first ? cb_vweights : cb_hweights;
 constexpr uint32_t cb_w2 = vertical_first ? cb_hweights : cb_vweights;
 constexpr uint32_t transpose1 = vertical_first ? 0 : 1;
+// S_dx * F^T takes F^T from cb_final as it is (vertical first) or transposes F.
+constexpr uint32_t final_transpose = vertical_first ? 0 : 1;
 constexpr uint32_t MAGIC = 0x4B400000u;     // 1.5 * 2^23: x + M - M rounds |x| < 2^22 to an integer
 constexpr uint32_t TIE_UP = 0x34000000u;    // 2^-23: half the 2^-22 grid of A + B
 constexpr uint32_t U8_MAX = 0x437F0000u;    // 255.0f
@@ -72,12 +84,55 @@ void round_half_up() {
     relu_max_tile(0, U8_MAX);
 }
 
+// Copy `copy` (dx = copy - 1) of the block's frame rows from cb_final into column tile `copy` of
+// cb_out's untilized row of three tiles.
+void frame_copy(uint32_t copy) {
+    uint32_t source = cb_final;
+    bool transpose = vertical_first != 0;
+    if (copy != 1) {
+        reconfig_data_format(cb_final, cb_shift);
+        pack_reconfig_data_format(cb_tmp);
+        cb_reserve_back(cb_tmp, 1);
+        tile_regs_acquire();
+        matmul_block_init(cb_shift, cb_final, final_transpose, 1, 1, 1);
+        matmul_block(cb_shift, cb_final, copy / 2, 0, 0, final_transpose, 1, 1, 1);
+        tile_regs_commit();
+        tile_regs_wait();
+        pack_tile(0, cb_tmp);
+        tile_regs_release();
+        cb_push_back(cb_tmp, 1);
+        cb_wait_front(cb_tmp, 1);
+        source = cb_tmp;
+        transpose = true;
+    }
+    reconfig_data_format_srca(source);
+    pack_reconfig_data_format(cb_out);
+    tile_regs_acquire();
+    if (transpose) {
+        transpose_wh_init_short(source);
+        transpose_wh_tile(source, 0, 0);
+    } else {
+        copy_init(source);
+        copy_tile(source, 0, 0);
+    }
+    tile_regs_commit();
+    tile_regs_wait();
+    pack_untilize_dest_init<1, 3>(cb_out);
+    pack_untilize_dest<1, 3>(cb_out, 1, copy);
+    pack_untilize_uninit(cb_out);
+    tile_regs_release();
+    if (copy != 1) {
+        cb_pop_front(cb_tmp, 1);
+    }
+}
+
 }  // namespace
 
 void kernel_main() {
     const uint32_t block_count = get_arg_val<uint32_t>(0);
 
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_w1, cb_plane, cb_out);
+    cb_wait_front(cb_shift, 2);
     for (uint32_t b = 0; b < block_count; ++b) {
         cb_wait_front(cb_plane, kv * kh);
         cb_wait_front(cb_w1, parts * k1);
@@ -106,8 +161,8 @@ void kernel_main() {
         cb_wait_front(cb_mid, k2);
         cb_wait_front(cb_w2, parts * k2);
         reconfig_data_format(cb_mid, cb_w2);
-        pack_reconfig_data_format(cb_out);
-        cb_reserve_back(cb_out, 1);
+        pack_reconfig_data_format(cb_final);
+        cb_reserve_back(cb_final, 1);
         tile_regs_acquire();
         matmul_block_init(cb_w2, cb_mid, 1, 1, 1, 1);
         for (uint32_t m = 0; m < k2; ++m) {
@@ -120,10 +175,19 @@ void kernel_main() {
         mul_unary_tile(0, INV_255);
         tile_regs_commit();
         tile_regs_wait();
-        pack_tile(0, cb_out);
+        pack_tile(0, cb_final);
         tile_regs_release();
-        cb_push_back(cb_out, 1);
+        cb_push_back(cb_final, 1);
         cb_pop_front(cb_w2, parts * k2);
         cb_pop_front(cb_mid, k2);
+
+        cb_wait_front(cb_final, 1);
+        cb_reserve_back(cb_out, 3);
+        for (uint32_t copy = 0; copy < 3; ++copy) {
+            frame_copy(copy);
+        }
+        cb_push_back(cb_out, 3);
+        cb_pop_front(cb_final, 1);
     }
+    cb_pop_front(cb_shift, 2);
 }

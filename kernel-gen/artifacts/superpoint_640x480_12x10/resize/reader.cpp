@@ -8,7 +8,8 @@
 // only the 64-byte-aligned column window of its kh*32 input columns, into a staging buffer;
 // converts them into kv x kh bf16 tiles (zero outside the plane); and reads the block's filter
 // weights, in parts: parts*kv vertical tiles of row tile i, parts*kh horizontal tiles of column
-// tile j.
+// tile j. First of all it builds the compute kernel's two shift tiles (bf16 0/1 matrices; tile 0
+// holds S_-1 with (x, x - 1) = 1, tile 1 S_+1 with (x, x + 1) = 1, inside the tile).
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t in_width = get_compile_time_arg_val(0);
@@ -31,10 +32,31 @@ constexpr uint32_t cb_mid = 3;
 constexpr uint32_t cb_lut = 4;
 constexpr uint32_t cb_bands = 5;
 constexpr uint32_t cb_rows = 6;
-constexpr uint32_t cb_rowpages = 7;
+constexpr uint32_t cb_shift = 7;
+constexpr uint32_t cb_final = 8;
+constexpr uint32_t cb_tmp = 9;
 constexpr uint32_t cb_out = 16;
 
 namespace {
+
+// Fills `bytes` (a multiple of 64) of the core's L1 from `l1` (NoC-aligned, 16 bytes) with the
+// 32-bit `word`: 64 bytes by stores, the rest by local NoC copies that double the filled run, so
+// a filled tile costs 16 RISC-V stores and a few NoC transfers instead of one store per word.
+void fill_words(uint32_t l1, uint32_t bytes, uint32_t word) {
+    volatile uint32_t* seed = reinterpret_cast<volatile uint32_t*>(l1);
+    for (uint32_t w = 0; w < 16; ++w) {
+        seed[w] = word;
+    }
+    for (uint32_t done = 64; done < bytes; done *= 2) {
+        const uint32_t n = bytes - done < done ? bytes - done : done;
+        noc_async_read(get_noc_addr(l1), l1 + done, n);
+        noc_async_read_barrier();
+    }
+}
+
+// Zeroes `bytes` (a multiple of 64) of L1 from `l1` ([`fill_words`]).
+void zero_fill(uint32_t l1, uint32_t bytes) { fill_words(l1, bytes, 0); }
+
 
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
 
@@ -59,6 +81,17 @@ void kernel_main() {
     const uint32_t bands_addr = get_arg_val<uint32_t>(3);
     const uint32_t block_start = get_arg_val<uint32_t>(4);
     const uint32_t block_count = get_arg_val<uint32_t>(5);
+
+    cb_reserve_back(cb_shift, 2);
+    const uint32_t shift_l1 = get_write_ptr(cb_shift);
+    zero_fill(shift_l1, 2 * 2048);
+    volatile uint16_t* shift = reinterpret_cast<volatile uint16_t*>(shift_l1);
+    constexpr uint16_t ONE = 0x3F80;  // bf16 1.0
+    for (uint32_t x = 0; x < 31; ++x) {
+        shift[face_offset(x + 1, x)] = ONE;
+        shift[1024 + face_offset(x, x + 1)] = ONE;
+    }
+    cb_push_back(cb_shift, 2);
 
     cb_reserve_back(cb_lut, 1);
     volatile uint16_t* lut = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb_lut));

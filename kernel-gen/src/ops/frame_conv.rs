@@ -1,0 +1,457 @@
+//! The conv that reads the frame (conv1a: one input channel, 3×3, pad 1) from its
+//! [`FrameRows`](crate::DeviceTensor::FrameRows) layout, with whole-row NoC copies and a little
+//! FPU work instead of an element gather on the RISC-V.
+//!
+//! The split is by image rows (W/32 output blocks each). Per image row y:
+//! * the reader copies, for each tap row dy, frame page y + dy (its copies dx = −1, 0, +1) into
+//!   rows 3·(dy+1) .. 3·(dy+1)+2 of a row-major block of 32 rows × W values, so row k = tap
+//!   (dy, dx) = ky·3 + kx, the weights' K order for one input channel; three NoC reads of 3·W
+//!   values. Rows 9..31 are zero (both CB slots are zeroed once), and so are the tap rows above and
+//!   below the image (copied from rows 9..11). It then stores the 2·(W/32 − 1) values each tap
+//!   row misses at column-tile edges (FrameRows' copies ±1 hold 0 there) from copy 0, on the
+//!   RISC-V;
+//! * the compute kernel tilizes the block into W/32 tiles T_j (row k = tap k, column c =
+//!   output pixel 32j + c) and, for each output block j, transposes T_j into the im2col tile
+//!   (row c = pixel, column k = tap; exact), packs it, and runs the conv's block
+//!   (`conv2d/block.cpp.tera`: bias, matmul, ReLU), the same operands as the generic reader's;
+//! * the writer is the generic conv writer over the core's blocks.
+
+use crate::device::{Format, Grid, Precision};
+use crate::kir::{
+    args, blocks, cb_id, cb_plan, format_args, input, names, per_core, Arg, Call, Kernel, KirError,
+    Role, SfpuOp, Trips,
+};
+use crate::layout::{ActivationShape, DeviceTensor};
+use crate::multicast::{Multicast, Resident};
+use crate::plan::{cb, cb_of, CbKind, ConvPlan, NodePlan, OpPlan, PlanError, Split};
+use superpoint_graph::Node;
+
+/// Output block stages of the im2col and output streams.
+const STAGES: u32 = 2;
+
+/// The activation shape of a conv's input when it is the frame: `Some` for a frame of
+/// `format` read by a one-channel 3×3 pad-1 conv, `None` for an input in another layout, and an
+/// error for a frame any other conv would read (it reads only that conv's layout).
+pub fn input_shape(
+    node: &str,
+    input: &str,
+    tensor: DeviceTensor,
+    format: Format,
+    (in_channels, kernel, pad): (usize, usize, usize),
+) -> Result<Option<ActivationShape>, PlanError> {
+    let DeviceTensor::FrameRows {
+        height,
+        width,
+        format: frame_format,
+    } = tensor
+    else {
+        return Ok(None);
+    };
+    if frame_format != format {
+        return Err(PlanError::FormatMismatch {
+            node: node.to_string(),
+            input: input.to_string(),
+            input_format: frame_format,
+            format,
+        });
+    }
+    if (in_channels, kernel, pad) != (1, 3, 1) || width % 32 != 0 {
+        return Err(PlanError::NotOnDevice {
+            node: node.to_string(),
+            input: input.to_string(),
+        });
+    }
+    Ok(Some(ActivationShape {
+        channels: 1,
+        height: height as usize,
+        width: width as usize,
+        format,
+    }))
+}
+
+/// The frame conv's node: split by image rows, its CBs.
+pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) -> NodePlan {
+    let format = precision.format;
+    let row_tiles = conv.width / 32;
+    let weight_pages = conv.weight_parts * conv.k_tiles * conv.out_tiles;
+    NodePlan {
+        name: node.name.clone(),
+        inputs: node.inputs.clone(),
+        output: node.name.clone(),
+        precision,
+        split: Split::new(grid, conv.height),
+        cbs: vec![
+            cb_of(format, 0, "cb_im2col", STAGES, CbKind::Stream),
+            cb(1, "cb_weights", weight_pages, CbKind::Resident),
+            cb_of(format, 2, "cb_bias", conv.out_tiles, CbKind::Resident),
+            cb_of(format, 3, "cb_rows", 2 * row_tiles, CbKind::Stream),
+            cb_of(format, 4, "cb_taps", row_tiles, CbKind::Stream),
+            cb_of(format, 16, "cb_out", STAGES * conv.group, CbKind::Stream),
+        ],
+        op: OpPlan::Conv2d(conv),
+    }
+}
+
+/// The reader, compute and writer kernels of the frame conv.
+pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
+    let frame = input(node, 0)?;
+    let im2col = cb_id(node, "cb_im2col")?;
+    let weights = cb_id(node, "cb_weights")?;
+    let bias = cb_id(node, "cb_bias")?;
+    let rows = cb_id(node, "cb_rows")?;
+    let taps = cb_id(node, "cb_taps")?;
+    let out = cb_id(node, "cb_out")?;
+    let format = cb_plan(node, "cb_im2col")?.format;
+    let tile = format.tile_bytes();
+    let element = tile / 1024;
+    let row_tiles = c.width / 32;
+    let [tile_bytes, fp32] = format_args(format);
+    let shape = args(&[
+        ("height", c.height),
+        ("width", c.width),
+        ("width_tiles", row_tiles),
+        ("k_tiles", c.k_tiles),
+        ("out_tiles", c.out_tiles),
+        ("group", c.group),
+        ("relu", u32::from(c.relu)),
+        tile_bytes,
+        fp32,
+        ("weight_parts", c.weight_parts),
+        ("weight_page_tiles", c.weight_page_tiles),
+    ]);
+    let resident = c.weight_parts * c.k_tiles * c.out_tiles;
+    let groups = c.out_tiles / c.group;
+    let pitch = c.width * element;
+    let mut reader = Kernel {
+        role: Role::Reader,
+        template: "conv2d/frame_reader.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&[
+            "input_addr",
+            "weight_addr",
+            "bias_addr",
+            "row_start",
+            "row_count",
+        ]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(frame.clone()),
+                Arg::BufferAddress(c.weights.clone()),
+                Arg::BufferAddress(c.bias.clone()),
+                Arg::Const(start),
+                Arg::Const(count),
+            ]
+        }),
+        precision: None,
+        body: vec![
+            // Both slots zeroed once (`zero_fill`: 64 bytes stored, doubled by NoC copies).
+            Call::CbReserve {
+                cb: rows,
+                pages: 2 * row_tiles,
+            },
+            Call::L1Gather { bytes: 64 },
+            Call::L1Copy {
+                from: rows,
+                cb: rows,
+                tiles: 2 * row_tiles,
+                row_bytes: 64,
+            },
+            blocks(
+                Trips::Blocks,
+                vec![
+                    Call::CbReserve {
+                        cb: rows,
+                        pages: row_tiles,
+                    },
+                    // The three tap rows of each dy, from the frame or from zero rows 9..11.
+                    Call::DramPart {
+                        buffer: frame.clone(),
+                        write: false,
+                        transfers: 3,
+                        bytes: 3 * pitch,
+                        offset_step: 0,
+                        cb: rows,
+                    },
+                    // The tile-edge values of copies ±1, from copy 0.
+                    Call::L1Gather {
+                        bytes: 3 * 2 * (row_tiles - 1) * element,
+                    },
+                    Call::CbPush {
+                        cb: rows,
+                        pages: row_tiles,
+                    },
+                ],
+            ),
+        ],
+    };
+    let multicast = Multicast::of(node)?;
+    reader.runtime_arg_names.extend(Multicast::arg_names());
+    for core in &mut reader.runtime_args {
+        core.args.extend(multicast.args(core.core));
+    }
+    reader.body.splice(
+        0..0,
+        multicast.fill(&[
+            Resident {
+                cb: weights,
+                buffer: c.weights.clone(),
+                pages: resident,
+                page_bytes: cb_plan(node, "cb_weights")?.page_bytes,
+                per_dram_page: c.weight_page_tiles,
+            },
+            Resident {
+                cb: bias,
+                buffer: c.bias.clone(),
+                pages: c.out_tiles,
+                page_bytes: cb_plan(node, "cb_bias")?.page_bytes,
+                per_dram_page: 1,
+            },
+        ]),
+    );
+    let mut dst_body = vec![
+        Call::Copy { tiles: c.group },
+        Call::Loop {
+            trips: Trips::Fixed(c.weight_parts * c.k_tiles),
+            body: vec![Call::Matmul {
+                ct: c.group,
+                rt: 1,
+                kt: 1,
+            }],
+        },
+    ];
+    if c.relu {
+        dst_body.push(Call::Sfpu {
+            op: SfpuOp::Relu,
+            tiles: c.group,
+        });
+    }
+    dst_body.push(Call::Pack {
+        cb: out,
+        tiles: c.group,
+    });
+    let block = vec![
+        Call::CbReserve {
+            cb: im2col,
+            pages: 1,
+        },
+        Call::Dst {
+            tiles: 1,
+            body: vec![
+                Call::Transpose { tiles: 1 },
+                Call::Pack {
+                    cb: im2col,
+                    tiles: 1,
+                },
+            ],
+        },
+        Call::CbPush {
+            cb: im2col,
+            pages: 1,
+        },
+        Call::CbWait {
+            cb: im2col,
+            pages: 1,
+        },
+        Call::Loop {
+            trips: Trips::Fixed(groups),
+            body: vec![
+                Call::CbReserve {
+                    cb: out,
+                    pages: c.group,
+                },
+                Call::Dst {
+                    tiles: c.group,
+                    body: dst_body,
+                },
+                Call::CbPush {
+                    cb: out,
+                    pages: c.group,
+                },
+            ],
+        },
+        Call::CbPop {
+            cb: im2col,
+            pages: 1,
+        },
+    ];
+    let compute = Kernel {
+        role: Role::Compute,
+        template: "conv2d/frame_compute.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape.clone(),
+        runtime_arg_names: names(&["row_count"]),
+        runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
+        precision: Some(node.precision),
+        body: vec![
+            Call::CbWait {
+                cb: weights,
+                pages: resident,
+            },
+            Call::CbWait {
+                cb: bias,
+                pages: c.out_tiles,
+            },
+            blocks(
+                Trips::Blocks,
+                vec![
+                    Call::CbWait {
+                        cb: rows,
+                        pages: row_tiles,
+                    },
+                    Call::CbReserve {
+                        cb: taps,
+                        pages: row_tiles,
+                    },
+                    // `tilize_block`: each tile unpacked row-major and packed.
+                    Call::Loop {
+                        trips: Trips::Fixed(row_tiles),
+                        body: vec![Call::Dst {
+                            tiles: 1,
+                            body: vec![Call::Copy { tiles: 1 }, Call::Pack { cb: taps, tiles: 1 }],
+                        }],
+                    },
+                    Call::CbPush {
+                        cb: taps,
+                        pages: row_tiles,
+                    },
+                    Call::CbPop {
+                        cb: rows,
+                        pages: row_tiles,
+                    },
+                    Call::CbWait {
+                        cb: taps,
+                        pages: row_tiles,
+                    },
+                    Call::Loop {
+                        trips: Trips::Fixed(row_tiles),
+                        body: block,
+                    },
+                    Call::CbPop {
+                        cb: taps,
+                        pages: row_tiles,
+                    },
+                ],
+            ),
+            Call::CbPop {
+                cb: bias,
+                pages: c.out_tiles,
+            },
+            Call::CbPop {
+                cb: weights,
+                pages: resident,
+            },
+        ],
+    };
+    let writer = Kernel {
+        role: Role::Writer,
+        template: "conv2d/writer.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: shape,
+        runtime_arg_names: names(&["output_addr", "block_start", "block_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(node.output.clone()),
+                Arg::Const(start * row_tiles),
+                Arg::Const(count * row_tiles),
+            ]
+        }),
+        precision: None,
+        body: vec![blocks(
+            Trips::Blocks,
+            vec![Call::Loop {
+                trips: Trips::Fixed(row_tiles * groups),
+                body: vec![
+                    Call::CbWait {
+                        cb: out,
+                        pages: c.group,
+                    },
+                    Call::DramWrite {
+                        buffer: node.output.clone(),
+                        pages: c.group,
+                        page_bytes: tile,
+                        cb: out,
+                    },
+                    Call::CbPop {
+                        cb: out,
+                        pages: c.group,
+                    },
+                ],
+            }],
+        )],
+    };
+    Ok(vec![reader, compute, writer])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kir::{lower, walk, OnCore};
+    use crate::plan::{plan, PlanParams};
+    use superpoint_graph::{superpoint, Graph, Op};
+
+    /// The network up to conv1a at 640×480 on 12×10: conv1a is split by image rows (4 a core)
+    /// and its reader stores, per image row, the 2·19 tile-edge values of three tap rows
+    /// (228 bf16 bytes) besides the one zeroing of its two slots.
+    #[test]
+    fn conv1a_reads_the_frame_by_image_rows() {
+        let graph = superpoint(640, 480).pruned(&["conv1a"]);
+        let planned = plan(&graph, &PlanParams::default()).expect("plans");
+        let node = planned
+            .nodes
+            .iter()
+            .find(|n| n.name == "conv1a")
+            .expect("conv1a");
+        assert!(matches!(&node.op, OpPlan::Conv2d(c) if c.frame_rows && !c.shifted));
+        assert_eq!(node.split.blocks, 480);
+        assert!(node.split.work.iter().all(|w| w.count == 4));
+        let kir = lower(&planned).expect("lowers");
+        let conv = kir.nodes.iter().find(|n| n.node == "conv1a").expect("kir");
+        let reader = &conv.kernels[0];
+        assert_eq!(reader.template, "conv2d/frame_reader.cpp.tera");
+        let mut gathered = 0;
+        let on = OnCore {
+            blocks: 4,
+            counted: 4,
+            sender: false,
+        };
+        walk(&reader.body, on, 1, &mut |call, times| {
+            if let Call::L1Gather { bytes } = call {
+                gathered += times * u64::from(*bytes);
+            }
+        });
+        assert_eq!(gathered, 64 + 4 * 228);
+    }
+
+    fn frame_then(op: Op) -> Graph {
+        let mut graph = superpoint(64, 32).pruned(&["conv1a"]);
+        if let Some(conv) = graph.nodes.iter_mut().find(|n| n.name == "conv1a") {
+            conv.op = op;
+        }
+        graph
+    }
+
+    /// Only a one-channel 3×3 pad-1 conv reads the frame's layout; a 1×1 conv or a max-pool
+    /// on it is refused by name.
+    #[test]
+    fn other_readers_of_the_frame_are_refused() {
+        let refused = Err(PlanError::NotOnDevice {
+            node: "conv1a".to_string(),
+            input: superpoint_graph::superpoint::names::RESIZE.to_string(),
+        });
+        let one_by_one = Op::Conv2d {
+            weights: "conv1a".to_string(),
+            in_channels: 1,
+            out_channels: 64,
+            kernel: 1,
+            pad: 0,
+            relu: true,
+        };
+        let params = PlanParams::default();
+        assert_eq!(plan(&frame_then(one_by_one), &params).map(|_| ()), refused);
+        assert_eq!(
+            plan(&frame_then(Op::MaxPool2), &params).map(|_| ()),
+            refused
+        );
+    }
+}
