@@ -317,7 +317,10 @@ fn scores_a_denormal_apart_nan_and_inf_compare_exactly() {
         .zip(&expected.data)
         .filter(|(s, kept)| **s > 0.0 && s.is_finite() && **kept == 0.0)
         .count();
-    assert!(close_calls > 50, "only {close_calls} suppressed tiny scores");
+    assert!(
+        close_calls > 50,
+        "only {close_calls} suppressed tiny scores"
+    );
     assert!(expected.data.contains(&f32::INFINITY));
     let graph = nms_graph(width, height, radius, threshold, border);
     let device = run_device(&graph, Grid::TENSIX_DISPATCH, &scores);

@@ -2,13 +2,15 @@
 //! reference `nms`: S where S equals the maximum of its (2r+1)² window clipped at the edges (ties
 //! all kept), +0 elsewhere.
 //!
-//! The window maximum is separable (columns, then rows; clipping equals padding with −inf), and
-//! the hard part on Tensix is shifting a tile by a few columns. Rows are easy: in the 4-face
-//! layout a tile row is two 64-byte face rows, so a tile shifted by d rows is at most 8 local NoC
-//! copies of whole face rows (aligned at both ends) from a window holding the tile and the r rows
-//! next to it of its two neighbours (two runs of face rows each), read once per tile. Columns become rows by a transpose, which
-//! the compute kernel applies to every shifted tile on its way into DST (`transpose_tile`; max
-//! commutes with it). So the op is two programs of the same reader and compute kernels:
+//! The window maximum is separable (columns, then rows, each clipped at the edges), and the hard
+//! part on Tensix is shifting a tile by a few columns. Rows are easy: in the 4-face layout a tile
+//! row is two 64-byte face rows, so a tile shifted by d rows is at most 8 local NoC copies of
+//! whole face rows (aligned at both ends) from a window holding the tile and the r rows next to
+//! it of its two neighbours (two runs of face rows each), read once per tile. A row shifted from
+//! beyond the image is the unshifted row instead, which every window of that row holds: the
+//! maximum is the clipped one exactly, with no padding value. Columns become rows by a
+//! transpose, which the compute kernel applies to every shifted tile on its way into DST
+//! (`transpose_tile`; max commutes with it). So the op is two programs of the same reader and compute kernels:
 //! 1. `<node>.vertical`: shift along y (neighbours one tile row away), max over the 2r+1 shifts,
 //!    transposed → the column maxima, stored transposed in an intermediate Map-sized buffer;
 //! 2. `<node>`: shift those along their rows (= x; neighbours one tile column away), max,
@@ -115,7 +117,7 @@ pub fn plan(
     let node = |step: &str, inputs: Vec<String>, pass: NmsPass| {
         let mut cbs = vec![
             cb_fp32(0, "cb_shift", 2, CbKind::Stream),
-            cb_fp32(2, "cb_window", 4, CbKind::Scratch),
+            cb_fp32(2, "cb_window", 3, CbKind::Scratch),
             cb_fp32(16, "cb_out", 2, CbKind::Stream),
         ];
         if pass == NmsPass::Horizontal {
@@ -182,11 +184,7 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
         body: vec![
             Call::CbReserve {
                 cb: window,
-                pages: 4,
-            },
-            // The face of -inf that rows beyond the image are copied from.
-            Call::L1Gather {
-                bytes: MAP_PAGE_BYTES / 4,
+                pages: 3,
             },
             blocks(
                 Trips::Blocks,
