@@ -10,7 +10,8 @@
 //! beyond the image is the unshifted row instead, which every window of that row holds: the
 //! maximum is the clipped one exactly, with no padding value. Columns become rows by a
 //! transpose, which the compute kernel applies to every shifted tile on its way into DST
-//! (`transpose_tile`; max commutes with it). So the op is two programs of the same reader and compute kernels:
+//! (`transpose_tile`; max commutes with it). So the op is two programs of the same reader and
+//! compute kernels:
 //! 1. `<node>.vertical`: shift along y (neighbours one tile row away), max over the 2r+1 shifts,
 //!    transposed → the column maxima, stored transposed in an intermediate Map-sized buffer;
 //! 2. `<node>`: shift those along their rows (= x; neighbours one tile column away), max,
