@@ -144,6 +144,10 @@ pub enum SfpuOp {
     /// Add / subtract two DST tiles.
     AddBinary,
     SubBinary,
+    /// IEEE equality of two DST tiles: 1.0 or 0.0.
+    Eq,
+    /// Select between two DST tiles by a third's 32-bit words.
+    Where,
 }
 
 /// A reduction of each tile row into column 0 of one DST tile.

@@ -146,20 +146,21 @@
 //!   need the fp32 DST of the default precision: with a bf16 DST (HiFi4) L2 is 2.2 ulp off and
 //!   the map 5.5e-3.
 //! * **nms** (radius 1..=8; 0 and larger radii stay on the host): the separable window maximum
-//!   in two programs over the map's tiles ([`ops::nms`]). The reader reads a tile and its two
-//!   neighbours along the pass's axis once; a tile shifted by d rows is then at most 8 local NoC
-//!   copies of whole 64-byte face rows (−inf beyond the image); the compute kernel
-//!   transposes each of the 2r+1 shifted tiles into the fp32 DST and takes their maximum with
-//!   `binary_max_tile`. Pass 1 (`<node>.vertical`) shifts along y and stores the column maxima
-//!   transposed in an intermediate buffer; pass 2 shifts those along x (their rows) and
-//!   transposes back, which also serves as the halo exchange between cores. Its writer keeps S
-//!   where S == max on the RISC-V (bit patterns, no FPU) and writes the Map. Bit-identical to
-//!   the reference. CBs `cb_shift` (0, 2), `cb_scores` (1, scratch), `cb_window` (2, 3, scratch),
-//!   `cb_out` (16, 2), fp32.
+//!   in two programs over the map's tiles ([`ops::nms`]). The reader reads a tile and the r rows
+//!   next to it of its two neighbours along the pass's axis once; a tile shifted by d rows is
+//!   then at most 8 local NoC copies of whole 64-byte face rows (the unshifted row where the
+//!   shifted one is beyond the image); the compute kernel transposes each of the 2r+1 shifted
+//!   tiles into the fp32 DST and takes their maximum with `binary_max_tile`. Pass 1
+//!   (`<node>.vertical`) shifts along y and stores the column maxima transposed in an
+//!   intermediate buffer; pass 2 shifts those along x (their rows) and transposes back, which
+//!   also serves as the halo exchange between cores. Its compute kernel then keeps S (fed by the
+//!   writer through `cb_scores`) where S == max on the SFPU (`eq_binary_tile`, `where_tile`) and
+//!   the writer writes the Map. Bit-identical to the reference. CBs `cb_shift` (0, 2),
+//!   `cb_scores` (1, 2), `cb_window` (2, 3 pages, scratch), `cb_out` (16, 2), fp32.
 //! * **select_keypoints**: each core of the map's tile split scans its tiles (strict `>`
 //!   threshold on f32 bit patterns, border) and appends candidate records into its region of the
 //!   Candidates layout (a tile's records staged in L1, then one 8-byte page write each), then its
-//!   count. Fused into the NMS mask writer when the NMS runs in the same program (it holds every
+//!   count. Fused into the NMS writer when the NMS runs in the same program (it holds every
 //!   output value); a program of its own (one data-movement kernel reading the map) when the map
 //!   is already in DRAM. The host merges, orders and cuts ([`ops::select_keypoints::merge`],
 //!   DESIGN §2 step 5).

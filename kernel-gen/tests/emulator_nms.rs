@@ -290,6 +290,43 @@ fn one_tile_wide_map_and_a_border_wider_than_the_map() {
     }
 }
 
+/// Scores a denormal apart: the levels are the smallest normals 2^-126 · (1 + k · 2^-23), so a
+/// suppressed pixel and its window maximum differ by less than 2^-126 and a subtraction on the
+/// SFPU would flush the difference and keep them. Plus NaN pixels (suppressed, and skipped by the
+/// window maximum, as on the host) and +inf ones (kept where they are the maximum).
+#[test]
+fn scores_a_denormal_apart_nan_and_inf_compare_exactly() {
+    let (width, height, radius, threshold, border) = (96, 64, 2, 0.0, 4);
+    let mut scores = quantised_map(width, height, 4, density(radius), 14);
+    for v in &mut scores.data {
+        if *v != 0.0 {
+            *v = f32::from_bits(f32::MIN_POSITIVE.to_bits() + (*v * 4.0) as u32 - 1);
+        }
+    }
+    for (i, v) in scores.data.iter_mut().enumerate() {
+        match i % 211 {
+            0 => *v = f32::NAN,
+            1 if i % 5 == 0 => *v = f32::INFINITY,
+            _ => {}
+        }
+    }
+    let expected = nms(&scores, radius);
+    let close_calls = scores
+        .data
+        .iter()
+        .zip(&expected.data)
+        .filter(|(s, kept)| **s > 0.0 && s.is_finite() && **kept == 0.0)
+        .count();
+    assert!(
+        close_calls > 50,
+        "only {close_calls} suppressed tiny scores"
+    );
+    assert!(expected.data.contains(&f32::INFINITY));
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let device = run_device(&graph, Grid::TENSIX_DISPATCH, &scores);
+    check(&device, &scores, radius, threshold, border);
+}
+
 /// The fixture's 640×480 dense score map (softmax and fold computed by the HF implementation)
 /// with the case's radius, threshold and border.
 #[test]

@@ -342,6 +342,94 @@ fn binary_add_sub_in_f32() {
     );
 }
 
+const EQ_WHERE: &str = r#"
+#include "api/compute/tile_move_copy.h"
+#include "api/compute/eltwise_binary_sfpu.h"
+#include "api/compute/eltwise_unary/where.h"
+// Tiles A, B, C of cb 0: output 0 is (A == B), output 1 is where(C, A, B).
+void kernel_main() {
+    init_sfpu(0, 16);
+    cb_wait_front(0, 3);
+    tile_regs_acquire();
+    for (uint32_t t = 0; t < 3; ++t) {
+        copy_tile(0, t, t);
+    }
+    eq_binary_tile_init();
+    eq_binary_tile(0, 1, 3);
+    where_tile_init();
+    where_tile<DataFormat::Float32>(2, 0, 1, 2);
+    tile_regs_commit();
+    tile_regs_wait();
+    cb_reserve_back(16, 2);
+    pack_tile(3, 16);
+    pack_tile(2, 16);
+    cb_push_back(16, 2);
+    tile_regs_release();
+    cb_pop_front(0, 3);
+}
+"#;
+
+/// `eq_binary_tile` is IEEE equality as the LLK computes it (identical bits without NaN, or both
+/// zero), not a subtraction: the two smallest normals differ by a denormal, which a subtraction
+/// in the SFPU would flush to zero. `where_tile` moves the 32-bit words of A or B, NaN payloads
+/// included, on whether C's word is nonzero (so a -0.0 condition selects A).
+#[test]
+fn eq_binary_and_where_on_bit_patterns() {
+    let min = f32::MIN_POSITIVE;
+    let next = f32::from_bits(min.to_bits() + 1);
+    let nan = f32::from_bits(0x7FC0_1234);
+    let pairs: [(f32, f32, bool); 10] = [
+        (1.0, 1.0, true),
+        (0.5, 0.25, false),
+        (0.0, -0.0, true),
+        (nan, nan, false),
+        (1.0, nan, false),
+        (f32::INFINITY, f32::INFINITY, true),
+        (min, next, false),
+        (min, min, true),
+        (-1.5, -1.5, true),
+        (0.3, f32::from_bits(0.3f32.to_bits() + 1), false),
+    ];
+    let conditions = [
+        1.0,
+        0.0,
+        -0.0,
+        nan,
+        0.0,
+        2.0,
+        0.0,
+        1.0,
+        f32::MIN_POSITIVE,
+        0.0,
+    ];
+    let mut input = vec![0.0f32; 3 * 1024];
+    for (i, ((a, b, _), c)) in pairs.iter().zip(conditions).enumerate() {
+        input[i] = *a;
+        input[1024 + i] = *b;
+        input[2048 + i] = c;
+    }
+    let bytes = to_f32_bytes(&input);
+    let mut p = Pipeline::new(&bytes, DataFormat::Float32, EQ_WHERE);
+    p.fp32_dest = true;
+    p.out_format = DataFormat::Float32;
+    p.out_tiles = 2;
+    let (out, counters) = p.run().unwrap();
+    assert_eq!(counters.tile_ops(TileOp::Sfpu), 2);
+    let out = from_f32_bytes(&out);
+    for (i, ((a, b, equal), c)) in pairs.iter().zip(conditions).enumerate() {
+        assert_eq!(out[i], if *equal { 1.0 } else { 0.0 }, "eq of {a} and {b}");
+        let picked = if c.to_bits() != 0 { a } else { b };
+        assert_eq!(
+            out[1024 + i].to_bits(),
+            picked.to_bits(),
+            "where {c}: {a} or {b}"
+        );
+    }
+    // The rest of the tiles: 0 == 0, and where(0, 0, 0).
+    assert!(out[pairs.len()..1024].iter().all(|v| *v == 1.0));
+    assert!(out[1024 + pairs.len()..].iter().all(|v| v.to_bits() == 0));
+}
+
 const TILIZE: &str = r#"
 #include "api/compute/tilize.h"
 void kernel_main() {

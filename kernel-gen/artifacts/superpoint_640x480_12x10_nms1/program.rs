@@ -129,7 +129,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 2,
                         name: String::from("cb_window"),
-                        pages: 4,
+                        pages: 3,
                         page_bytes: 4096,
                         format: kernel_gen::Format::Fp32,
                         kind: kernel_gen::CbKind::Scratch,
@@ -655,15 +655,15 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     kernel_gen::CbPlan {
                         id: 1,
                         name: String::from("cb_scores"),
-                        pages: 1,
+                        pages: 2,
                         page_bytes: 4096,
                         format: kernel_gen::Format::Fp32,
-                        kind: kernel_gen::CbKind::Scratch,
+                        kind: kernel_gen::CbKind::Stream,
                     },
                     kernel_gen::CbPlan {
                         id: 2,
                         name: String::from("cb_window"),
-                        pages: 4,
+                        pages: 3,
                         page_bytes: 4096,
                         format: kernel_gen::Format::Fp32,
                         kind: kernel_gen::CbKind::Scratch,

@@ -2,25 +2,37 @@
 //! reference `nms`: S where S equals the maximum of its (2r+1)² window clipped at the edges (ties
 //! all kept), +0 elsewhere.
 //!
-//! The window maximum is separable (columns, then rows; clipping equals padding with −inf), and
-//! the hard part on Tensix is shifting a tile by a few columns. Rows are easy: in the 4-face
-//! layout a tile row is two 64-byte face rows, so a tile shifted by d rows is at most 8 local NoC
-//! copies of whole face rows (aligned at both ends) from a window holding the tile and its two
-//! neighbours, read from DRAM once per tile. Columns become rows by a transpose, which
-//! the compute kernel applies to every shifted tile on its way into DST (`transpose_tile`; max
-//! commutes with it). So the op is two programs of the same reader and compute kernels:
+//! The window maximum is separable (columns, then rows, each clipped at the edges), and the hard
+//! part on Tensix is shifting a tile by a few columns. Rows are easy: in the 4-face layout a tile
+//! row is two 64-byte face rows, so a tile shifted by d rows is at most 8 local NoC copies of
+//! whole face rows (aligned at both ends) from a window holding the tile and the r rows next to
+//! it of its two neighbours (two runs of face rows each), read once per tile. A row shifted from
+//! beyond the image is the unshifted row instead, which every window of that row holds: the
+//! maximum is the clipped one exactly, with no padding value. Columns become rows by a
+//! transpose, which the compute kernel applies to every shifted tile on its way into DST
+//! (`transpose_tile`; max commutes with it). So the op is two programs of the same reader and
+//! compute kernels:
 //! 1. `<node>.vertical`: shift along y (neighbours one tile row away), max over the 2r+1 shifts,
 //!    transposed → the column maxima, stored transposed in an intermediate Map-sized buffer;
 //! 2. `<node>`: shift those along their rows (= x; neighbours one tile column away), max,
-//!    transposed back → the window maximum M. The writer then reads the score tile S and keeps S
-//!    where S == M, on the RISC-V on bit patterns (it has no FPU), and writes the output.
+//!    transposed back → the window maximum M. The writer feeds the score tile S to compute
+//!    (`cb_scores`), which keeps S where S == M and +0 elsewhere on the SFPU (`eq_binary_tile`,
+//!    then `where_tile`), and writes the output.
+//!
+//! The equality is `eq_binary_tile`, IEEE equality as its LLK computes it: equal bits and no
+//! NaN, or both zero (subnormals count as zero; the unpacker flushes them anyway). It is not a
+//! subtraction, whose result the SFPU would flush when S and M are a denormal apart (scores below
+//! 2^-103). NaN equals nothing, so a NaN score (bad weights) becomes +0, as the host's `v == max`
+//! makes it; the window maximum skips NaN like the host's `f32::max`. `where_tile<Float32>` then
+//! moves raw 32-bit words: S's where the condition is 1.0, the condition's own +0.0 elsewhere.
+//! The device map is therefore the host NMS of the same score map bit for bit.
 //!
 //! Both programs split the map's tiles over the grid like every node (`Split`). A second program
 //! instead of one is the halo exchange: the row pass needs column maxima of the neighbouring
 //! tiles, which other cores compute. Max and transpose are exact in the fp32 DST, so the result
 //! is bit for bit the reference's (denormal scores excepted: the unpacker flushes them).
 //!
-//! On silicon the compute kernel must unpack `cb_shift` straight to the fp32 DST
+//! On silicon the compute kernel must unpack `cb_shift` and `cb_scores` straight to the fp32 DST
 //! (`UnpackToDestFp32`, with which tt-metal transposes 32-bit tiles in DST); through SrcA an fp32
 //! tile is cut to TF32 and the equality mask would fail. The emulator unpacks copies and
 //! transposes exactly; the dispatch program does not carry unpack-to-dest modes yet.
@@ -38,6 +50,9 @@ use crate::ops::select_keypoints::{self, SelectPlan};
 use crate::plan::{
     cb_fp32, tensor_buffers, BufferPlan, CbKind, Content, NodePlan, OpPlan, PlanError, Split,
 };
+
+/// Bytes of one row of a 16×16 face of f32.
+const FACE_ROW_BYTES: u32 = 64;
 
 /// The largest radius the device lowers: the window must stay within the neighbouring tiles and
 /// a shift must cut a 16-row face into at most two runs. Larger radii run on the host.
@@ -103,11 +118,11 @@ pub fn plan(
     let node = |step: &str, inputs: Vec<String>, pass: NmsPass| {
         let mut cbs = vec![
             cb_fp32(0, "cb_shift", 2, CbKind::Stream),
-            cb_fp32(2, "cb_window", 4, CbKind::Scratch),
+            cb_fp32(2, "cb_window", 3, CbKind::Scratch),
             cb_fp32(16, "cb_out", 2, CbKind::Stream),
         ];
         if pass == NmsPass::Horizontal {
-            cbs.insert(1, cb_fp32(1, "cb_scores", 1, CbKind::Scratch));
+            cbs.insert(1, cb_fp32(1, "cb_scores", 2, CbKind::Stream));
         }
         NodePlan {
             name: step.to_string(),
@@ -170,20 +185,25 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
         body: vec![
             Call::CbReserve {
                 cb: window,
-                pages: 4,
-            },
-            // The face of -inf that rows beyond the image are copied from.
-            Call::L1Gather {
-                bytes: MAP_PAGE_BYTES / 4,
+                pages: 3,
             },
             blocks(
                 Trips::Blocks,
                 vec![
-                    // The tile and its neighbours along the axis (fewer at the edges).
+                    // The tile, and the `radius` rows next to it of its neighbours along the
+                    // axis: a run of face rows in each of two faces (fewer at the edges).
                     Call::DramRead {
                         buffer: source.clone(),
-                        pages: 3,
+                        pages: 1,
                         page_bytes: MAP_PAGE_BYTES,
+                        cb: window,
+                    },
+                    Call::DramPart {
+                        buffer: source.clone(),
+                        write: false,
+                        transfers: 4,
+                        bytes: p.radius * FACE_ROW_BYTES,
+                        offset_step: FACE_ROW_BYTES,
                         cb: window,
                     },
                     Call::Loop {
@@ -205,9 +225,59 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             ),
         ],
     };
+    let mut dst = vec![
+        Call::Loop {
+            trips: Trips::Fixed(taps),
+            body: vec![
+                Call::CbWait {
+                    cb: shift,
+                    pages: 1,
+                },
+                Call::Transpose { tiles: 1 },
+                Call::CbPop {
+                    cb: shift,
+                    pages: 1,
+                },
+            ],
+        },
+        Call::Sfpu {
+            op: SfpuOp::Max,
+            tiles: taps - 1,
+        },
+    ];
+    let template = match p.pass {
+        NmsPass::Vertical => "nms/compute.cpp.tera",
+        NmsPass::Horizontal => {
+            let scores = cb_id(node, "cb_scores")?;
+            dst.extend([
+                Call::CbWait {
+                    cb: scores,
+                    pages: 1,
+                },
+                Call::Copy { tiles: 1 },
+                Call::CbPop {
+                    cb: scores,
+                    pages: 1,
+                },
+                Call::Sfpu {
+                    op: SfpuOp::Eq,
+                    tiles: 1,
+                },
+                Call::Sfpu {
+                    op: SfpuOp::Where,
+                    tiles: 1,
+                },
+            ]);
+            "nms/mask_compute.cpp.tera"
+        }
+    };
+    dst.extend([
+        Call::CbReserve { cb: out, pages: 1 },
+        Call::Pack { cb: out, tiles: 1 },
+    ]);
     let compute = Kernel {
         role: Role::Compute,
-        template: "nms/compute.cpp.tera".into(),
+        template: template.into(),
         ranges: node.split.ranges.clone(),
         compile_args: shape.clone(),
         runtime_arg_names: names(&["tile_count"]),
@@ -218,28 +288,7 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             vec![
                 Call::Dst {
                     tiles: 2,
-                    body: vec![
-                        Call::Loop {
-                            trips: Trips::Fixed(taps),
-                            body: vec![
-                                Call::CbWait {
-                                    cb: shift,
-                                    pages: 1,
-                                },
-                                Call::Transpose { tiles: 1 },
-                                Call::CbPop {
-                                    cb: shift,
-                                    pages: 1,
-                                },
-                            ],
-                        },
-                        Call::Sfpu {
-                            op: SfpuOp::Max,
-                            tiles: taps - 1,
-                        },
-                        Call::CbReserve { cb: out, pages: 1 },
-                        Call::Pack { cb: out, tiles: 1 },
-                    ],
+                    body: dst,
                 },
                 Call::CbPush { cb: out, pages: 1 },
             ],
@@ -280,8 +329,9 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
     Ok(vec![reader, compute, writer])
 }
 
-/// The writer of the row pass: the equality mask, fused with the keypoint selection when the
-/// plan put one here ([`crate::ops::select_keypoints::place`]).
+/// The writer of the row pass: feeds the score tiles to compute's equality mask and writes the
+/// output, fused with the keypoint selection when the plan put one here
+/// ([`crate::ops::select_keypoints::place`]).
 fn mask_writer(
     node: &NodePlan,
     p: &NmsPlan,
@@ -293,24 +343,24 @@ fn mask_writer(
     let out = cb_id(node, "cb_out")?;
     let mut arg_names = names(&["output_addr", "scores_addr", "tile_start", "tile_count"]);
     let mut per_tile = vec![
+        Call::CbReserve {
+            cb: scores_cb,
+            pages: 1,
+        },
         Call::DramRead {
             buffer: scores.clone(),
             pages: 1,
             page_bytes: MAP_PAGE_BYTES,
             cb: scores_cb,
         },
-        Call::CbWait { cb: out, pages: 1 },
-        // The mask reads S and M and rewrites M in place.
-        Call::L1Gather {
-            bytes: 3 * MAP_PAGE_BYTES,
+        Call::CbPush {
+            cb: scores_cb,
+            pages: 1,
         },
+        Call::CbWait { cb: out, pages: 1 },
         write,
-        Call::CbPop { cb: out, pages: 1 },
     ];
-    let mut body = vec![Call::CbReserve {
-        cb: scores_cb,
-        pages: 1,
-    }];
+    let mut body = Vec::new();
     let mut end = Vec::new();
     let template = match &p.select {
         None => "nms/writer.cpp.tera",
@@ -319,11 +369,18 @@ fn mask_writer(
             arg_names.extend(names(&select_keypoints::RUNTIME_ARG_NAMES));
             let calls = select_keypoints::record_calls(node, sel)?;
             body.push(calls.start);
-            per_tile.push(calls.per_tile);
+            per_tile.extend([
+                // The candidate scan reads the output tile.
+                Call::L1Gather {
+                    bytes: MAP_PAGE_BYTES,
+                },
+                calls.per_tile,
+            ]);
             end = calls.end;
             "nms/select_writer.cpp.tera"
         }
     };
+    per_tile.push(Call::CbPop { cb: out, pages: 1 });
     body.push(blocks(Trips::Blocks, per_tile));
     body.extend(end);
     Ok(Kernel {

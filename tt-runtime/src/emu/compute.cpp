@@ -458,12 +458,28 @@ float bits_to_float(uint32_t u) {
     return f;
 }
 
+// where_tile on a 32-bit format: the LLK loads the condition, true and false tiles as raw 32-bit
+// words and keeps the true word where the condition word is nonzero (SFPSETCC tests the integer,
+// so a -0.0 condition counts as true). A bf16 DST holds no 32-bit words.
+void where(Ctx &c, const float *cond, const float *if_true, uint32_t false_dst, float *out) {
+    if (!c.def->build.fp32_dest) {
+        kfail("where_tile: a 32-bit format needs an fp32 DST on %s", who(c).c_str());
+    }
+    check_dst(c, false_dst, 1, "where_tile");
+    const float *if_false = c.cs->dst[false_dst];
+    for (uint32_t i = 0; i < TILE; ++i) {
+        uint32_t bits;
+        memcpy(&bits, &cond[i], 4);
+        out[i] = bits != 0 ? if_true[i] : if_false[i];
+    }
+}
+
 void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t param) {
     Ctx &c = current();
     static const char *const NAMES[] = {"relu_tile",      "exp_tile",       "recip_tile",     "sqrt_tile",
                                         "rsqrt_tile",     "binary_max_tile", "add_unary_tile", "sub_unary_tile",
                                         "mul_unary_tile", "div_unary_tile", "relu_max_tile",  "binary_min_tile",
-                                        "add_binary_tile", "sub_binary_tile"};
+                                        "add_binary_tile", "sub_binary_tile", "eq_binary_tile", "where_tile"};
     constexpr uint32_t OPS = sizeof NAMES / sizeof NAMES[0];
     const char *op = sop < OPS ? NAMES[sop] : "sfpu";
     need_math(c, op);
@@ -477,59 +493,66 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
     float *x = c.cs->dst[d0];
     const float *y = c.cs->dst[d1];
     float *o = c.cs->dst[odst];
-    for (uint32_t i = 0; i < TILE; ++i) {
-        float v = x[i];
-        float r;
-        switch (sop) {
-            case ttr_emu::SFPU_RELU:
-                r = v > 0.0f ? v : 0.0f;
-                break;
-            case ttr_emu::SFPU_EXP:
-                r = std::exp(v);
-                break;
-            case ttr_emu::SFPU_RECIP:
-                r = 1.0f / v;
-                break;
-            case ttr_emu::SFPU_SQRT:
-                r = std::sqrt(v);
-                break;
-            case ttr_emu::SFPU_RSQRT:
-                r = 1.0f / std::sqrt(v);
-                break;
-            case ttr_emu::SFPU_MAX:
-                r = std::fmax(v, y[i]);
-                break;
-            case ttr_emu::SFPU_MIN:
-                r = std::fmin(v, y[i]);
-                break;
-            case ttr_emu::SFPU_ADD_SCALAR:
-                r = v + p;
-                break;
-            case ttr_emu::SFPU_SUB_SCALAR:
-                r = v - p;
-                break;
-            case ttr_emu::SFPU_MUL_SCALAR:
-                r = v * p;
-                break;
-            case ttr_emu::SFPU_DIV_SCALAR:
-                r = v / p;
-                break;
-            case ttr_emu::SFPU_ADD_BINARY:
-                r = v + y[i];
-                break;
-            case ttr_emu::SFPU_SUB_BINARY:
-                r = v - y[i];
-                break;
-            default:
-                r = v > 0.0f ? (v < p ? v : p) : 0.0f;
+    if (sop == ttr_emu::SFPU_WHERE) {
+        where(c, x, y, param, o);
+    } else {
+        for (uint32_t i = 0; i < TILE; ++i) {
+            float v = x[i];
+            float r;
+            switch (sop) {
+                case ttr_emu::SFPU_RELU:
+                    r = v > 0.0f ? v : 0.0f;
+                    break;
+                case ttr_emu::SFPU_EXP:
+                    r = std::exp(v);
+                    break;
+                case ttr_emu::SFPU_RECIP:
+                    r = 1.0f / v;
+                    break;
+                case ttr_emu::SFPU_SQRT:
+                    r = std::sqrt(v);
+                    break;
+                case ttr_emu::SFPU_RSQRT:
+                    r = 1.0f / std::sqrt(v);
+                    break;
+                case ttr_emu::SFPU_MAX:
+                    r = std::fmax(v, y[i]);
+                    break;
+                case ttr_emu::SFPU_MIN:
+                    r = std::fmin(v, y[i]);
+                    break;
+                case ttr_emu::SFPU_ADD_SCALAR:
+                    r = v + p;
+                    break;
+                case ttr_emu::SFPU_SUB_SCALAR:
+                    r = v - p;
+                    break;
+                case ttr_emu::SFPU_MUL_SCALAR:
+                    r = v * p;
+                    break;
+                case ttr_emu::SFPU_DIV_SCALAR:
+                    r = v / p;
+                    break;
+                case ttr_emu::SFPU_ADD_BINARY:
+                    r = v + y[i];
+                    break;
+                case ttr_emu::SFPU_SUB_BINARY:
+                    r = v - y[i];
+                    break;
+                case ttr_emu::SFPU_EQ_BINARY:
+                    r = num::flush(v) == num::flush(y[i]) ? 1.0f : 0.0f;
+                    break;
+                default:
+                    r = v > 0.0f ? (v < p ? v : p) : 0.0f;
+            }
+            o[i] = dst_round(c, r);
         }
-        o[i] = dst_round(c, r);
     }
     c.cs->written[odst] = true;
     static const uint32_t KIND[] = {TTR_SFPU_RELU,   TTR_SFPU_EXP,    TTR_SFPU_RECIP,  TTR_SFPU_SQRT,
                                     TTR_SFPU_RSQRT,  TTR_SFPU_MAX,    TTR_SFPU_SCALAR, TTR_SFPU_SCALAR,
                                     TTR_SFPU_SCALAR, TTR_SFPU_SCALAR, TTR_SFPU_RELU,   TTR_SFPU_MAX,
-                                    TTR_SFPU_MAX,    TTR_SFPU_MAX};
+                                    TTR_SFPU_MAX,    TTR_SFPU_MAX,    TTR_SFPU_MAX,    TTR_SFPU_MAX};
     static_assert(sizeof KIND / sizeof KIND[0] == OPS, "one counter kind per SFPU op");
     c.counters->sfpu_ops[sop < OPS ? KIND[sop] : static_cast<uint32_t>(TTR_SFPU_SCALAR)]++;
     c.counters->tile_ops[TTR_OP_SFPU][fidelity(c)]++;

@@ -16,22 +16,32 @@ constexpr uint32_t cb_shift = 0;
 constexpr uint32_t cb_window = 2;
 constexpr uint32_t cb_out = 16;
 
+namespace {
+
+// DST 0 = the maximum of the 2 radius + 1 shifted tiles of `cb_shift`, each transposed on its
+// way into DST (DST 1 receives the others). Max and transpose are exact on the fp32 DST.
+void window_max() {
+    transpose_init(cb_shift);
+    binary_max_tile_init();
+    for (uint32_t k = 0; k < 2 * radius + 1; ++k) {
+        cb_wait_front(cb_shift, 1);
+        transpose_tile(cb_shift, 0, k == 0 ? 0 : 1);
+        cb_pop_front(cb_shift, 1);
+        if (k > 0) {
+            binary_max_tile(0, 1, 0);
+        }
+    }
+}
+
+}  // namespace
+
 void kernel_main() {
     const uint32_t tile_count = get_arg_val<uint32_t>(0);
 
     compute_kernel_hw_startup(cb_shift, cb_out);
-    transpose_init(cb_shift);
-    binary_max_tile_init();
     for (uint32_t t = 0; t < tile_count; ++t) {
         tile_regs_acquire();
-        for (uint32_t k = 0; k < 2 * radius + 1; ++k) {
-            cb_wait_front(cb_shift, 1);
-            transpose_tile(cb_shift, 0, k == 0 ? 0 : 1);
-            cb_pop_front(cb_shift, 1);
-            if (k > 0) {
-                binary_max_tile(0, 1, 0);
-            }
-        }
+        window_max();
         tile_regs_commit();
         cb_reserve_back(cb_out, 1);
         tile_regs_wait();

@@ -5,14 +5,16 @@
 // and every offset d = -radius..radius it builds, in one CB page, the tile whose row i holds row
 // i + d of the column of tiles along `axis`: axis 0 shifts along y (the neighbour tiles are one
 // tile row away), axis 1 along x on tiles the previous pass stored transposed (a row is a column
-// of the map; the neighbours are one tile column away). Rows beyond the image are -inf, which is
-// what clipping the window at the edges means for a maximum.
-// The tile and its two neighbours along the axis are read from DRAM once into a window; the
-// shifted tiles are then built from the window by local NoC copies. In the 4-face layout one tile
-// row is a 64-byte face row in each of two faces, and a shift by |d| < 16 rows cuts a face into at
-// most two runs of consecutive face rows, so a shifted tile is at most 8 copies, every one
-// 64-byte aligned at both ends. Rows beyond the image are copied the same way from a face of -inf
-// the reader writes once into the window's fourth page.
+// of the map; the neighbours are one tile column away). Where row i + d is beyond the image, row i
+// holds row i itself: it is in every window of row i, so the maximum over the shifts is the
+// maximum over the window clipped at the edges, exactly (NaN included), without a padding value.
+// The tile and, of its two neighbours along the axis, the `radius` rows next to it (rows
+// 32 - radius.. of the one before, 0..radius of the one after: one run of face rows in each of
+// the two faces of a face row) are read once into a window, each at its place in the
+// neighbour's page; the shifted tiles are then built from the window by local NoC copies. In the
+// 4-face layout one tile row is a 64-byte face row in each of two faces, and a shift by
+// |d| < 16 rows cuts a face into at most two runs of consecutive face rows, so a shifted tile is
+// at most 8 copies, every one 64-byte aligned at both ends.
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t tiles_x = get_compile_time_arg_val(0);
@@ -29,7 +31,6 @@ constexpr uint32_t cb_out = 16;
 
 namespace {
 
-constexpr uint32_t neg_inf_bits = 0xFF800000u;
 constexpr uint32_t face_row_words = 16;
 
 }  // namespace
@@ -44,19 +45,22 @@ void kernel_main() {
     constexpr int32_t r = static_cast<int32_t>(radius);
     const uint32_t tile = get_tile_size(cb_shift);
     const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile, DataFormat::Float32};
-    cb_reserve_back(cb_window, 4);
+    cb_reserve_back(cb_window, 3);
     const uint32_t window_l1 = get_write_ptr(cb_window);
-    const uint32_t neg_inf_l1 = window_l1 + 3 * tile;
-    volatile uint32_t* neg_inf = reinterpret_cast<volatile uint32_t*>(neg_inf_l1);
-    for (uint32_t e = 0; e < 16 * face_row_words; ++e) {
-        neg_inf[e] = neg_inf_bits;
-    }
     for (uint32_t t = tile_start; t < tile_start + tile_count; ++t) {
         const int32_t pos = static_cast<int32_t>(axis == 0 ? t / tiles_x : t % tiles_x);
-        for (int32_t step = -1; step <= 1; ++step) {
+        noc_async_read_page(t, input, window_l1 + tile);
+        for (int32_t step = -1; step <= 1; step += 2) {
             if (pos + step >= 0 && pos + step < extent) {
-                noc_async_read_page(static_cast<uint32_t>(static_cast<int32_t>(t) + step * stride), input,
-                                    window_l1 + static_cast<uint32_t>(step + 1) * tile);
+                const uint32_t page = static_cast<uint32_t>(static_cast<int32_t>(t) + step * stride);
+                const uint32_t first_face = step < 0 ? 2 : 0;
+                const uint32_t first_row = step < 0 ? 16 - radius : 0;
+                for (uint32_t f = first_face; f < first_face + 2; ++f) {
+                    const uint32_t offset = (f * 256 + first_row * face_row_words) * 4;
+                    noc_async_read(input.get_noc_addr(page, offset),
+                                   window_l1 + static_cast<uint32_t>(step + 1) * tile + offset,
+                                   radius * face_row_words * 4);
+                }
             }
         }
         noc_async_read_barrier();
@@ -76,7 +80,7 @@ void kernel_main() {
                     const uint32_t src = pos + step >= 0 && pos + step < extent
                                              ? window_l1 + static_cast<uint32_t>(step + 1) * tile +
                                                    ((row / 16 * 2 + f % 2) * 256 + row % 16 * face_row_words) * 4
-                                             : neg_inf_l1;
+                                             : window_l1 + tile + (f * 256 + k * face_row_words) * 4;
                     noc_async_read(get_noc_addr(src), dst, n * face_row_words * 4);
                     k += n;
                 }

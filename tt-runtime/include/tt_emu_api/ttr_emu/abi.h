@@ -59,6 +59,8 @@ enum SfpuOp : uint32_t {
     SFPU_MIN = 11,
     SFPU_ADD_BINARY = 12,
     SFPU_SUB_BINARY = 13,
+    SFPU_EQ_BINARY = 14,
+    SFPU_WHERE = 15,  // the false operand's DST index is the call's param
 };
 
 enum PoolKind : uint32_t { POOL_SUM = 0, POOL_AVG = 1, POOL_MAX = 2 };

@@ -528,6 +528,24 @@ ALWI void sub_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
     ttr_detail::api().sfpu(ttr_emu::SFPU_SUB_BINARY, idst0, idst1, odst, 0);
 }
 
+// IEEE equality of two DST tiles (eltwise_binary_sfpu.h): 1.0 where equal, 0.0 elsewhere. As the
+// LLK computes it: identical bits and no NaN, or both ±0 / subnormal.
+ALWI void eq_binary_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_EQ_BINARY); }
+ALWI void eq_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
+    ttr_detail::api().sfpu(ttr_emu::SFPU_EQ_BINARY, idst0, idst1, odst, 0);
+}
+// Select (eltwise_unary/where.h): the bits of tile idst1 where the bits of the condition tile
+// idst0 are nonzero, those of idst2 elsewhere. The emulator implements the 32-bit formats, which
+// the LLK moves as raw 32-bit words (on an fp32 DST).
+ALWI void where_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_WHERE); }
+template <DataFormat data_format>
+ALWI void where_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t odst) {
+    static_assert(data_format == DataFormat::Float32 || data_format == DataFormat::Int32 ||
+                      data_format == DataFormat::UInt32,
+                  "the emulator's where_tile moves 32-bit words: Float32, Int32 or UInt32");
+    ttr_detail::api().sfpu(ttr_emu::SFPU_WHERE, idst0, idst1, odst, idst2);
+}
+
 }  // namespace ckernel
 
 using namespace ckernel;
