@@ -478,6 +478,85 @@ pub(crate) fn blocks(trips: Trips, body: Vec<Call>) -> Call {
     Call::Loop { trips, body }
 }
 
+/// The weights and bias fill of a conv's reader ([`Multicast`]): its runtime args appended,
+/// its calls first.
+pub(crate) fn add_conv_weights_fill(
+    reader: &mut Kernel,
+    node: &NodePlan,
+    c: &ConvPlan,
+    weights: u32,
+    bias: u32,
+) -> Result<(), KirError> {
+    let multicast = Multicast::of(node)?;
+    reader.runtime_arg_names.extend(Multicast::arg_names());
+    for core in &mut reader.runtime_args {
+        core.args.extend(multicast.args(core.core));
+    }
+    reader.body.splice(
+        0..0,
+        multicast.fill(&[
+            Resident {
+                cb: weights,
+                buffer: c.weights.clone(),
+                pages: c.weight_parts * c.k_tiles * c.out_tiles,
+                page_bytes: cb_plan(node, "cb_weights")?.page_bytes,
+                per_dram_page: c.weight_page_tiles,
+            },
+            Resident {
+                cb: bias,
+                buffer: c.bias.clone(),
+                pages: c.out_tiles,
+                page_bytes: cb_plan(node, "cb_bias")?.page_bytes,
+                per_dram_page: 1,
+            },
+        ]),
+    );
+    Ok(())
+}
+
+/// One output block of a conv's compute (`conv2d/block.cpp.tera`): per group of output tiles,
+/// the bias copy, the matmuls over K, the ReLU when fused and the pack to CB `out`.
+pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
+    let mut dst_body = vec![
+        Call::Copy { tiles: c.group },
+        Call::Loop {
+            trips: Trips::Fixed(c.weight_parts * c.k_tiles),
+            body: vec![Call::Matmul {
+                ct: c.group,
+                rt: 1,
+                kt: 1,
+            }],
+        },
+    ];
+    if c.relu {
+        dst_body.push(Call::Sfpu {
+            op: SfpuOp::Relu,
+            tiles: c.group,
+        });
+    }
+    dst_body.push(Call::Pack {
+        cb: out,
+        tiles: c.group,
+    });
+    Call::Loop {
+        trips: Trips::Fixed(c.out_tiles / c.group),
+        body: vec![
+            Call::CbReserve {
+                cb: out,
+                pages: c.group,
+            },
+            Call::Dst {
+                tiles: c.group,
+                body: dst_body,
+            },
+            Call::CbPush {
+                cb: out,
+                pages: c.group,
+            },
+        ],
+    }
+}
+
 /// The conv reader after the weights and bias fill ([`Multicast::fill`]): a zero tile; then a
 /// ring of input pixel blocks that reads each block the core's taps touch once (a prologue of
 /// `ring_blocks − 1`, then the next block per output block), and per output block the im2col
@@ -644,52 +723,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         precision: None,
         body: conv_reader_body(c, &input, [im2col, ring, zero]),
     };
-    // The weights and bias fill (crate::multicast): its args last, its calls first.
-    let multicast = Multicast::of(node)?;
-    reader.runtime_arg_names.extend(Multicast::arg_names());
-    for core in &mut reader.runtime_args {
-        core.args.extend(multicast.args(core.core));
-    }
-    reader.body.splice(
-        0..0,
-        multicast.fill(&[
-            Resident {
-                cb: weights,
-                buffer: c.weights.clone(),
-                pages: resident,
-                page_bytes: cb_plan(node, "cb_weights")?.page_bytes,
-                per_dram_page: c.weight_page_tiles,
-            },
-            Resident {
-                cb: bias,
-                buffer: c.bias.clone(),
-                pages: c.out_tiles,
-                page_bytes: cb_plan(node, "cb_bias")?.page_bytes,
-                per_dram_page: 1,
-            },
-        ]),
-    );
-    let mut dst_body = vec![
-        Call::Copy { tiles: c.group },
-        Call::Loop {
-            trips: Trips::Fixed(c.weight_parts * c.k_tiles),
-            body: vec![Call::Matmul {
-                ct: c.group,
-                rt: 1,
-                kt: 1,
-            }],
-        },
-    ];
-    if c.relu {
-        dst_body.push(Call::Sfpu {
-            op: SfpuOp::Relu,
-            tiles: c.group,
-        });
-    }
-    dst_body.push(Call::Pack {
-        cb: out,
-        tiles: c.group,
-    });
+    add_conv_weights_fill(&mut reader, node, c, weights, bias)?;
     let compute = Kernel {
         role: Role::Compute,
         template: "conv2d/compute.cpp.tera".into(),
@@ -722,23 +756,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
                         cb: im2col,
                         pages: c.im2col_pages(),
                     },
-                    Call::Loop {
-                        trips: Trips::Fixed(groups),
-                        body: vec![
-                            Call::CbReserve {
-                                cb: out,
-                                pages: c.group,
-                            },
-                            Call::Dst {
-                                tiles: c.group,
-                                body: dst_body,
-                            },
-                            Call::CbPush {
-                                cb: out,
-                                pages: c.group,
-                            },
-                        ],
-                    },
+                    conv_block_groups(c, out),
                     Call::CbPop {
                         cb: im2col,
                         pages: c.im2col_pages(),

@@ -18,11 +18,10 @@
 
 use crate::device::{Format, Grid, Precision};
 use crate::kir::{
-    args, blocks, cb_id, cb_plan, format_args, input, names, per_core, Arg, Call, Kernel, KirError,
-    Role, SfpuOp, Trips,
+    add_conv_weights_fill, args, blocks, cb_id, cb_plan, conv_block_groups, format_args, input,
+    names, per_core, Arg, Call, Kernel, KirError, Role, Trips,
 };
 use crate::layout::{ActivationShape, DeviceTensor};
-use crate::multicast::{Multicast, Resident};
 use crate::plan::{cb, cb_of, CbKind, ConvPlan, NodePlan, OpPlan, PlanError, Split};
 use superpoint_graph::Node;
 
@@ -185,51 +184,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             ),
         ],
     };
-    let multicast = Multicast::of(node)?;
-    reader.runtime_arg_names.extend(Multicast::arg_names());
-    for core in &mut reader.runtime_args {
-        core.args.extend(multicast.args(core.core));
-    }
-    reader.body.splice(
-        0..0,
-        multicast.fill(&[
-            Resident {
-                cb: weights,
-                buffer: c.weights.clone(),
-                pages: resident,
-                page_bytes: cb_plan(node, "cb_weights")?.page_bytes,
-                per_dram_page: c.weight_page_tiles,
-            },
-            Resident {
-                cb: bias,
-                buffer: c.bias.clone(),
-                pages: c.out_tiles,
-                page_bytes: cb_plan(node, "cb_bias")?.page_bytes,
-                per_dram_page: 1,
-            },
-        ]),
-    );
-    let mut dst_body = vec![
-        Call::Copy { tiles: c.group },
-        Call::Loop {
-            trips: Trips::Fixed(c.weight_parts * c.k_tiles),
-            body: vec![Call::Matmul {
-                ct: c.group,
-                rt: 1,
-                kt: 1,
-            }],
-        },
-    ];
-    if c.relu {
-        dst_body.push(Call::Sfpu {
-            op: SfpuOp::Relu,
-            tiles: c.group,
-        });
-    }
-    dst_body.push(Call::Pack {
-        cb: out,
-        tiles: c.group,
-    });
+    add_conv_weights_fill(&mut reader, node, c, weights, bias)?;
     let block = vec![
         Call::CbReserve {
             cb: im2col,
@@ -253,23 +208,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             cb: im2col,
             pages: 1,
         },
-        Call::Loop {
-            trips: Trips::Fixed(groups),
-            body: vec![
-                Call::CbReserve {
-                    cb: out,
-                    pages: c.group,
-                },
-                Call::Dst {
-                    tiles: c.group,
-                    body: dst_body,
-                },
-                Call::CbPush {
-                    cb: out,
-                    pages: c.group,
-                },
-            ],
-        },
+        conv_block_groups(c, out),
         Call::CbPop {
             cb: im2col,
             pages: 1,
