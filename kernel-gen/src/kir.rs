@@ -557,6 +557,56 @@ pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
     }
 }
 
+/// A conv's writer (`conv2d/writer.cpp.tera`): each core's output blocks, `group` tiles at a
+/// time, to the node's output; a split unit is `blocks_per_unit` output blocks (1, or the
+/// image row's W/32 for the frame conv).
+pub(crate) fn conv_writer(
+    node: &NodePlan,
+    c: &ConvPlan,
+    compile_args: Vec<CompileArg>,
+    out: u32,
+    tile: u32,
+    blocks_per_unit: u32,
+) -> Kernel {
+    Kernel {
+        role: Role::Writer,
+        template: "conv2d/writer.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args,
+        runtime_arg_names: names(&["output_addr", "block_start", "block_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(node.output.clone()),
+                Arg::Const(start * blocks_per_unit),
+                Arg::Const(count * blocks_per_unit),
+            ]
+        }),
+        precision: None,
+        body: vec![blocks(
+            Trips::Blocks,
+            vec![Call::Loop {
+                trips: Trips::Fixed(blocks_per_unit * c.out_tiles / c.group),
+                body: vec![
+                    Call::CbWait {
+                        cb: out,
+                        pages: c.group,
+                    },
+                    Call::DramWrite {
+                        buffer: node.output.clone(),
+                        pages: c.group,
+                        page_bytes: tile,
+                        cb: out,
+                    },
+                    Call::CbPop {
+                        cb: out,
+                        pages: c.group,
+                    },
+                ],
+            }],
+        )],
+    }
+}
+
 /// The conv reader after the weights and bias fill ([`Multicast::fill`]): a zero tile; then a
 /// ring of input pixel blocks that reads each block the core's taps touch once (a prologue of
 /// `ring_blocks − 1`, then the next block per output block), and per output block the im2col
@@ -692,7 +742,6 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         ("weight_page_tiles", c.weight_page_tiles),
     ]);
     let resident = c.weight_parts * c.k_tiles * c.out_tiles;
-    let groups = c.out_tiles / c.group;
     // With shifted views the compute holds the whole ring for the program.
     let ring_hold = |call: Call| if c.shifted { vec![call] } else { Vec::new() };
     let ring_args = args(&[
@@ -780,43 +829,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         ]
         .concat(),
     };
-    let writer = Kernel {
-        role: Role::Writer,
-        template: "conv2d/writer.cpp.tera".into(),
-        ranges: node.split.ranges.clone(),
-        compile_args: shape,
-        runtime_arg_names: names(&["output_addr", "block_start", "block_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(node.output.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
-        precision: None,
-        body: vec![blocks(
-            Trips::Blocks,
-            vec![Call::Loop {
-                trips: Trips::Fixed(groups),
-                body: vec![
-                    Call::CbWait {
-                        cb: out,
-                        pages: c.group,
-                    },
-                    Call::DramWrite {
-                        buffer: node.output.clone(),
-                        pages: c.group,
-                        page_bytes: tile,
-                        cb: out,
-                    },
-                    Call::CbPop {
-                        cb: out,
-                        pages: c.group,
-                    },
-                ],
-            }],
-        )],
-    };
+    let writer = conv_writer(node, c, shape, out, tile, 1);
     Ok(vec![reader, compute, writer])
 }
 

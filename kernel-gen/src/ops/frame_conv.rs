@@ -18,8 +18,8 @@
 
 use crate::device::{Format, Grid, Precision};
 use crate::kir::{
-    add_conv_weights_fill, args, blocks, cb_id, cb_plan, conv_block_groups, format_args, input,
-    names, per_core, Arg, Call, Kernel, KirError, Role, Trips,
+    add_conv_weights_fill, args, blocks, cb_id, cb_plan, conv_block_groups, conv_writer,
+    format_args, input, names, per_core, Arg, Call, Kernel, KirError, Role, Trips,
 };
 use crate::layout::{ActivationShape, DeviceTensor};
 use crate::plan::{cb, cb_of, CbKind, ConvPlan, NodePlan, OpPlan, PlanError, Split};
@@ -119,7 +119,6 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         ("weight_page_tiles", c.weight_page_tiles),
     ]);
     let resident = c.weight_parts * c.k_tiles * c.out_tiles;
-    let groups = c.out_tiles / c.group;
     let pitch = c.width * element;
     let mut reader = Kernel {
         role: Role::Reader,
@@ -282,43 +281,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             },
         ],
     };
-    let writer = Kernel {
-        role: Role::Writer,
-        template: "conv2d/writer.cpp.tera".into(),
-        ranges: node.split.ranges.clone(),
-        compile_args: shape,
-        runtime_arg_names: names(&["output_addr", "block_start", "block_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(node.output.clone()),
-                Arg::Const(start * row_tiles),
-                Arg::Const(count * row_tiles),
-            ]
-        }),
-        precision: None,
-        body: vec![blocks(
-            Trips::Blocks,
-            vec![Call::Loop {
-                trips: Trips::Fixed(row_tiles * groups),
-                body: vec![
-                    Call::CbWait {
-                        cb: out,
-                        pages: c.group,
-                    },
-                    Call::DramWrite {
-                        buffer: node.output.clone(),
-                        pages: c.group,
-                        page_bytes: tile,
-                        cb: out,
-                    },
-                    Call::CbPop {
-                        cb: out,
-                        pages: c.group,
-                    },
-                ],
-            }],
-        )],
-    };
+    let writer = conv_writer(node, c, shape, out, tile, row_tiles);
     Ok(vec![reader, compute, writer])
 }
 
