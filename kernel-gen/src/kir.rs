@@ -966,12 +966,14 @@ fn pool_writer(node: &NodePlan, p: &PoolPlan, shape: Vec<CompileArg>) -> Result<
 
 /// Pooling by row-selection matmuls ([`PoolPlan::select`]): the reader writes the four 0/1
 /// selection tiles once (zeroed by local NoC copies of 64 stored zero bytes) and streams the
-/// four input tiles of each output tile; the compute kernel forms each tap with two exact
-/// matmuls and takes the SFPU maximum of the four.
+/// four input tiles of each output tile; the compute kernel takes the SFPU maximum of the two
+/// input rows of each half (through `cb_vmax`), forms each horizontal tap of it with two exact
+/// matmuls and takes the maximum of the two.
 fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> {
     let input = input(node, 0)?;
     let src = cb_id(node, "cb_src")?;
     let select = cb_id(node, "cb_select")?;
+    let vmax = cb_id(node, "cb_vmax")?;
     let out = cb_id(node, "cb_out")?;
     let [tile_bytes, fp32] = format_args(cb_format(node, "cb_src")?);
     let shape = args(&[
@@ -1049,12 +1051,36 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                     trips: Trips::Fixed(p.in_tiles),
                     body: vec![
                         Call::CbWait { cb: src, pages: 4 },
-                        Call::CbReserve { cb: out, pages: 1 },
+                        Call::CbReserve {
+                            cb: vmax,
+                            pages: 2,
+                        },
                         Call::Dst {
                             tiles: 4,
                             body: vec![
+                                Call::Copy { tiles: 4 },
+                                Call::Sfpu {
+                                    op: SfpuOp::Max,
+                                    tiles: 2,
+                                },
+                                Call::Pack { cb: vmax, tiles: 2 },
+                            ],
+                        },
+                        Call::CbPush {
+                            cb: vmax,
+                            pages: 2,
+                        },
+                        Call::CbPop { cb: src, pages: 4 },
+                        Call::CbWait {
+                            cb: vmax,
+                            pages: 2,
+                        },
+                        Call::CbReserve { cb: out, pages: 1 },
+                        Call::Dst {
+                            tiles: 2,
+                            body: vec![
                                 Call::Loop {
-                                    trips: Trips::Fixed(8),
+                                    trips: Trips::Fixed(4),
                                     body: vec![Call::Matmul {
                                         ct: 1,
                                         rt: 1,
@@ -1063,13 +1089,16 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                                 },
                                 Call::Sfpu {
                                     op: SfpuOp::Max,
-                                    tiles: 3,
+                                    tiles: 1,
                                 },
                                 Call::Pack { cb: out, tiles: 1 },
                             ],
                         },
                         Call::CbPush { cb: out, pages: 1 },
-                        Call::CbPop { cb: src, pages: 4 },
+                        Call::CbPop {
+                            cb: vmax,
+                            pages: 2,
+                        },
                     ],
                 }],
             ),

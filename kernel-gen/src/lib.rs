@@ -64,9 +64,10 @@
 //! * **max_pool2**: with bf16 activations and an output width that is a multiple of 16 (all
 //!   three pools of SuperPoint), each half of an output tile (16 pixels of one output row) pools
 //!   two whole input tiles (input rows 2y and 2y+1, 32 columns): the reader streams the four by
-//!   page reads, the compute kernel forms each tap (dy, dx) as `S(dx,0)·T(dy,0) + S(dx,1)·T(dy,1)`
+//!   page reads, the compute kernel takes the SFPU maximum `V(h) = max(T(0,h), T(1,h))` of the
+//!   two input rows of each half, forms each horizontal tap as `S(dx,0)·V(0) + S(dx,1)·V(1)`
 //!   with 0/1 row-selection tiles `S` in SrcB (exact from HiFi2: the activation stays whole in
-//!   SrcA) and takes the SFPU maximum of the four taps — no RISC-V element loops. Otherwise
+//!   SrcA) and takes the maximum of the two taps — no RISC-V element loops. Otherwise
 //!   (narrower outputs, Float32 activations, where SrcA would cut tf32 values, LoFi) the reader
 //!   gathers the four tap tiles of each (block, channel tile) through a small tile cache and the
 //!   compute kernel takes their maximum with `binary_max_tile`.
@@ -119,7 +120,7 @@
 //!   row-major tiles) and `cb_taps` (4, W/32) instead of the ring and the zero tile, and
 //!   `cb_im2col` of 2 tiles; pool `cb_taps` (0, 2×4), `cb_cache` (1),
 //!   `cb_out` (16), or for row selection `cb_src` (0, 2×4), `cb_select` (1, the 4 selection
-//!   tiles), `cb_out` (16).
+//!   tiles), `cb_vmax` (2, the two row maxima), `cb_out` (16).
 //! * **softmax + dustbin fold** ([`ops::softmax_fold`]): a `Softmax` whose only consumer is a
 //!   `DustbinFold{cell: 8}` is planned with it as one program named after the fold, reading
 //!   convPb's activation and writing the Float32 score map (Map layout); the 65-channel

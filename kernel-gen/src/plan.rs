@@ -904,6 +904,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     vec![
                         cb(0, "cb_src", 8, CbKind::Stream),
                         cb(1, "cb_select", 4, CbKind::Resident),
+                        cb(2, "cb_vmax", 2, CbKind::Stream),
                         cb(16, "cb_out", 2, CbKind::Stream),
                     ]
                 } else {

@@ -10013,6 +10013,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         kind: kernel_gen::CbKind::Resident,
                     },
                     kernel_gen::CbPlan {
+                        id: 2,
+                        name: String::from("cb_vmax"),
+                        pages: 2,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Stream,
+                    },
+                    kernel_gen::CbPlan {
                         id: 16,
                         name: String::from("cb_out"),
                         pages: 2,
@@ -17987,6 +17995,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         kind: kernel_gen::CbKind::Resident,
                     },
                     kernel_gen::CbPlan {
+                        id: 2,
+                        name: String::from("cb_vmax"),
+                        pages: 2,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Stream,
+                    },
+                    kernel_gen::CbPlan {
                         id: 16,
                         name: String::from("cb_out"),
                         pages: 2,
@@ -25959,6 +25975,14 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         page_bytes: 2048,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Resident,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 2,
+                        name: String::from("cb_vmax"),
+                        pages: 2,
+                        page_bytes: 2048,
+                        format: kernel_gen::Format::Bf16,
+                        kind: kernel_gen::CbKind::Stream,
                     },
                     kernel_gen::CbPlan {
                         id: 16,

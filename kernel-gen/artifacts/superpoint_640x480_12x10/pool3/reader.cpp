@@ -17,6 +17,7 @@ constexpr uint32_t fp32 = get_compile_time_arg_val(4);
 constexpr uint32_t input_dram = get_compile_time_arg_val(5);
 constexpr uint32_t cb_src = 0;
 constexpr uint32_t cb_select = 1;
+constexpr uint32_t cb_vmax = 2;
 constexpr uint32_t cb_out = 16;
 
 namespace {
