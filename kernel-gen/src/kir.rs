@@ -1051,10 +1051,7 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                     trips: Trips::Fixed(p.in_tiles),
                     body: vec![
                         Call::CbWait { cb: src, pages: 4 },
-                        Call::CbReserve {
-                            cb: vmax,
-                            pages: 2,
-                        },
+                        Call::CbReserve { cb: vmax, pages: 2 },
                         Call::Dst {
                             tiles: 4,
                             body: vec![
@@ -1066,15 +1063,9 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                                 Call::Pack { cb: vmax, tiles: 2 },
                             ],
                         },
-                        Call::CbPush {
-                            cb: vmax,
-                            pages: 2,
-                        },
+                        Call::CbPush { cb: vmax, pages: 2 },
                         Call::CbPop { cb: src, pages: 4 },
-                        Call::CbWait {
-                            cb: vmax,
-                            pages: 2,
-                        },
+                        Call::CbWait { cb: vmax, pages: 2 },
                         Call::CbReserve { cb: out, pages: 1 },
                         Call::Dst {
                             tiles: 2,
@@ -1095,10 +1086,7 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                             ],
                         },
                         Call::CbPush { cb: out, pages: 1 },
-                        Call::CbPop {
-                            cb: vmax,
-                            pages: 2,
-                        },
+                        Call::CbPop { cb: vmax, pages: 2 },
                     ],
                 }],
             ),

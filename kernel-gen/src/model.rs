@@ -10,7 +10,8 @@
 //!
 //! A reader (writer) whose stream CB to (from) the compute kernel holds fewer than two of the
 //! batches it pushes (pops) takes turns with the compute ([`single_buffered`]): the model adds
-//! their cycles instead of overlapping them.
+//! their cycles instead of overlapping them. A CB pushed only once (constant tiles set up before
+//! the loops) makes no one wait and does not count.
 
 use std::collections::BTreeMap;
 
@@ -146,9 +147,27 @@ fn batch(body: &[Call], cb: u32, push: bool) -> u32 {
     most
 }
 
+/// Whether `body` pushes CB `cb` more than once on a core of two blocks and two counted trips:
+/// a CB pushed once (a constant tile set up before the loops) never makes its producer wait.
+fn pushes_repeatedly(body: &[Call], cb: u32) -> bool {
+    let on = OnCore {
+        blocks: 2,
+        counted: 2,
+        sender: true,
+    };
+    let mut pushes = 0;
+    kir::walk(body, on, 1, &mut |call, times| {
+        if matches!(call, Call::CbPush { cb: c, .. } if *c == cb) {
+            pushes += times;
+        }
+    });
+    pushes > 1
+}
+
 /// Whether the `role` data-movement kernel of `node` takes turns with the compute kernel: a
 /// stream CB between them (the reader pushes and the compute waits, or the compute pushes and
-/// the writer waits) holds fewer pages than two of the batches moved through it.
+/// the writer waits) that is pushed repeatedly holds fewer pages than two of the batches moved
+/// through it.
 fn single_buffered(node: &NodeKir, role: Role) -> bool {
     let body = |r: Role| {
         node.kernels
@@ -170,7 +189,10 @@ fn single_buffered(node: &NodeKir, role: Role) -> bool {
         .any(|c| {
             let pushed = batch(producer, c.id, true);
             let waited = batch(consumer, c.id, false);
-            pushed > 0 && waited > 0 && c.pages < 2 * pushed.max(waited)
+            pushed > 0
+                && waited > 0
+                && c.pages < 2 * pushed.max(waited)
+                && pushes_repeatedly(producer, c.id)
         })
 }
 
@@ -394,6 +416,58 @@ mod tests {
             Ok(vec![(500.0, 40.0), (625.0, 40.0)])
         );
         assert_eq!(count_buffers(&kir()), vec!["s.counts".to_string()]);
+    }
+
+    /// A reader and a compute kernel sharing stream CB 0 (`pages` pages, batches of 2 pushed per
+    /// block, or once before the blocks).
+    fn stream_node(pages: u32, per_block: bool) -> NodeKir {
+        let push = vec![
+            Call::CbReserve { cb: 0, pages: 2 },
+            Call::CbPush { cb: 0, pages: 2 },
+        ];
+        let wait = vec![
+            Call::CbWait { cb: 0, pages: 2 },
+            Call::CbPop { cb: 0, pages: 2 },
+        ];
+        let in_blocks = |body: Vec<Call>| {
+            if per_block {
+                vec![Call::Loop {
+                    trips: Trips::Blocks,
+                    body,
+                }]
+            } else {
+                body
+            }
+        };
+        NodeKir {
+            node: "n".into(),
+            op: "op".into(),
+            ranges: Vec::new(),
+            cbs: vec![crate::plan::CbPlan {
+                id: 0,
+                name: "cb_in".into(),
+                pages,
+                page_bytes: 2048,
+                format: crate::device::Format::Bf16,
+                kind: crate::plan::CbKind::Stream,
+            }],
+            semaphores: 0,
+            blocks: CORES.iter().map(|c| (*c, 4)).collect(),
+            counted: None,
+            kernels: vec![
+                kernel(Role::Reader, in_blocks(push)),
+                kernel(Role::Compute, in_blocks(wait)),
+            ],
+        }
+    }
+
+    #[test]
+    fn only_repeated_pushes_into_a_short_stream_take_turns() {
+        assert!(single_buffered(&stream_node(2, true), Role::Reader));
+        assert!(single_buffered(&stream_node(3, true), Role::Reader));
+        assert!(!single_buffered(&stream_node(4, true), Role::Reader));
+        assert!(!single_buffered(&stream_node(2, false), Role::Reader));
+        assert!(!single_buffered(&stream_node(2, true), Role::Writer));
     }
 
     #[test]
