@@ -113,6 +113,16 @@ pub fn candidate_regions(grid: Grid, height: u32, width: u32) -> (u32, u32) {
     (regions, map_tiles.div_ceil(regions) * 1024)
 }
 
+/// The [`ActivationShape`] of a tensor's fields.
+fn shape(channels: u32, height: u32, width: u32, format: Format) -> ActivationShape {
+    ActivationShape {
+        channels: channels as usize,
+        height: height as usize,
+        width: width as usize,
+        format,
+    }
+}
+
 impl DeviceTensor {
     /// The layout of `op`'s output given its inferred type `ty` and its inputs' layouts.
     /// `plane` is the uploaded plane's (width, height) when known; an activation output has
@@ -201,12 +211,7 @@ impl DeviceTensor {
                 height,
                 width,
                 format,
-            } => Some(ActivationShape {
-                channels: channels as usize,
-                height: height as usize,
-                width: width as usize,
-                format,
-            }),
+            } => Some(shape(channels, height, width, format)),
             _ => None,
         }
     }
@@ -220,12 +225,7 @@ impl DeviceTensor {
                 height,
                 width,
                 format,
-            } => Some(ActivationShape {
-                channels: channels as usize,
-                height: height as usize,
-                width: width as usize,
-                format,
-            }),
+            } => Some(shape(channels, height, width, format)),
             _ => None,
         }
     }

@@ -474,6 +474,42 @@ void where(Ctx &c, const float *cond, const float *if_true, uint32_t false_dst, 
     }
 }
 
+// One element of the element-wise SFPU op `sop`: x from DST tile d0, y from d1, p the scalar.
+float sfpu_value(uint32_t sop, float v, float y, float p) {
+    switch (sop) {
+        case ttr_emu::SFPU_RELU:
+            return v > 0.0f ? v : 0.0f;
+        case ttr_emu::SFPU_EXP:
+            return std::exp(v);
+        case ttr_emu::SFPU_RECIP:
+            return 1.0f / v;
+        case ttr_emu::SFPU_SQRT:
+            return std::sqrt(v);
+        case ttr_emu::SFPU_RSQRT:
+            return 1.0f / std::sqrt(v);
+        case ttr_emu::SFPU_MAX:
+            return std::fmax(v, y);
+        case ttr_emu::SFPU_MIN:
+            return std::fmin(v, y);
+        case ttr_emu::SFPU_ADD_SCALAR:
+            return v + p;
+        case ttr_emu::SFPU_SUB_SCALAR:
+            return v - p;
+        case ttr_emu::SFPU_MUL_SCALAR:
+            return v * p;
+        case ttr_emu::SFPU_DIV_SCALAR:
+            return v / p;
+        case ttr_emu::SFPU_ADD_BINARY:
+            return v + y;
+        case ttr_emu::SFPU_SUB_BINARY:
+            return v - y;
+        case ttr_emu::SFPU_EQ_BINARY:
+            return num::flush(v) == num::flush(y) ? 1.0f : 0.0f;
+        default:
+            return v > 0.0f ? (v < p ? v : p) : 0.0f;
+    }
+}
+
 void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t param) {
     Ctx &c = current();
     static const char *const NAMES[] = {"relu_tile",      "exp_tile",       "recip_tile",     "sqrt_tile",
@@ -497,55 +533,7 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
         where(c, x, y, param, o);
     } else {
         for (uint32_t i = 0; i < TILE; ++i) {
-            float v = x[i];
-            float r;
-            switch (sop) {
-                case ttr_emu::SFPU_RELU:
-                    r = v > 0.0f ? v : 0.0f;
-                    break;
-                case ttr_emu::SFPU_EXP:
-                    r = std::exp(v);
-                    break;
-                case ttr_emu::SFPU_RECIP:
-                    r = 1.0f / v;
-                    break;
-                case ttr_emu::SFPU_SQRT:
-                    r = std::sqrt(v);
-                    break;
-                case ttr_emu::SFPU_RSQRT:
-                    r = 1.0f / std::sqrt(v);
-                    break;
-                case ttr_emu::SFPU_MAX:
-                    r = std::fmax(v, y[i]);
-                    break;
-                case ttr_emu::SFPU_MIN:
-                    r = std::fmin(v, y[i]);
-                    break;
-                case ttr_emu::SFPU_ADD_SCALAR:
-                    r = v + p;
-                    break;
-                case ttr_emu::SFPU_SUB_SCALAR:
-                    r = v - p;
-                    break;
-                case ttr_emu::SFPU_MUL_SCALAR:
-                    r = v * p;
-                    break;
-                case ttr_emu::SFPU_DIV_SCALAR:
-                    r = v / p;
-                    break;
-                case ttr_emu::SFPU_ADD_BINARY:
-                    r = v + y[i];
-                    break;
-                case ttr_emu::SFPU_SUB_BINARY:
-                    r = v - y[i];
-                    break;
-                case ttr_emu::SFPU_EQ_BINARY:
-                    r = num::flush(v) == num::flush(y[i]) ? 1.0f : 0.0f;
-                    break;
-                default:
-                    r = v > 0.0f ? (v < p ? v : p) : 0.0f;
-            }
-            o[i] = dst_round(c, r);
+            o[i] = dst_round(c, sfpu_value(sop, x[i], y[i], p));
         }
     }
     c.cs->written[odst] = true;
