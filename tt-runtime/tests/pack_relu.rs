@@ -180,3 +180,40 @@ fn negative_threshold_is_refused() {
         other => panic!("expected a kernel error, got {:?}", other.map(|_| ())),
     }
 }
+
+/// compute_kernel_hw_startup configures the packer afresh: no ReLU until pack_relu_config again.
+const RELU_THEN_STARTUP: &str = r#"
+#include "api/compute/tile_move_copy.h"
+#include "api/compute/pack.h"
+void kernel_main() {
+    compute_kernel_hw_startup(0, 16);
+    pack_relu_config(ReluConfig::zero());
+    compute_kernel_hw_startup(0, 16);
+    copy_tile_init(0);
+    cb_wait_front(0, 1);
+    tile_regs_acquire();
+    copy_tile(0, 0, 0);
+    tile_regs_commit();
+    tile_regs_wait();
+    cb_reserve_back(16, 1);
+    pack_tile(0, 16);
+    cb_push_back(16, 1);
+    tile_regs_release();
+    cb_pop_front(0, 1);
+}
+"#;
+
+#[test]
+fn hw_startup_clears_the_relu() {
+    let mut input = vec![0.0f32; 1024];
+    input[0] = -3.0;
+    let bytes = to_f32_bytes(&input);
+    let mut p = Pipeline::new(&bytes, DataFormat::Float32, RELU_THEN_STARTUP);
+    p.fp32_dest = true;
+    let (out, _) = p.run().unwrap();
+    assert_eq!(
+        u16::from_le_bytes([out[0], out[1]]),
+        0xC040,
+        "-3 packs as -3"
+    );
+}

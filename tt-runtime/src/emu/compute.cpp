@@ -25,6 +25,12 @@ constexpr uint32_t SRCB_HI_MASK = 0xFFFE0000u;    // sign, exponent, 6 mantissa 
 constexpr uint32_t SRCA_FULL_MASK = 0xFFFFC000u;  // sign, exponent, 9 mantissa MSBs (2 phases x 5 bits)
 constexpr uint32_t SRCB_FULL_MASK = 0xFFFFFC00u;  // sign, exponent, 13 mantissa MSBs (2 phases x 7 bits)
 
+// The packer's ReLU modes (ckernel::ReluType, the STACC_RELU_ApplyRelu encoding).
+constexpr uint32_t RELU_NONE = 0;
+constexpr uint32_t RELU_ZERO = 1;
+constexpr uint32_t RELU_MIN_THRESHOLD = 2;
+constexpr uint32_t RELU_MAX_THRESHOLD = 3;
+
 struct Scratch {
     alignas(64) float in0_full[16][TILE];
     alignas(64) float in0_hi[16][TILE];
@@ -178,6 +184,8 @@ void api_hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
     cb_config(c, static_cast<int32_t>(icb1), "compute_kernel_hw_startup");
     cb_config(c, static_cast<int32_t>(ocb), "compute_kernel_hw_startup");
     s.started = true;
+    // The packer's hardware configure writes STACC_RELU too, with no ReLU.
+    s.relu_mode = RELU_NONE;
 }
 
 void api_op_init(uint32_t kind, uint32_t a, uint32_t b, uint32_t) {
@@ -557,12 +565,6 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
     c.counters->sfpu_ops[sop < OPS ? KIND[sop] : static_cast<uint32_t>(TTR_SFPU_SCALAR)]++;
     c.counters->tile_ops[TTR_OP_SFPU][fidelity(c)]++;
 }
-
-// The packer's ReLU modes (ckernel::ReluType, the STACC_RELU_ApplyRelu encoding).
-constexpr uint32_t RELU_NONE = 0;
-constexpr uint32_t RELU_ZERO = 1;
-constexpr uint32_t RELU_MIN_THRESHOLD = 2;
-constexpr uint32_t RELU_MAX_THRESHOLD = 3;
 
 // The packer's ReLU stage on `n` datums bound for `format`. Silicon applies it after the early
 // format conversion (the rounding to bf16 for a Float16_b output; identity for Float32) and
