@@ -131,7 +131,6 @@ impl CountSource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SfpuOp {
-    Relu,
     Max,
     Exp,
     Recip,
@@ -515,9 +514,10 @@ pub(crate) fn add_conv_weights_fill(
 }
 
 /// One output block of a conv's compute (`conv2d/block.cpp.tera`): per group of output tiles,
-/// the bias copy, the matmuls over K, the ReLU when fused and the pack to CB `out`.
+/// the bias copy, the matmuls over K and the pack to CB `out` (a fused ReLU is the packer's,
+/// configured once per kernel: no SFPU work).
 pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
-    let mut dst_body = vec![
+    let dst_body = vec![
         Call::Copy { tiles: c.group },
         Call::Loop {
             trips: Trips::Fixed(c.weight_parts * c.k_tiles),
@@ -527,17 +527,11 @@ pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
                 kt: 1,
             }],
         },
-    ];
-    if c.relu {
-        dst_body.push(Call::Sfpu {
-            op: SfpuOp::Relu,
+        Call::Pack {
+            cb: out,
             tiles: c.group,
-        });
-    }
-    dst_body.push(Call::Pack {
-        cb: out,
-        tiles: c.group,
-    });
+        },
+    ];
     Call::Loop {
         trips: Trips::Fixed(c.out_tiles / c.group),
         body: vec![

@@ -1,6 +1,6 @@
 // The compute half of the kernel API: DST register protocol and capacity, op inits, and the tile
-// ops (matmul with math fidelity, element-wise, copy, reduce, transpose, SFPU, pack, tilize and
-// untilize) on f32 values with the device's rounding.
+// ops (matmul with math fidelity, element-wise, copy, reduce, transpose, SFPU, pack with the
+// packer's ReLU stage, tilize and untilize) on f32 values with the device's rounding.
 //
 // Math fidelity: SrcA holds in1 for matmul (in0 for element-wise ops), SrcB the other operand.
 // A phase multiplies 5 significant bits of SrcA by 7 of SrcB. Phase 0 takes SrcA's implicit 1 + 4
@@ -24,6 +24,12 @@ constexpr uint32_t SRCA_HI_MASK = 0xFFF80000u;    // sign, exponent, 4 mantissa 
 constexpr uint32_t SRCB_HI_MASK = 0xFFFE0000u;    // sign, exponent, 6 mantissa MSBs
 constexpr uint32_t SRCA_FULL_MASK = 0xFFFFC000u;  // sign, exponent, 9 mantissa MSBs (2 phases x 5 bits)
 constexpr uint32_t SRCB_FULL_MASK = 0xFFFFFC00u;  // sign, exponent, 13 mantissa MSBs (2 phases x 7 bits)
+
+// The packer's ReLU modes (ckernel::ReluType, the STACC_RELU_ApplyRelu encoding).
+constexpr uint32_t RELU_NONE = 0;
+constexpr uint32_t RELU_ZERO = 1;
+constexpr uint32_t RELU_MIN_THRESHOLD = 2;
+constexpr uint32_t RELU_MAX_THRESHOLD = 3;
 
 struct Scratch {
     alignas(64) float in0_full[16][TILE];
@@ -178,6 +184,8 @@ void api_hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
     cb_config(c, static_cast<int32_t>(icb1), "compute_kernel_hw_startup");
     cb_config(c, static_cast<int32_t>(ocb), "compute_kernel_hw_startup");
     s.started = true;
+    // The packer's hardware configure writes STACC_RELU too, with no ReLU.
+    s.relu_mode = RELU_NONE;
 }
 
 void api_op_init(uint32_t kind, uint32_t a, uint32_t b, uint32_t) {
@@ -546,13 +554,34 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
     c.counters->tile_ops[TTR_OP_SFPU][fidelity(c)]++;
 }
 
-void pack_values(Ctx &c, float *v, uint32_t cb, uint8_t *p) {
-    uint32_t format = c.run->prog->cbs[c.core][cb].format;
-    if (c.cs->relu) {
-        for (uint32_t i = 0; i < TILE; ++i) {
-            v[i] = v[i] > 0.0f ? v[i] : 0.0f;
+// The packer's ReLU stage on `n` datums bound for `format`. Silicon applies it after the early
+// format conversion (the rounding to bf16 for a Float16_b output; identity for Float32) and
+// before L1 accumulation, so the datums are converted first: a threshold then compares the
+// packed value. A datum at or below 0 (or the threshold) becomes +0, whatever its sign (-0 too);
+// NaN compares false and passes. No ReLU: untouched (store_tile converts).
+void relu_stage(const ComputeState &s, uint32_t format, float *v, uint32_t n) {
+    if (s.relu_mode == RELU_NONE) {
+        return;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        const float x = format == TTR_FORMAT_FLOAT16_B ? num::bf16_to_f32(num::f32_to_bf16(v[i])) : num::flush(v[i]);
+        switch (s.relu_mode) {
+            case RELU_ZERO:
+                v[i] = x <= 0.0f ? 0.0f : x;
+                break;
+            case RELU_MIN_THRESHOLD:
+                v[i] = x <= s.relu_threshold ? 0.0f : x;
+                break;
+            default:
+                v[i] = x <= 0.0f ? 0.0f : (x > s.relu_threshold ? s.relu_threshold : x);
+                break;
         }
     }
+}
+
+void pack_values(Ctx &c, float *v, uint32_t cb, uint8_t *p) {
+    uint32_t format = c.run->prog->cbs[c.core][cb].format;
+    relu_stage(*c.cs, format, v, TILE);
     if (c.cs->l1_acc) {
         Scratch &sc = scratch();
         num::load_tile(p, format, sc.b);
@@ -655,6 +684,7 @@ void api_untilize_block(uint32_t icb, uint32_t block, uint32_t ocb) {
     Scratch &sc = scratch();
     for (uint32_t b = 0; b < block; ++b) {
         unpack(c, icb, b, sc.a, false, op);
+        relu_stage(*c.cs, ofmt, sc.a, TILE);
         write_rows(c, sc.a, out, ofmt, block, b);
     }
     s.pack_next += block;
@@ -679,6 +709,7 @@ void api_pack_untilize_block(uint32_t icb, uint32_t block_rt, uint32_t ocb, uint
         cb_write_tile(c, ocb, (r + 1) * full_ct - 1, op);
         for (uint32_t col = 0; col < block_ct; ++col) {
             unpack(c, icb, r * block_ct + col, sc.a, false, op);
+            relu_stage(*c.cs, ofmt, sc.a, TILE);
             write_rows(c, sc.a, out, ofmt, full_ct, c_index * block_ct + col);
         }
     }
@@ -698,11 +729,14 @@ void api_pack_untilize_dest(uint32_t ocb, uint32_t block_rt, uint32_t block_ct, 
     }
     check_dst(c, 0, block_rt * block_ct, op);
     const uint32_t ofmt = c.run->prog->cbs[c.core][ocb].format;
+    Scratch &sc = scratch();
     for (uint32_t r = 0; r < block_rt; ++r) {
         uint8_t *out = cb_write_tile(c, ocb, r * full_ct, op);
         cb_write_tile(c, ocb, (r + 1) * full_ct - 1, op);
         for (uint32_t col = 0; col < block_ct; ++col) {
-            write_rows(c, c.cs->dst[r * block_ct + col], out, ofmt, full_ct, c_index * block_ct + col);
+            memcpy(sc.a, c.cs->dst[r * block_ct + col], sizeof sc.a);
+            relu_stage(*c.cs, ofmt, sc.a, TILE);
+            write_rows(c, sc.a, out, ofmt, full_ct, c_index * block_ct + col);
         }
     }
     c.counters->tile_ops[TTR_OP_UNTILIZE][fidelity(c)] += block_rt * block_ct;
@@ -721,7 +755,22 @@ uint32_t api_cb_read_value(uint32_t cb, uint32_t page, uint32_t word) {
 }
 
 void api_pack_l1_acc(uint32_t enable) { cs(current(), "pack_reconfig_l1_acc").l1_acc = enable != 0; }
-void api_pack_relu(uint32_t config) { cs(current(), "pack_relu_config").relu = config != 0; }
+// pack_relu_config: `config` is ReluConfig's packed form (mode in bits 0-1, the bf16 threshold in
+// bits 16-31), as the LLK writes it to STACC_RELU. Silicon's threshold modes are undefined for a
+// threshold with the sign bit set.
+void api_pack_relu(uint32_t config) {
+    Ctx &c = current();
+    ComputeState &s = cs(c, "pack_relu_config");
+    const uint32_t mode = config & 0x3u;
+    const uint16_t threshold = static_cast<uint16_t>(config >> 16);
+    if ((mode == RELU_MIN_THRESHOLD || mode == RELU_MAX_THRESHOLD) && (threshold & 0x8000u) != 0) {
+        kfail("pack_relu_config: threshold 0x%04x (bf16) is negative; the packer's threshold ReLU is undefined "
+              "for a threshold <= -0 (use a threshold >= +0) on %s",
+              threshold, who(c).c_str());
+    }
+    s.relu_mode = mode;
+    s.relu_threshold = num::bf16_to_f32(threshold);
+}
 
 }  // namespace
 

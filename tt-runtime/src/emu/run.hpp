@@ -50,7 +50,8 @@ struct ComputeState {
     uint32_t sfpu_inits = 0;     // bit per SfpuOp
     Regs regs = Regs::Idle;
     bool l1_acc = false;
-    bool relu = false;
+    uint32_t relu_mode = 0;        // the packer's ReLU mode (ckernel::ReluType), 0 = none
+    float relu_threshold = 0.0f;   // its threshold, read as bf16 (modes 2 and 3)
     bool written[16] = {};
     alignas(64) float dst[16][TILE];
 };

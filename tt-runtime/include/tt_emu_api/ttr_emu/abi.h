@@ -126,7 +126,8 @@ struct Abi {
     void (*pack_untilize_dest)(uint32_t ocb, uint32_t block_rt, uint32_t block_ct, uint32_t full_ct,
                                uint32_t block_c_index);
     void (*pack_l1_acc)(uint32_t enable);
-    void (*pack_relu)(uint32_t enable);
+    // The packer's ReLU: ckernel::ReluConfig packed (mode in bits 0-1, bf16 threshold in bits 16-31).
+    void (*pack_relu)(uint32_t config);
     void (*fail)(const char *message);
     // Compute: word `word` of page `page` of the waited front of a CB (read_tile_value).
     uint32_t (*cb_read_value)(uint32_t cb, uint32_t page, uint32_t word);

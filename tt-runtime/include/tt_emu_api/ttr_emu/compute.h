@@ -34,6 +34,25 @@ enum class PoolType : uint8_t { SUM = 0, AVG = 1, MAX = 2 };
 enum class ReduceDim : uint8_t { REDUCE_ROW = 0, REDUCE_COL = 1, REDUCE_SCALAR = 2 };
 enum class VectorMode : uint8_t { None = 0, R = 1, C = 2, RC = 4, RC_custom = 6, Invalid = 0xFF };
 enum class InputClamping : uint8_t { ClampToNegative = 1, None = 0 };
+// The packer's ReLU (pack_relu_config): the mode numbers are the hardware's STACC_RELU encoding,
+// the threshold a bf16 bit pattern.
+enum class ReluType : std::uint8_t { NO_RELU = 0, ZERO_RELU, MIN_THRESHOLD_RELU, MAX_THRESHOLD_RELU };
+struct ReluConfig {
+    static constexpr ReluConfig none() { return ReluConfig(ReluType::NO_RELU); }
+    static constexpr ReluConfig zero() { return ReluConfig(ReluType::ZERO_RELU); }
+    static constexpr ReluConfig min_threshold(std::uint32_t t) { return ReluConfig(ReluType::MIN_THRESHOLD_RELU, t); }
+    static constexpr ReluConfig max_threshold(std::uint32_t t) { return ReluConfig(ReluType::MAX_THRESHOLD_RELU, t); }
+    static constexpr ReluConfig from_packed(std::uint32_t packed) {
+        return ReluConfig(static_cast<ReluType>(packed & 0x3u), packed >> 16);
+    }
+    constexpr ReluType get_mode() const { return mode; }
+    constexpr std::uint32_t get_threshold() const { return threshold; }
+
+private:
+    constexpr ReluConfig(ReluType m, std::uint32_t t = 0) : mode(m), threshold(t) {}
+    ReluType mode = ReluType::NO_RELU;
+    std::uint32_t threshold = 0;
+};
 struct p_sfpu {
     constexpr static std::uint32_t kCONST_1_FP16B = 0x3F80;
 };
@@ -437,6 +456,10 @@ ALWI void reconfig_data_format(const uint32_t srca_new, const uint32_t srcb_new)
 ALWI void reconfig_data_format_srca(uint32_t srca_new) { (void)srca_new; }
 ALWI void reconfig_data_format_srcb(uint32_t srcb_new) { (void)srcb_new; }
 ALWI void pack_reconfig_l1_acc(uint32_t l1_acc_en) { ttr_detail::api().pack_l1_acc(l1_acc_en); }
+// Every later pack (pack_tile, tilize, untilize) goes through the packer's ReLU stage.
+ALWI void pack_relu_config(const ReluConfig &config) {
+    ttr_detail::api().pack_relu(static_cast<uint32_t>(config.get_mode()) | (config.get_threshold() & 0xFFFFu) << 16);
+}
 
 // SFPU, in place on DST tiles, in f32.
 ALWI void relu_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_RELU); }
