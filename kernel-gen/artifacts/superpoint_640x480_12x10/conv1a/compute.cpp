@@ -8,7 +8,7 @@
 #include "api/compute/matmul.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/reconfig_data_format.h"
-#include "api/compute/eltwise_unary/relu.h"
+#include "api/compute/pack.h"
 #include "api/compute/tilize.h"
 #include "api/compute/transpose_wh.h"
 
@@ -33,9 +33,9 @@ constexpr uint32_t cb_out = 16;
 // One output block: for each group of `group` output tiles, DST starts as the bias rows, the
 // matmul accumulates im2col x weights over the weight_parts * k_tiles weight rows of tiles (with
 // Float32 activations the weights are a bf16 high and a bf16 low matrix stacked along K, both
-// multiplied by the same im2col tile k % k_tiles), then ReLU (when fused) and pack. Im2col tile
-// t is tile `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to cb_out in
-// the format the caller configured.
+// multiplied by the same im2col tile k % k_tiles), then pack. Im2col tile t is tile
+// `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to cb_out in the format
+// the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
 template <typename ActTile>
 void conv_block(uint32_t act, ActTile act_tile) {
     for (uint32_t g = 0; g < out_tiles / group; ++g) {
@@ -49,12 +49,6 @@ void conv_block(uint32_t act, ActTile act_tile) {
         matmul_block_init(act, cb_weights, 0, group, 1, k_tiles);
         for (uint32_t k = 0; k < weight_parts * k_tiles; ++k) {
             matmul_block(act, cb_weights, act_tile(k % k_tiles), k * out_tiles + g * group, 0, 0, group, 1, k_tiles);
-        }
-        if constexpr (relu != 0) {
-            relu_tile_init();
-            for (uint32_t j = 0; j < group; ++j) {
-                relu_tile(j);
-            }
         }
         tile_regs_commit();
         cb_reserve_back(cb_out, group);
@@ -95,7 +89,14 @@ void kernel_main() {
             tile_regs_release();
             cb_push_back(cb_im2col, 1);
             cb_wait_front(cb_im2col, k_tiles);
+            // A fused ReLU in the packer for the conv outputs only, not the tilize and transpose.
+            if constexpr (relu != 0) {
+                pack_relu_config(ReluConfig::zero());
+            }
             conv_block(cb_im2col, [](uint32_t t) { return t; });
+            if constexpr (relu != 0) {
+                pack_relu_config(ReluConfig::none());
+            }
             cb_pop_front(cb_im2col, k_tiles);
         }
         cb_pop_front(cb_taps, width_tiles);

@@ -9,7 +9,7 @@
 #include "api/compute/matmul.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/reconfig_data_format.h"
-#include "api/compute/eltwise_unary/relu.h"
+#include "api/compute/pack.h"
 
 constexpr uint32_t in_channels = get_compile_time_arg_val(0);
 constexpr uint32_t height = get_compile_time_arg_val(1);
@@ -61,9 +61,9 @@ uint32_t act_tile(int32_t b, uint32_t t) {
 // One output block: for each group of `group` output tiles, DST starts as the bias rows, the
 // matmul accumulates im2col x weights over the weight_parts * k_tiles weight rows of tiles (with
 // Float32 activations the weights are a bf16 high and a bf16 low matrix stacked along K, both
-// multiplied by the same im2col tile k % k_tiles), then ReLU (when fused) and pack. Im2col tile
-// t is tile `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to cb_out in
-// the format the caller configured.
+// multiplied by the same im2col tile k % k_tiles), then pack. Im2col tile t is tile
+// `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to cb_out in the format
+// the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
 template <typename ActTile>
 void conv_block(uint32_t act, ActTile act_tile) {
     for (uint32_t g = 0; g < out_tiles / group; ++g) {
@@ -77,12 +77,6 @@ void conv_block(uint32_t act, ActTile act_tile) {
         matmul_block_init(act, cb_weights, 0, group, 1, k_tiles);
         for (uint32_t k = 0; k < weight_parts * k_tiles; ++k) {
             matmul_block(act, cb_weights, act_tile(k % k_tiles), k * out_tiles + g * group, 0, 0, group, 1, k_tiles);
-        }
-        if constexpr (relu != 0) {
-            relu_tile_init();
-            for (uint32_t j = 0; j < group; ++j) {
-                relu_tile(j);
-            }
         }
         tile_regs_commit();
         cb_reserve_back(cb_out, group);
@@ -100,6 +94,10 @@ void kernel_main() {
     const uint32_t block_count = get_arg_val<uint32_t>(1);
 
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_act, cb_weights, cb_out);
+    // A fused ReLU in the packer: every pack of this kernel is a conv output.
+    if constexpr (relu != 0) {
+        pack_relu_config(ReluConfig::zero());
+    }
     cb_wait_front(cb_weights, weight_parts * k_tiles * out_tiles);
     cb_wait_front(cb_bias, out_tiles);
     if constexpr (shifted != 0) {
