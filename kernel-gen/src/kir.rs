@@ -602,7 +602,7 @@ pub(crate) fn conv_writer(
                     Arg::BufferAddress(node.output.clone()),
                     Arg::Const(w.start * blocks_per_unit),
                     Arg::Const(w.count * blocks_per_unit),
-                    Arg::Const(out_start(node, c, w.core)),
+                    Arg::Const(w.slice * c.slice_tiles()),
                 ],
             })
             .collect(),

@@ -738,11 +738,12 @@ struct ConvWork {
 /// Estimated reader cycles per output block of a row-run conv reader: its `in_tiles` input
 /// tiles fetched and its `k_tiles` im2col tiles built from `tile_bytes`-byte tiles, at the
 /// rates its transfers get in tt_runtime's `CostModel::BLACKHOLE` on the emulator's counters
-/// at 80×60: about 48 B a cycle for whole tiles (the fetch; the im2col of a 1×1 conv: 770
-/// cycles a block of 16 tiles at 256 channels), about 14 B a cycle for the im2col of a 3×3 conv,
-/// whose row runs split at image rows and face rows (5800 cycles a block of 4 + 36 tiles).
+/// at 80×60: about 48 B a cycle for whole tiles (the fetch; the im2col of a 1×1 conv: about 50
+/// cycles a tile at 256 channels), about 22 B a cycle for the im2col of a 3×3 conv, whose
+/// side taps take a face-row move and row fixes (about 3350 cycles a block of 36 tiles at 128
+/// channels).
 fn row_run_block_cycles(kernel: u32, in_tiles: u32, k_tiles: u32, tile_bytes: u32) -> u64 {
-    let im2col_rate = if kernel == 1 { 48 } else { 14 };
+    let im2col_rate = if kernel == 1 { 48 } else { 22 };
     u64::from(in_tiles * tile_bytes) / 48 + u64::from(k_tiles * tile_bytes) / im2col_rate
 }
 
@@ -1511,9 +1512,10 @@ mod tests {
     }
 
     /// SuperPoint at 640×480: convPa, convDa (2 × 4 of 8 output tiles) and convDb slice on
-    /// both grids, each group 5 full rows; conv4a/b stay unsliced (their reader, at 2 blocks a
-    /// core, already bounds them), as do the larger convs (an even split leaves nothing to gain)
-    /// and convPb (3 output tiles; its sender reads little).
+    /// both grids, each group 5 full rows; conv4a/b stay unsliced (their weights' sender bounds
+    /// them, and 2 slices would make the reader, at 3 blocks a core, slower still), as do the
+    /// larger convs (an even split leaves nothing to gain) and convPb (3 output tiles; its
+    /// sender reads little).
     #[test]
     fn the_80x60_convs_slice_where_it_shortens_the_slowest_core() {
         for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
