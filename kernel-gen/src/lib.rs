@@ -52,7 +52,9 @@
 //!   channel tiles) within `⌈(pad·W + pad)/32⌉` blocks of the current output block, reading each
 //!   from DRAM once per core, and builds the im2col tiles from it (zero at the borders): by NoC
 //!   copies inside L1 of runs of face rows that are consecutive source pixels when the channels
-//!   are whole tiles, else by zeroing the tiles that way and gathering the valid elements. For
+//!   are whole tiles (for a 3×3 pad-1 conv only each tap row's middle tap; its side taps are
+//!   that tap moved by one face row in one copy, plus the rows the move gets wrong), else by
+//!   zeroing the tiles that way and gathering the valid elements. For
 //!   3×3 convs whose width is a multiple of 32 ([`plan::ConvPlan::shifted`]) the ring keeps
 //!   each block's −1/0/+1 shifted views, which are the k tiles of one tap row, and the compute
 //!   reads them from the ring itself (no im2col copy; `cb_im2col` then carries one data-less
