@@ -306,16 +306,18 @@ fn transposed(c: Core) -> Core {
     Core { x: c.y, y: c.x }
 }
 
+/// The grid with its axes swapped: its row-major order is `grid`'s column-major order.
+fn transposed_grid(grid: Grid) -> Grid {
+    Grid {
+        x: grid.y,
+        y: grid.x,
+    }
+}
+
 /// Core `at` of `grid` in column-major (`by_columns`) or row-major order.
 fn run_core(grid: Grid, at: u32, by_columns: bool) -> Core {
     if by_columns {
-        transposed(
-            Grid {
-                x: grid.y,
-                y: grid.x,
-            }
-            .core(at),
-        )
+        transposed(transposed_grid(grid).core(at))
     } else {
         grid.core(at)
     }
@@ -326,20 +328,13 @@ fn run_rects(grid: Grid, first: u32, n: u32, by_columns: bool) -> Vec<CoreRange>
     if by_columns {
         return column_run(grid, first, n);
     }
-    column_run(
-        Grid {
-            x: grid.y,
-            y: grid.x,
-        },
-        first,
-        n,
-    )
-    .into_iter()
-    .map(|r| CoreRange {
-        start: transposed(r.start),
-        end: transposed(r.end),
-    })
-    .collect()
+    column_run(transposed_grid(grid), first, n)
+        .into_iter()
+        .map(|r| CoreRange {
+            start: transposed(r.start),
+            end: transposed(r.end),
+        })
+        .collect()
 }
 
 impl Split {
