@@ -207,7 +207,9 @@ fn call_rule(
         bytes,
         alignment,
     };
-    let receivers = (node.blocks.len() as u32).saturating_sub(1);
+    // Every multicast group has as many cores (crate::multicast).
+    let groups = node.senders.len().max(1) as u32;
+    let receivers = (node.blocks.len() as u32 / groups).saturating_sub(1);
     let multicast_dests = |transfer: &'static str, dests: u32| {
         if dests == receivers {
             Ok(())

@@ -37,6 +37,8 @@ pub enum KirError {
         rects: usize,
         max: usize,
     },
+    #[error("node `{node}`: its multicast groups have {receivers:?} receivers; the kernels wait for the same number in every group (give the slices equal numbers of cores)")]
+    UnequalGroups { node: String, receivers: Vec<u32> },
 }
 
 /// The processor a kernel runs on.
@@ -94,9 +96,10 @@ pub enum Trips {
     /// Output blocks whose number is read at run time from the node's [`CountSource`]; at most
     /// the core's number of output blocks, which is what the checks and the report use.
     Counted,
-    /// Once on the node's multicast sender (its first core), never on the other cores.
+    /// Once on each of the node's multicast senders ([`NodeKir::senders`]), never on the
+    /// other cores.
     OnSender,
-    /// Once on every core of the node but the multicast sender.
+    /// Once on every core of the node but the multicast senders.
     OnReceivers,
 }
 
@@ -319,9 +322,11 @@ pub struct NodeKir {
     pub ranges: Vec<CoreRange>,
     pub cbs: Vec<CbPlan>,
     pub semaphores: u32,
-    /// Output blocks per core, for resolving [`Trips::Blocks`], in split order: the first core
-    /// is the node's multicast sender ([`Trips::OnSender`]).
+    /// Output blocks per core, for resolving [`Trips::Blocks`], in split order.
     pub blocks: Vec<(Core, u32)>,
+    /// The multicast senders ([`Trips::OnSender`]), one per group of cores
+    /// ([`crate::multicast`]): the first core of the split unless the split has slices.
+    pub senders: Vec<Core>,
     /// The run-time source of its [`Trips::Counted`] loops, if it has any.
     pub counted: Option<CountSource>,
     pub kernels: Vec<Kernel>,
@@ -336,13 +341,13 @@ impl NodeKir {
     /// Every core of the node with what its loops run over, the counted loops at their bound
     /// (the worst case).
     pub fn cores(&self) -> impl Iterator<Item = (Core, OnCore)> + '_ {
-        self.blocks.iter().enumerate().map(|(i, (core, blocks))| {
+        self.blocks.iter().map(|(core, blocks)| {
             (
                 *core,
                 OnCore {
                     blocks: *blocks,
                     counted: *blocks,
-                    sender: i == 0,
+                    sender: self.senders.contains(core),
                 },
             )
         })
@@ -477,8 +482,18 @@ pub(crate) fn blocks(trips: Trips, body: Vec<Call>) -> Call {
     Call::Loop { trips, body }
 }
 
-/// The weights and bias fill of a conv's reader ([`Multicast`]): its runtime args appended,
-/// its calls first.
+/// The first output tile of `core`'s slice of conv `c` ([`crate::plan::Split::slices`]).
+fn out_start(node: &NodePlan, c: &ConvPlan, core: Core) -> u32 {
+    node.split
+        .work
+        .iter()
+        .find(|w| w.core == core)
+        .map_or(0, |w| w.slice * c.slice_tiles())
+}
+
+/// The weights and bias fill of a conv's reader ([`Multicast`]): its runtime args (the
+/// multicast's, then `out_start`, the first output tile of the core's slice) appended, its
+/// calls first.
 pub(crate) fn add_conv_weights_fill(
     reader: &mut Kernel,
     node: &NodePlan,
@@ -488,8 +503,10 @@ pub(crate) fn add_conv_weights_fill(
 ) -> Result<(), KirError> {
     let multicast = Multicast::of(node)?;
     reader.runtime_arg_names.extend(Multicast::arg_names());
+    reader.runtime_arg_names.push("out_start".to_string());
     for core in &mut reader.runtime_args {
         core.args.extend(multicast.args(core.core));
+        core.args.push(Arg::Const(out_start(node, c, core.core)));
     }
     reader.body.splice(
         0..0,
@@ -497,14 +514,14 @@ pub(crate) fn add_conv_weights_fill(
             Resident {
                 cb: weights,
                 buffer: c.weights.clone(),
-                pages: c.weight_parts * c.k_tiles * c.out_tiles,
+                pages: c.resident_weight_tiles(),
                 page_bytes: cb_plan(node, "cb_weights")?.page_bytes,
                 per_dram_page: c.weight_page_tiles,
             },
             Resident {
                 cb: bias,
                 buffer: c.bias.clone(),
-                pages: c.out_tiles,
+                pages: c.slice_tiles(),
                 page_bytes: cb_plan(node, "cb_bias")?.page_bytes,
                 per_dram_page: 1,
             },
@@ -513,9 +530,9 @@ pub(crate) fn add_conv_weights_fill(
     Ok(())
 }
 
-/// One output block of a conv's compute (`conv2d/block.cpp.tera`): per group of output tiles,
-/// the bias copy, the matmuls over K and the pack to CB `out` (a fused ReLU is the packer's,
-/// configured once per kernel: no SFPU work).
+/// One output block of a conv's compute (`conv2d/block.cpp.tera`): per group of the core's
+/// slice of output tiles, the bias copy, the matmuls over K and the pack to CB `out` (a fused
+/// ReLU is the packer's, configured once per kernel: no SFPU work).
 pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
     let dst_body = vec![
         Call::Copy { tiles: c.group },
@@ -533,7 +550,7 @@ pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
         },
     ];
     Call::Loop {
-        trips: Trips::Fixed(c.out_tiles / c.group),
+        trips: Trips::Fixed(c.slice_tiles() / c.group),
         body: vec![
             Call::CbReserve {
                 cb: out,
@@ -551,9 +568,9 @@ pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
     }
 }
 
-/// A conv's writer (`conv2d/writer.cpp.tera`): each core's output blocks, `group` tiles at a
-/// time, to the node's output; a split unit is `blocks_per_unit` output blocks (1, or the
-/// image row's W/32 for the frame conv).
+/// A conv's writer (`conv2d/writer.cpp.tera`): each core's output blocks, the tiles of its
+/// slice `group` at a time, to the node's output; a split unit is `blocks_per_unit` output
+/// blocks (1, or the image row's W/32 for the frame conv).
 pub(crate) fn conv_writer(
     node: &NodePlan,
     c: &ConvPlan,
@@ -567,19 +584,26 @@ pub(crate) fn conv_writer(
         template: "conv2d/writer.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
         compile_args,
-        runtime_arg_names: names(&["output_addr", "block_start", "block_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(node.output.clone()),
-                Arg::Const(start * blocks_per_unit),
-                Arg::Const(count * blocks_per_unit),
-            ]
-        }),
+        runtime_arg_names: names(&["output_addr", "block_start", "block_count", "out_start"]),
+        runtime_args: node
+            .split
+            .work
+            .iter()
+            .map(|w| CoreArgs {
+                core: w.core,
+                args: vec![
+                    Arg::BufferAddress(node.output.clone()),
+                    Arg::Const(w.start * blocks_per_unit),
+                    Arg::Const(w.count * blocks_per_unit),
+                    Arg::Const(w.slice * c.slice_tiles()),
+                ],
+            })
+            .collect(),
         precision: None,
         body: vec![blocks(
             Trips::Blocks,
             vec![Call::Loop {
-                trips: Trips::Fixed(blocks_per_unit * c.out_tiles / c.group),
+                trips: Trips::Fixed(blocks_per_unit * c.slice_tiles() / c.group),
                 body: vec![
                     Call::CbWait {
                         cb: out,
@@ -727,6 +751,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         ("in_tiles", c.in_tiles),
         ("k_tiles", c.k_tiles),
         ("out_tiles", c.out_tiles),
+        ("slice_tiles", c.slice_tiles()),
         ("group", c.group),
         ("ring_reach", c.ring_reach),
         ("relu", u32::from(c.relu)),
@@ -735,7 +760,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         ("weight_parts", c.weight_parts),
         ("weight_page_tiles", c.weight_page_tiles),
     ]);
-    let resident = c.weight_parts * c.k_tiles * c.out_tiles;
+    let resident = c.resident_weight_tiles();
     // With shifted views the compute holds the whole ring for the program.
     let ring_hold = |call: Call| if c.shifted { vec![call] } else { Vec::new() };
     let ring_args = args(&[
@@ -785,7 +810,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
                 },
                 Call::CbWait {
                     cb: bias,
-                    pages: c.out_tiles,
+                    pages: c.slice_tiles(),
                 },
             ],
             ring_hold(Call::CbWait {
@@ -813,7 +838,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
             vec![
                 Call::CbPop {
                     cb: bias,
-                    pages: c.out_tiles,
+                    pages: c.slice_tiles(),
                 },
                 Call::CbPop {
                     cb: weights,
@@ -1106,9 +1131,12 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
                 });
             }
         }
-        let semaphores = match &node.op {
-            OpPlan::Conv2d(_) => Multicast::of(node)?.semaphores(),
-            _ => 0,
+        let (semaphores, senders) = match &node.op {
+            OpPlan::Conv2d(_) => {
+                let multicast = Multicast::of(node)?;
+                (multicast.semaphores(), multicast.senders())
+            }
+            _ => (0, node.split.work.iter().take(1).map(|w| w.core).collect()),
         };
         let (op, kernels) = match &node.op {
             OpPlan::Conv2d(c) => ("conv2d", conv_kernels(node, c)?),
@@ -1129,6 +1157,7 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
             cbs: node.cbs.clone(),
             semaphores,
             blocks: node.split.work.iter().map(|w| (w.core, w.count)).collect(),
+            senders,
             counted: match &node.op {
                 OpPlan::SampleDescriptors(s) => Some(ops::sample::count_source(s)),
                 _ => None,

@@ -43,12 +43,18 @@
 //! * **conv2d**: the weights (K × out tiles, K = k²·in padded to 32; DRAM pages of up to 8
 //!   tiles) and the bias rows fill resident CBs by one DRAM read on the node's first core and a
 //!   NoC multicast to the others ([`multicast`]); that core takes the fewest output blocks that
-//!   keep the per-core maximum (`plan::Split::sender_light`: none at 80×60 on 12×10). Then the
+//!   keep the per-core maximum (`plan::Split::sender_light`: none at 80×60 on 12×10). Where it
+//!   shortens the slowest core (convPa, convDa, convDb at 80×60) the output channels are also
+//!   split: groups of cores each compute every block for a slice of the output tiles, each
+//!   group's first core reading and multicasting only its slice's weights
+//!   (`plan::Split::sliced`, `plan::ConvPlan::slices`). Then the
 //!   reader keeps a ring of the input pixel blocks (32 pixels × all
 //!   channel tiles) within `⌈(pad·W + pad)/32⌉` blocks of the current output block, reading each
 //!   from DRAM once per core, and builds the im2col tiles from it (zero at the borders): by NoC
 //!   copies inside L1 of runs of face rows that are consecutive source pixels when the channels
-//!   are whole tiles, else by zeroing the tiles that way and gathering the valid elements. For
+//!   are whole tiles (for a 3×3 pad-1 conv only each tap row's middle tap; its side taps are
+//!   that tap moved by one face row in one copy, plus the rows the move gets wrong), else by
+//!   zeroing the tiles that way and gathering the valid elements. For
 //!   3×3 convs whose width is a multiple of 32 ([`plan::ConvPlan::shifted`]) the ring keeps
 //!   each block's −1/0/+1 shifted views, which are the k tiles of one tap row, and the compute
 //!   reads them from the ring itself (no im2col copy; `cb_im2col` then carries one data-less

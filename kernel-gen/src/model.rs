@@ -328,6 +328,7 @@ mod tests {
                 cbs: Vec::new(),
                 semaphores: 0,
                 blocks: CORES.iter().map(|c| (*c, 4)).collect(),
+                senders: CORES[..1].to_vec(),
                 counted: Some(CountSource {
                     buffer: "s.counts".into(),
                     page_bytes: 64,

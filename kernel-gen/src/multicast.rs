@@ -1,18 +1,23 @@
-//! Resident CBs (a conv's weights and bias) filled by one DRAM read and a NoC multicast: the
-//! node's first core (the sender) reads the pages and multicasts them into the same CBs on the
-//! node's other cores, instead of every core reading all of them from DRAM.
+//! Resident CBs (a conv's weights and bias) filled by one DRAM read and a NoC multicast per
+//! group of cores: the group's first core (the sender) reads the pages and multicasts them into
+//! the same CBs on the group's other cores, instead of every core reading all of them from DRAM.
+//! A node has one group (all its cores) or, when a conv's split slices its output channels
+//! ([`crate::plan::Split::sliced`]), one per slice, each with its own pages (the slice's weights
+//! and bias) and the same number of cores.
 //!
-//! The destinations are the split's rectangles (at most [`RECTS`]: the full rows and the partial
-//! last row), one multicast each. The rectangle that holds the sender gets the `_loopback_src`
-//! variants, whose destination count includes the sender (a plain multicast must not include
-//! its sender); the sender's copy of the pages lands on itself unchanged. On a full grid that is
-//! one multicast per CB. Handshake, with semaphores [`READY`] and [`VALID`] on every core of the
-//! node: each receiver reserves the CBs and increments `READY` on the sender; the sender reads
-//! the pages from DRAM, waits until `READY` counts every receiver, multicasts the pages, waits
-//! for the writes, sets its own `VALID` to 1 and multicasts that word; the receivers wait for
-//! it and push. The CBs are reserved first thing in the kernel, so their write pointer is the CB
-//! base on every core and the sender's addresses are the receivers'. A single-core node reads
-//! from DRAM alone and has no semaphores.
+//! The destinations are the group's rectangles (at most [`RECTS`]: for one group the full rows
+//! and the partial last row; for a slice's column-major run of cores a partial column, full
+//! columns and a partial column), one multicast each. The rectangle that holds the sender gets
+//! the `_loopback_src` variants, whose destination count includes the sender (a plain multicast
+//! must not include its sender); the sender's copy of the pages lands on itself unchanged. On a
+//! full grid that is one multicast per CB. Handshake, with semaphores [`READY`] and [`VALID`] on
+//! every core of the node: each receiver reserves the CBs and increments `READY` on its sender;
+//! the sender reads the pages from DRAM, waits until `READY` counts every receiver of its group,
+//! multicasts the pages, waits for the writes, sets its own `VALID` to 1 and multicasts that
+//! word; the receivers wait for it and push. The CBs are reserved first thing in the kernel, so
+//! their write pointer is the CB base on every core and the sender's addresses are the
+//! receivers'. A single-core group reads from DRAM alone; a node whose groups are all single
+//! cores has no semaphores.
 
 use crate::device::{Core, CoreRange};
 use crate::kir::{Arg, Call, KirError, Trips};
@@ -23,7 +28,7 @@ pub const READY: u32 = 0;
 /// The receivers' semaphore the sender sets to 1 once the pages have landed.
 pub const VALID: u32 = 1;
 /// Destination rectangles the kernels take as runtime args (unused ones have no destinations).
-pub const RECTS: usize = 2;
+pub const RECTS: usize = 3;
 
 /// A resident CB of `pages` pages of `page_bytes` filled from a DRAM buffer whose pages hold
 /// `per_dram_page` of them each.
@@ -36,11 +41,30 @@ pub struct Resident {
     pub per_dram_page: u32,
 }
 
-/// The node's multicast sender and destination rectangles.
+/// One group's multicast sender and destination rectangles.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Multicast {
+pub struct Group {
     pub sender: Core,
     pub rects: Vec<CoreRange>,
+}
+
+impl Group {
+    fn holds(&self, core: Core) -> bool {
+        self.rects.iter().any(|r| contains(r, core))
+    }
+
+    fn receivers(&self) -> u32 {
+        self.rects
+            .iter()
+            .map(|r| r.len() - u32::from(contains(r, self.sender)))
+            .sum()
+    }
+}
+
+/// The node's multicast groups.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Multicast {
+    pub groups: Vec<Group>,
 }
 
 fn contains(r: &CoreRange, p: Core) -> bool {
@@ -48,31 +72,54 @@ fn contains(r: &CoreRange, p: Core) -> bool {
 }
 
 impl Multicast {
-    /// The first core of `node`'s split sends to the others.
+    /// One group per slice of `node`'s split (all its cores when unsliced), each sent to by its
+    /// first core in the split.
     pub fn of(node: &NodePlan) -> Result<Multicast, KirError> {
-        let sender = node
-            .split
-            .work
-            .first()
-            .map(|w| w.core)
-            .ok_or_else(|| KirError::NoCores(node.name.clone()))?;
-        let rects = node.split.ranges.clone();
-        if rects.len() > RECTS {
-            return Err(KirError::MulticastRects {
+        let split = &node.split;
+        let slices = if split.slices.is_empty() {
+            vec![split.ranges.clone()]
+        } else {
+            split.slices.clone()
+        };
+        let groups = slices
+            .into_iter()
+            .enumerate()
+            .map(|(slice, rects)| {
+                let sender = split
+                    .work
+                    .iter()
+                    .find(|w| w.slice == slice as u32)
+                    .map(|w| w.core)
+                    .ok_or_else(|| KirError::NoCores(node.name.clone()))?;
+                if rects.len() > RECTS {
+                    return Err(KirError::MulticastRects {
+                        node: node.name.clone(),
+                        rects: rects.len(),
+                        max: RECTS,
+                    });
+                }
+                Ok(Group { sender, rects })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let multicast = Multicast { groups };
+        let receivers: Vec<u32> = multicast.groups.iter().map(Group::receivers).collect();
+        if receivers.iter().any(|r| *r != receivers[0]) {
+            return Err(KirError::UnequalGroups {
                 node: node.name.clone(),
-                rects: rects.len(),
-                max: RECTS,
+                receivers,
             });
         }
-        Ok(Multicast { sender, rects })
+        Ok(multicast)
     }
 
-    /// The number of cores the pages reach, the sender not counted.
+    /// The number of cores each group's pages reach, its sender not counted.
     pub fn receivers(&self) -> u32 {
-        self.rects
-            .iter()
-            .map(|r| r.len() - u32::from(contains(r, self.sender)))
-            .sum()
+        self.groups.first().map_or(0, Group::receivers)
+    }
+
+    /// The senders, one per group.
+    pub fn senders(&self) -> Vec<Core> {
+        self.groups.iter().map(|g| g.sender).collect()
     }
 
     /// Semaphores per core: [`READY`] and [`VALID`], none without receivers.
@@ -101,23 +148,26 @@ impl Multicast {
         names
     }
 
-    /// The runtime args of `core`.
+    /// The runtime args of `core` (all 0 for a core in no group).
     pub fn args(&self, core: Core) -> Vec<Arg> {
-        let sender = core == self.sender;
+        let Some(group) = self.groups.iter().find(|g| g.holds(core)) else {
+            return vec![Arg::Const(0); Multicast::arg_names().len()];
+        };
+        let sender = core == group.sender;
         let mut args = vec![
             Arg::Const(u32::from(sender)),
-            Arg::NocX(self.sender),
-            Arg::NocY(self.sender),
+            Arg::NocX(group.sender),
+            Arg::NocY(group.sender),
         ];
         for i in 0..RECTS {
-            match self.rects.get(i).filter(|_| sender) {
+            match group.rects.get(i).filter(|_| sender) {
                 Some(r) => args.extend([
                     Arg::NocX(r.start),
                     Arg::NocY(r.start),
                     Arg::NocX(r.end),
                     Arg::NocY(r.end),
                     Arg::Const(r.len()),
-                    Arg::Const(u32::from(contains(r, self.sender))),
+                    Arg::Const(u32::from(contains(r, group.sender))),
                 ]),
                 None => args.extend(std::iter::repeat_n(Arg::Const(0), 6)),
             }
@@ -126,14 +176,21 @@ impl Multicast {
     }
 
     /// The calls that fill `residents` and push them: reserve, the sender's DRAM reads and
-    /// multicasts, the receivers' handshake, push.
+    /// multicasts, the receivers' handshake, push. The multicasts per CB are those of the group
+    /// with the most rectangles that have receivers.
     pub fn fill(&self, residents: &[Resident]) -> Vec<Call> {
         let receivers = self.receivers();
         let rects = self
-            .rects
+            .groups
             .iter()
-            .filter(|r| r.len() > u32::from(contains(r, self.sender)))
-            .count() as u32;
+            .map(|g| {
+                g.rects
+                    .iter()
+                    .filter(|r| r.len() > u32::from(contains(r, g.sender)))
+                    .count() as u32
+            })
+            .max()
+            .unwrap_or(0);
         let mut calls: Vec<Call> = residents
             .iter()
             .map(|r| Call::CbReserve {
@@ -203,8 +260,10 @@ mod tests {
 
     fn multicast(grid: Grid, cores: u32) -> Multicast {
         Multicast {
-            sender: Core { x: 0, y: 0 },
-            rects: grid.first_cores(cores),
+            groups: vec![Group {
+                sender: Core { x: 0, y: 0 },
+                rects: grid.first_cores(cores),
+            }],
         }
     }
 
@@ -214,7 +273,8 @@ mod tests {
         let m = multicast(Grid::ETH_DISPATCH, 30);
         assert_eq!(m.receivers(), 29);
         assert_eq!(m.semaphores(), 2);
-        let flags: Vec<bool> = m.rects.iter().map(|r| contains(r, m.sender)).collect();
+        let g = &m.groups[0];
+        let flags: Vec<bool> = g.rects.iter().map(|r| contains(r, g.sender)).collect();
         assert_eq!(flags, [true, false]);
         assert_eq!(multicast(Grid::TENSIX_DISPATCH, 110).receivers(), 109);
     }
@@ -230,11 +290,69 @@ mod tests {
         let m = multicast(Grid::ETH_DISPATCH, 30);
         let names = Multicast::arg_names();
         let receiver = m.args(Core { x: 3, y: 1 });
-        let sender = m.args(m.sender);
+        let sender = m.args(m.groups[0].sender);
         assert_eq!(names.len(), 3 + 6 * RECTS);
         assert_eq!((receiver.len(), sender.len()), (names.len(), names.len()));
         assert!(receiver[3..].iter().all(|a| *a == Arg::Const(0)));
         // Slot 1 of the sender: the partial row, 6 cores, not holding the sender.
         assert_eq!(sender[3 + 6 + 4..3 + 12], [Arg::Const(6), Arg::Const(0)]);
+    }
+
+    /// Two groups of 5 rows on 12×10 (a conv sliced in two): each core's args name its own
+    /// group's sender, each sender multicasts to its own rows only (loopback: it is in them),
+    /// and the fill waits for the 59 receivers of one group.
+    #[test]
+    fn each_group_has_its_sender_and_rectangle() {
+        let rows = |y: u32| CoreRange {
+            start: Core { x: 0, y },
+            end: Core { x: 11, y: y + 4 },
+        };
+        let m = Multicast {
+            groups: vec![
+                Group {
+                    sender: Core { x: 0, y: 0 },
+                    rects: vec![rows(0)],
+                },
+                Group {
+                    sender: Core { x: 0, y: 5 },
+                    rects: vec![rows(5)],
+                },
+            ],
+        };
+        assert_eq!(m.receivers(), 59);
+        assert_eq!(m.senders(), vec![Core { x: 0, y: 0 }, Core { x: 0, y: 5 }]);
+        let receiver = m.args(Core { x: 3, y: 7 });
+        assert_eq!(
+            receiver[..3],
+            [
+                Arg::Const(0),
+                Arg::NocX(Core { x: 0, y: 5 }),
+                Arg::NocY(Core { x: 0, y: 5 })
+            ]
+        );
+        let sender = m.args(Core { x: 0, y: 5 });
+        assert_eq!(
+            sender[3..9],
+            [
+                Arg::NocX(Core { x: 0, y: 5 }),
+                Arg::NocY(Core { x: 0, y: 5 }),
+                Arg::NocX(Core { x: 11, y: 9 }),
+                Arg::NocY(Core { x: 11, y: 9 }),
+                Arg::Const(60),
+                Arg::Const(1)
+            ]
+        );
+        let waits: Vec<u32> = m
+            .fill(&[])
+            .iter()
+            .filter_map(|c| match c {
+                Call::Loop { body, .. } => body.iter().find_map(|b| match b {
+                    Call::SemWait { sem: READY, value } => Some(*value),
+                    _ => None,
+                }),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(waits, vec![59]);
     }
 }

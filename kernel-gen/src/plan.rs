@@ -220,20 +220,121 @@ pub fn cbs_l1_bytes(cbs: &[CbPlan], alignment: u32) -> u64 {
         .sum()
 }
 
-/// The contiguous run of output blocks one core computes.
+/// The contiguous run of output blocks one core computes, for the output tiles of its slice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CoreWork {
     pub core: Core,
     pub start: u32,
     pub count: u32,
+    /// The output-channel slice the core computes ([`Split::slices`]); 0 when unsliced.
+    #[serde(default)]
+    pub slice: u32,
 }
 
-/// Output blocks (32 pixels) split over the first cores of the grid.
+/// Output blocks (32 pixels) split over the cores of the grid; a conv's split may also slice
+/// its output channels ([`Split::sliced`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Split {
     pub blocks: u32,
     pub ranges: Vec<CoreRange>,
     pub work: Vec<CoreWork>,
+    /// The cores of each output-channel slice as rectangles, slice `s` of
+    /// [`ConvPlan::slices`] computing output tiles `s · slice_tiles ..` of every block; its
+    /// cores follow each other in `work`, the first its weights' multicast sender. Empty: one
+    /// slice, all of `ranges`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slices: Vec<Vec<CoreRange>>,
+}
+
+/// Blocks per core of `blocks` over `cores` cores where the first (the multicast sender of
+/// [`Split::sender_light`]) takes the fewest that keep every core at or below the most a core
+/// takes in an even split, the others sharing the rest, the first of them taking one more.
+fn sender_light_counts(blocks: u32, cores: u32) -> Vec<u32> {
+    if cores < 2 {
+        return vec![blocks; cores as usize];
+    }
+    let most = blocks.div_ceil(cores);
+    let first = blocks.saturating_sub((cores - 1) * most);
+    let rest = blocks - first;
+    (0..cores)
+        .map(|i| {
+            if i == 0 {
+                first
+            } else {
+                rest / (cores - 1) + u32::from(i - 1 < rest % (cores - 1))
+            }
+        })
+        .collect()
+}
+
+/// The cores `first .. first + n` of `grid` in column-major order (y fastest) as rectangles:
+/// the rest of a partly taken column, the full columns, the start of a column; at most three.
+fn column_run(grid: Grid, first: u32, n: u32) -> Vec<CoreRange> {
+    let column = |x: u32, y0: u32, y1: u32| CoreRange {
+        start: Core { x, y: y0 },
+        end: Core { x, y: y1 },
+    };
+    let mut rects = Vec::new();
+    let (mut at, end) = (first, first + n);
+    if at % grid.y != 0 && at < end {
+        let stop = end.min((at / grid.y + 1) * grid.y);
+        rects.push(column(at / grid.y, at % grid.y, (stop - 1) % grid.y));
+        at = stop;
+    }
+    let full = (end - at) / grid.y;
+    if full > 0 {
+        rects.push(CoreRange {
+            start: Core {
+                x: at / grid.y,
+                y: 0,
+            },
+            end: Core {
+                x: at / grid.y + full - 1,
+                y: grid.y - 1,
+            },
+        });
+        at += full * grid.y;
+    }
+    if at < end {
+        rects.push(column(at / grid.y, 0, end - at - 1));
+    }
+    rects
+}
+
+/// The same core with x and y swapped.
+fn transposed(c: Core) -> Core {
+    Core { x: c.y, y: c.x }
+}
+
+/// The grid with its axes swapped: its row-major order is `grid`'s column-major order.
+fn transposed_grid(grid: Grid) -> Grid {
+    Grid {
+        x: grid.y,
+        y: grid.x,
+    }
+}
+
+/// Core `at` of `grid` in column-major (`by_columns`) or row-major order.
+fn run_core(grid: Grid, at: u32, by_columns: bool) -> Core {
+    if by_columns {
+        transposed(transposed_grid(grid).core(at))
+    } else {
+        grid.core(at)
+    }
+}
+
+/// [`column_run`], or its row-major counterpart (the same on the transposed grid).
+fn run_rects(grid: Grid, first: u32, n: u32, by_columns: bool) -> Vec<CoreRange> {
+    if by_columns {
+        return column_run(grid, first, n);
+    }
+    column_run(transposed_grid(grid), first, n)
+        .into_iter()
+        .map(|r| CoreRange {
+            start: transposed(r.start),
+            end: transposed(r.end),
+        })
+        .collect()
 }
 
 impl Split {
@@ -248,6 +349,7 @@ impl Split {
                     core: grid.core(i),
                     start,
                     count,
+                    slice: 0,
                 };
                 start += count;
                 w
@@ -257,6 +359,7 @@ impl Split {
             blocks,
             ranges: grid.first_cores(cores),
             work,
+            slices: Vec::new(),
         }
     }
 
@@ -267,31 +370,55 @@ impl Split {
     /// the first core none, the next 31 two each (instead of the first core two and the fill).
     pub(crate) fn sender_light(grid: Grid, blocks: u32) -> Split {
         let even = Split::new(grid, blocks);
-        let cores = even.work.len() as u32;
-        if cores < 2 {
-            return even;
-        }
-        let most = blocks.div_ceil(cores);
-        let first = blocks.saturating_sub((cores - 1) * most);
-        let rest = blocks - first;
         let mut start = 0;
-        let work = (0..cores)
-            .map(|i| {
-                let count = if i == 0 {
-                    first
-                } else {
-                    rest / (cores - 1) + u32::from(i - 1 < rest % (cores - 1))
-                };
-                let w = CoreWork {
-                    core: grid.core(i),
-                    start,
-                    count,
-                };
+        let work = sender_light_counts(blocks, even.work.len() as u32)
+            .into_iter()
+            .zip(&even.work)
+            .map(|(count, w)| {
+                let w = CoreWork { start, count, ..*w };
                 start += count;
                 w
             })
             .collect();
         Split { work, ..even }
+    }
+
+    /// Every block on each of `slices` groups of `⌊cores / slices⌋` cores, consecutive in
+    /// row-major or column-major order (so each is at most three rectangles, one multicast
+    /// each; the order whose groups take fewer), group `s` computing slice `s` of the output
+    /// tiles; within a group the blocks are split as in [`Split::sender_light`]. `None` when a
+    /// group would have no core.
+    pub(crate) fn sliced(grid: Grid, blocks: u32, slices: u32) -> Option<Split> {
+        let n = grid.cores().checked_div(slices)?.min(blocks);
+        if n == 0 {
+            return None;
+        }
+        let rects = |by_columns: bool| -> Vec<Vec<CoreRange>> {
+            (0..slices)
+                .map(|slice| run_rects(grid, slice * n, n, by_columns))
+                .collect()
+        };
+        let most = |r: &[Vec<CoreRange>]| r.iter().map(Vec::len).max().unwrap_or(0);
+        let by_columns = most(&rects(true)) < most(&rects(false));
+        let mut work = Vec::new();
+        for slice in 0..slices {
+            let mut start = 0;
+            for (i, count) in sender_light_counts(blocks, n).into_iter().enumerate() {
+                work.push(CoreWork {
+                    core: run_core(grid, slice * n + i as u32, by_columns),
+                    start,
+                    count,
+                    slice,
+                });
+                start += count;
+            }
+        }
+        Some(Split {
+            blocks,
+            ranges: run_rects(grid, 0, slices * n, by_columns),
+            work,
+            slices: rects(by_columns),
+        })
     }
 }
 
@@ -311,7 +438,11 @@ pub struct ConvPlan {
     /// runs over `weight_parts · k_tiles` weight rows of tiles, im2col tile `k % k_tiles` each.
     pub weight_parts: u32,
     pub out_tiles: u32,
-    /// Output tiles per DST acquire (a divisor of `out_tiles` within the DST capacity).
+    /// Output-channel slices ([`Split::sliced`]): each core computes `slice_tiles()` of the
+    /// `out_tiles` and holds only their weights and bias; 1 when every core computes them all.
+    #[serde(default = "one_slice")]
+    pub slices: u32,
+    /// Output tiles per DST acquire (a divisor of the slice's tiles within the DST capacity).
     pub group: u32,
     /// Input pixel blocks the reader fetches ahead of the output block. Row runs: the blocks
     /// its taps can touch either side (they reach `pad·W + pad` pixels, so
@@ -341,7 +472,21 @@ pub struct ConvPlan {
     pub frame_rows: bool,
 }
 
+fn one_slice() -> u32 {
+    1
+}
+
 impl ConvPlan {
+    /// Output tiles each core computes: its slice of `out_tiles`.
+    pub fn slice_tiles(&self) -> u32 {
+        self.out_tiles / self.slices.max(1)
+    }
+
+    /// Weight tiles each core holds: `weight_parts · k_tiles` rows of its slice's tiles.
+    pub fn resident_weight_tiles(&self) -> u32 {
+        self.weight_parts * self.k_tiles * self.slice_tiles()
+    }
+
     /// Input pixel blocks the reader's ring holds: every block one output block's taps can
     /// touch, and with shifted views the `ring_reach` blocks ahead, the `W/32` behind (the
     /// farthest tap row) and [`SHIFTED_TOKENS`] more: the reader may run that many output
@@ -574,6 +719,76 @@ fn layouts<'g>(
     out
 }
 
+/// What one output block of a conv costs, for choosing its output-channel slices.
+#[derive(Debug, Clone, Copy)]
+struct ConvWork {
+    out_tiles: u32,
+    /// Weight rows of tiles (`weight_parts · k_tiles`): tile matmuls per output tile.
+    weight_rows: u32,
+    /// Estimated reader cycles per output block ([`row_run_block_cycles`]).
+    block_cycles: u64,
+    phases: u32,
+}
+
+/// Estimated reader cycles per output block of a row-run conv reader: its `in_tiles` input
+/// tiles fetched and its `k_tiles` im2col tiles built from `tile_bytes`-byte tiles, at the
+/// rates its transfers get in tt_runtime's `CostModel::BLACKHOLE` on the emulator's counters
+/// at 80×60: about 48 B a cycle for whole tiles (the fetch; the im2col of a 1×1 conv: about 50
+/// cycles a tile at 256 channels), about 22 B a cycle for the im2col of a 3×3 conv, whose
+/// side taps take a face-row move and row fixes (about 3350 cycles a block of 36 tiles at 128
+/// channels).
+fn row_run_block_cycles(kernel: u32, in_tiles: u32, k_tiles: u32, tile_bytes: u32) -> u64 {
+    let im2col_rate = if kernel == 1 { 48 } else { 22 };
+    u64::from(in_tiles * tile_bytes) / 48 + u64::from(k_tiles * tile_bytes) / im2col_rate
+}
+
+/// Estimated cycles of the slowest core of a conv split into `slices` output-channel slices of
+/// `cores` cores each, the busiest taking `most` blocks and each group's first, which reads its
+/// slice's weights and multicasts them to `rects` rectangles, `sender_blocks`: the compute's
+/// matmuls (16 cycles a tile per fidelity phase, tt_runtime's `CostModel::BLACKHOLE`), the
+/// reader's blocks ([`ConvWork::block_cycles`]) and the sender's weight bytes read and
+/// multicast per rectangle (61 B a cycle: 16 KiB transfers).
+fn conv_split_cycles(w: ConvWork, slices: u32, split: &Split) -> u64 {
+    let group = split.work.iter().filter(|c| c.slice == 0);
+    let most = u64::from(group.clone().map(|c| c.count).max().unwrap_or(0));
+    let sender_blocks = u64::from(split.work.first().map_or(0, |c| c.count));
+    let cores = group.count();
+    let rects = match split.slices.first() {
+        Some(r) => r.len(),
+        None => split.ranges.len(),
+    } as u64;
+    let slice_tiles = u64::from(w.out_tiles / slices);
+    let rows = u64::from(w.weight_rows);
+    let compute = most * slice_tiles * rows * 16 * u64::from(w.phases);
+    let block = w.block_cycles;
+    let weights = if cores > 1 {
+        (1 + rects) * rows * slice_tiles * u64::from(TILE_BYTES) / 61
+    } else {
+        0
+    };
+    compute
+        .max(most * block)
+        .max(sender_blocks * block + weights)
+}
+
+/// A conv's split of `blocks` output blocks on `grid`, and its output-channel slices: the
+/// divisor of `out_tiles` whose [`Split::sliced`] has the fewest estimated cycles
+/// ([`conv_split_cycles`]), the fewest slices among equals; one slice is
+/// [`Split::sender_light`] over the grid's first cores.
+fn conv_split(grid: Grid, blocks: u32, w: ConvWork) -> (u32, Split) {
+    let unsliced = Split::sender_light(grid, blocks);
+    let mut best = (conv_split_cycles(w, 1, &unsliced), 1, unsliced);
+    for slices in (2..=w.out_tiles).filter(|s| w.out_tiles % s == 0) {
+        if let Some(split) = Split::sliced(grid, blocks, slices) {
+            let c = conv_split_cycles(w, slices, &split);
+            if c < best.0 {
+                best = (c, slices, split);
+            }
+        }
+    }
+    (best.1, best.2)
+}
+
 /// The largest divisor of `n` that is at most `cap`.
 pub(crate) fn largest_divisor_within(n: u32, cap: u32) -> u32 {
     (1..=cap.min(n)).rev().find(|d| n % d == 0).unwrap_or(1)
@@ -758,10 +973,31 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 let k_tiles = conv_k_tiles(*in_channels, *kernel) as u32;
                 let out_tiles = tiles(*out_channels) as u32;
                 let in_tiles = tiles(*in_channels) as u32;
-                let group = largest_divisor_within(out_tiles, precision.dst_tiles());
                 let width = shape.width as u32;
                 let format = precision.format;
                 let weight_parts = conv_weight_parts(format) as u32;
+                let (slices, split) = if frame.is_some() {
+                    (1, None)
+                } else {
+                    let (slices, split) = conv_split(
+                        params.grid,
+                        shape.pixel_tiles() as u32,
+                        ConvWork {
+                            out_tiles,
+                            weight_rows: weight_parts * k_tiles,
+                            block_cycles: row_run_block_cycles(
+                                *kernel as u32,
+                                in_tiles,
+                                k_tiles,
+                                format.tile_bytes(),
+                            ),
+                            phases: precision.fidelity.phases(),
+                        },
+                    );
+                    (slices, Some(split))
+                };
+                let slice_tiles = out_tiles / slices;
+                let group = largest_divisor_within(slice_tiles, precision.dst_tiles());
                 let weight_name = format!("{}.weight", node.name);
                 let bias_name = format!("{}.bias", node.name);
                 let row_runs = ConvPlan {
@@ -776,12 +1012,19 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     k_tiles,
                     weight_parts,
                     out_tiles,
+                    slices,
                     group,
                     ring_reach: ring_reach(*pad as u32 * (width + 1)),
                     shifted: false,
                     tile_bytes: format.tile_bytes(),
+                    // A slice's weights are a run of its tiles in each weight row: pages
+                    // within it (so within a row) unless the slice is the whole matrix.
                     weight_page_tiles: largest_divisor_within(
-                        weight_parts * k_tiles * out_tiles,
+                        if slices == 1 {
+                            weight_parts * k_tiles * out_tiles
+                        } else {
+                            slice_tiles
+                        },
                         WEIGHT_PAGE_TILES,
                     ),
                     weights: weight_name.clone(),
@@ -790,8 +1033,8 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 };
                 // Resident weights and bias, the ring and the zero tile; one stage of the streams.
                 let fixed = |c: &ConvPlan| {
-                    weight_parts * k_tiles * out_tiles * TILE_BYTES
-                        + (out_tiles + c.ring_pages() + 1) * format.tile_bytes()
+                    c.resident_weight_tiles() * TILE_BYTES
+                        + (slice_tiles + c.ring_pages() + 1) * format.tile_bytes()
                 };
                 let stage = |c: &ConvPlan| {
                     c.im2col_pages() * c.im2col_page_bytes() + group * format.tile_bytes()
@@ -837,7 +1080,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     l1_offset: None,
                 });
                 buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
-                if conv.frame_rows {
+                let Some(split) = split else {
                     nodes.push(crate::ops::frame_conv::plan_node(
                         node,
                         precision,
@@ -846,13 +1089,13 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     ));
                     on_device.insert(&node.name);
                     continue;
-                }
+                };
                 nodes.push(NodePlan {
                     name: node.name.clone(),
                     inputs: node.inputs.clone(),
                     output: node.name.clone(),
                     precision,
-                    split: Split::sender_light(params.grid, shape.pixel_tiles() as u32),
+                    split,
                     cbs: vec![
                         CbPlan {
                             page_bytes: conv.im2col_page_bytes(),
@@ -867,10 +1110,10 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         cb(
                             1,
                             "cb_weights",
-                            weight_parts * k_tiles * out_tiles,
+                            conv.resident_weight_tiles(),
                             CbKind::Resident,
                         ),
-                        cb_of(format, 2, "cb_bias", out_tiles, CbKind::Resident),
+                        cb_of(format, 2, "cb_bias", slice_tiles, CbKind::Resident),
                         cb_of(
                             format,
                             3,
@@ -1201,6 +1444,113 @@ mod tests {
                 (pages, per_page * 2048),
                 "{name}"
             );
+        }
+    }
+
+    /// 12×10 in 4 slices: groups of 30 cores as 3 columns (one rectangle, where rows would
+    /// take two), 5 blocks each of 150 with no slack for the sender. 11×10 in 4: groups of 27
+    /// as at most three rectangles either way, so rows: 2 rows and 5 cores, ⌈150/27⌉ = 6 blocks
+    /// at most, the sender none (26 × 6 ≥ 150); the 2 cores left over get no work.
+    #[test]
+    fn sliced_splits_give_each_slice_a_group_of_rectangles() {
+        let s = Split::sliced(Grid::ETH_DISPATCH, 150, 4).expect("4 groups of 30");
+        assert_eq!(s.work.len(), 120);
+        for (slice, rects) in s.slices.iter().enumerate() {
+            let x = 3 * slice as u32;
+            assert_eq!(
+                rects,
+                &vec![CoreRange {
+                    start: Core { x, y: 0 },
+                    end: Core { x: x + 2, y: 9 },
+                }]
+            );
+            let group: Vec<&CoreWork> = s.work.iter().filter(|w| w.slice == slice as u32).collect();
+            assert_eq!(group.len(), 30);
+            assert_eq!(group[0].core, Core { x, y: 0 });
+            assert!(group.iter().all(|w| w.count == 5));
+            assert_eq!(group[29].start, 145);
+        }
+        assert_eq!(s.ranges, Grid::ETH_DISPATCH.first_cores(120));
+
+        let s = Split::sliced(Grid::TENSIX_DISPATCH, 150, 4).expect("4 groups of 27");
+        assert_eq!(s.work.len(), 108);
+        assert_eq!(
+            s.slices[1],
+            vec![
+                CoreRange {
+                    start: Core { x: 5, y: 2 },
+                    end: Core { x: 10, y: 2 },
+                },
+                CoreRange {
+                    start: Core { x: 0, y: 3 },
+                    end: Core { x: 10, y: 3 },
+                },
+                CoreRange {
+                    start: Core { x: 0, y: 4 },
+                    end: Core { x: 9, y: 4 },
+                },
+            ]
+        );
+        for slice in 0..4 {
+            let group: Vec<&CoreWork> = s.work.iter().filter(|w| w.slice == slice).collect();
+            let cores: u32 = s.slices[slice as usize].iter().map(CoreRange::len).sum();
+            assert_eq!((group.len(), cores), (27, 27));
+            assert!(group.iter().all(|w| s.slices[slice as usize]
+                .iter()
+                .any(|r| (r.start.x..=r.end.x).contains(&w.core.x)
+                    && (r.start.y..=r.end.y).contains(&w.core.y))));
+            assert_eq!(group[0].count, 0);
+            assert_eq!(group.iter().map(|w| w.count).max(), Some(6));
+            assert_eq!(group.iter().map(|w| w.count).sum::<u32>(), 150);
+        }
+        // More slices than cores: no group.
+        assert_eq!(Split::sliced(Grid { x: 2, y: 1 }, 10, 4), None);
+    }
+
+    /// SuperPoint at 640×480: convPa, convDa (2 × 4 of 8 output tiles) and convDb slice on
+    /// both grids, each group 5 full rows; conv4a/b stay unsliced (their weights' sender bounds
+    /// them, and 2 slices would make the reader, at 3 blocks a core, slower still), as do the
+    /// larger convs (an even split leaves nothing to gain) and convPb (3 output tiles; its
+    /// sender reads little).
+    #[test]
+    fn the_80x60_convs_slice_where_it_shortens_the_slowest_core() {
+        for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
+            let params = PlanParams {
+                grid,
+                ..PlanParams::default()
+            };
+            let planned = plan(&superpoint(640, 480), &params).expect("plans");
+            for node in &planned.nodes {
+                let OpPlan::Conv2d(c) = &node.op else {
+                    continue;
+                };
+                let sliced = ["convPa", "convDa", "convDb"].contains(&node.name.as_str());
+                assert_eq!(c.slices, if sliced { 2 } else { 1 }, "{}", node.name);
+                let weights = node
+                    .cbs
+                    .iter()
+                    .find(|b| b.name == "cb_weights")
+                    .expect("cb");
+                assert_eq!(weights.pages, c.weight_parts * c.k_tiles * c.slice_tiles());
+                if sliced {
+                    assert_eq!(c.group, 4, "{}", node.name);
+                    assert_eq!(c.weight_page_tiles, 4, "{}", node.name);
+                    for (i, rects) in node.split.slices.iter().enumerate() {
+                        let y = 5 * i as u32;
+                        assert_eq!(rects.len(), 1);
+                        assert_eq!(rects[0].start, Core { x: 0, y });
+                        assert_eq!(
+                            rects[0].end,
+                            Core {
+                                x: grid.x - 1,
+                                y: y + 4
+                            }
+                        );
+                    }
+                } else {
+                    assert!(node.split.slices.is_empty(), "{}", node.name);
+                }
+            }
         }
     }
 

@@ -69,10 +69,16 @@ fn the_whole_graph_compiles_at_accurate_on_both_grids() {
         for (name, format, page_bytes) in activations(&port(grid)) {
             assert_eq!((format, page_bytes), (Format::Bf16, 2048), "{name}");
         }
-        // convPa: 128 → 256, 3×3: K = 1152 = 36 tiles, 8 output tiles; hi + lo doubles K; DRAM
-        // pages of 8 tiles (16 KiB).
-        assert_eq!(pages(&acc, "convPa.weight"), (2 * 36 * 8 / 8, 8 * 2048));
-        assert_eq!(pages(&port(grid), "convPa.weight"), (36 * 8 / 8, 8 * 2048));
+        // convPa: 128 → 256, 3×3: K = 1152 = 36 tiles, 8 output tiles; hi + lo doubles K. Its
+        // output channels are sliced (plan::Split::sliced), at the accurate precision in 4 on
+        // 12×10 (groups of 3 columns) and 2 on 11×10 (where groups of 27 cores take 6 blocks),
+        // at the port's in 2, so the DRAM pages hold a slice's run in one weight row.
+        let slice_tiles = if grid == Grid::ETH_DISPATCH { 2 } else { 4 };
+        assert_eq!(
+            pages(&acc, "convPa.weight"),
+            (2 * 36 * 8 / slice_tiles, slice_tiles * 2048)
+        );
+        assert_eq!(pages(&port(grid), "convPa.weight"), (36 * 8 / 4, 4 * 2048));
         assert_eq!(pages(&acc, "convPa.bias"), (8, 4096));
         assert_eq!(pages(&port(grid), "convPa.bias"), (8, 2048));
         // Every compute kernel of a conv runs at HiFi4 with an fp32 DST.
@@ -90,7 +96,7 @@ fn the_whole_graph_compiles_at_accurate_on_both_grids() {
 }
 
 #[test]
-fn the_largest_convs_drop_to_single_buffering_to_fit_l1() {
+fn the_sliced_convs_hold_their_slice_of_the_weights_and_double_buffer() {
     let acc = accurate(Grid::ETH_DISPATCH);
     let cb_pages = |node: &str, cb: &str| {
         acc.program
@@ -101,11 +107,14 @@ fn the_largest_convs_drop_to_single_buffering_to_fit_l1() {
             .map(|c| (c.pages, c.page_bytes))
             .unwrap_or_else(|| panic!("{node}: no {cb}"))
     };
-    // convPa: 1.18 MB of resident hi + lo weights leave room for one im2col stage only.
-    assert_eq!(cb_pages("convPa", "cb_weights"), (2 * 36 * 8, 2048));
-    assert_eq!(cb_pages("convPa", "cb_im2col"), (36, 4096));
-    assert_eq!(cb_pages("convPa", "cb_out"), (4, 4096));
-    // conv4a (128 → 128) still double-buffers.
+    // convPa in 4 slices of 2 output tiles: 295 KB of resident hi + lo weights (a quarter of
+    // the matrix) leave room for two im2col stages (unsliced, 1.18 MB left room for one).
+    assert_eq!(cb_pages("convPa", "cb_weights"), (2 * 36 * 2, 2048));
+    assert_eq!(cb_pages("convPa", "cb_bias"), (2, 4096));
+    assert_eq!(cb_pages("convPa", "cb_im2col"), (2 * 36, 4096));
+    assert_eq!(cb_pages("convPa", "cb_out"), (2 * 2, 4096));
+    // conv4a (128 → 128) at the accurate precision: 2 slices of 2 output tiles.
+    assert_eq!(cb_pages("conv4a", "cb_weights"), (2 * 36 * 2, 2048));
     assert_eq!(cb_pages("conv4a", "cb_im2col"), (2 * 36, 4096));
 }
 
@@ -129,12 +138,13 @@ fn a_node_reading_another_format_is_refused_by_name() {
 }
 
 #[test]
-fn l1_overflow_at_accurate_names_convpa_and_its_bytes() {
+fn l1_overflow_at_accurate_names_the_node_and_its_bytes() {
     let mut variant = variants::main_program(640, 480, None, Grid::ETH_DISPATCH);
     variant.params.precision = Precision::ACCURATE;
-    // 1.49 MB usable instead of 1497 KiB: convPa is the first node that no longer fits.
+    // 900 000 bytes usable instead of 1497 KiB: conv3b (128 → 128 at 160×120, unsliced) is the
+    // first node that no longer fits, even single-buffered with row runs.
     variant.params.limits = Limits {
-        l1_base: Limits::BLACKHOLE.l1_size - 1_490_000,
+        l1_base: Limits::BLACKHOLE.l1_size - 900_000,
         ..Limits::BLACKHOLE
     };
     match compile(&variant.graph, &variant.params) {
@@ -144,13 +154,14 @@ fn l1_overflow_at_accurate_names_convpa_and_its_bytes() {
             available,
             ..
         })) => {
-            assert_eq!(node, "convPa");
-            // hi + lo weights 2·36·8 bf16 tiles; bias 8, im2col 36, ring 7·4 (81 pixels either
-            // side of a block at 80 wide: 3 blocks behind, 3 ahead), zero 1, out 4 Float32.
-            assert_eq!(used, 2 * 36 * 8 * 2048 + (8 + 36 + 7 * 4 + 1 + 4) * 4096);
-            assert_eq!(available, 1_490_000);
+            assert_eq!(node, "conv3b");
+            // hi + lo weights 2·36·4 bf16 tiles; bias 4, im2col 36, ring 13·4 (161 pixels
+            // either side of a block at 160 wide: 6 blocks behind, 6 ahead), zero 1, out 4
+            // Float32.
+            assert_eq!(used, 2 * 36 * 4 * 2048 + (4 + 36 + 13 * 4 + 1 + 4) * 4096);
+            assert_eq!(available, 900_000);
         }
-        other => panic!("expected an L1 overflow at convPa, got {other:?}"),
+        other => panic!("expected an L1 overflow at conv3b, got {other:?}"),
     }
 }
 

@@ -669,3 +669,108 @@ fn conv_on_a_single_core_reads_its_weights_without_multicast() {
     assert_eq!(cores[0].dram_read_bytes, (2 + 1 + 32 * 2) * 2048);
     assert_eq!((cores[0].noc_mcasts, cores[0].noc_sem_ops), (0, 0));
 }
+
+/// The slices of output channels `conv` gets on `grid` at `precision`
+/// ([`kernel_gen::plan::Split::sliced`]), and the most rectangles a slice's group of cores takes.
+fn conv_slices(graph: &superpoint_graph::Graph, grid: Grid, precision: Precision) -> (u32, usize) {
+    let params = PlanParams {
+        grid,
+        precision,
+        ..PlanParams::default()
+    };
+    let plan = kernel_gen::plan::plan(graph, &params).expect("plans");
+    plan.nodes
+        .iter()
+        .find_map(|n| match &n.op {
+            kernel_gen::plan::OpPlan::Conv2d(c) if n.name == "conv" => Some((
+                c.slices,
+                n.split.slices.iter().map(Vec::len).max().unwrap_or(0),
+            )),
+            _ => None,
+        })
+        .expect("the conv is planned")
+}
+
+/// Output channels split over groups of cores: at 80×60 (150 blocks) 128→256 3×3 (convPa's
+/// shape) in 2 slices of 4 output tiles on both full grids (rows 0–4 and 5–9, each group's
+/// weights from its own sender), in 4 of 2 at the accurate precision (hi + lo weights, Float32
+/// activations; 3 columns of 10 cores a group), and 256→256 1×1 (convDb's) in 2, also on a 7×3 grid (groups of 10 cores as
+/// two rectangles each: a row and 3 cores, 4 cores and a row of 6; two multicasts per CB); at
+/// 40×16 (20 blocks) 64→128 3×3 in 4 slices of one output tile on an 8×8 grid (two rows of 8
+/// cores a group). Each meets the PCC gate and
+/// is bit-identical to the same conv unsliced on a 7×1 grid (same products, same K order),
+/// whose slices the planner leaves at 1.
+#[test]
+fn convs_sliced_over_output_channels_equal_the_unsliced_conv() {
+    let wide: &[Layer] = &[
+        ("c0", 1, 128, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("conv", 128, 256, 3, true),
+    ];
+    let pointwise: &[Layer] = &[
+        ("c0", 1, 256, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("conv", 256, 256, 1, false),
+    ];
+    let narrow: &[Layer] = &[
+        ("c0", 1, 64, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("conv", 64, 128, 3, true),
+    ];
+    let unsliced = Grid { x: 7, y: 1 };
+    for (layers, (width, height), grid, precision, slices) in [
+        (wide, (80, 60), Grid::ETH_DISPATCH, Precision::PORT, (2, 1)),
+        (
+            wide,
+            (80, 60),
+            Grid::TENSIX_DISPATCH,
+            Precision::PORT,
+            (2, 1),
+        ),
+        (
+            wide,
+            (80, 60),
+            Grid::ETH_DISPATCH,
+            Precision::ACCURATE,
+            (4, 1),
+        ),
+        (
+            pointwise,
+            (80, 60),
+            Grid::ETH_DISPATCH,
+            Precision::PORT,
+            (2, 1),
+        ),
+        (
+            pointwise,
+            (80, 60),
+            Grid { x: 7, y: 3 },
+            Precision::PORT,
+            (2, 2),
+        ),
+        (
+            narrow,
+            (40, 16),
+            Grid { x: 8, y: 8 },
+            Precision::PORT,
+            (4, 1),
+        ),
+    ] {
+        let graph = chain(width * 8, height * 8, layers);
+        assert_eq!(conv_slices(&graph, grid, precision), slices);
+        assert_eq!(conv_slices(&graph, unsliced, precision), (1, 0));
+        let (r, hash) = conv_layer_at(width, height, layers, 4, grid, precision);
+        let (r1, hash1) = conv_layer_at(width, height, layers, 4, unsliced, precision);
+        assert!(
+            r >= PCC_MIN && r1 >= PCC_MIN,
+            "PCC {r} sliced, {r1} unsliced"
+        );
+        assert_eq!(hash, hash1, "{grid:?} {precision:?}: sliced output differs");
+    }
+}

@@ -111,6 +111,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         ("width_tiles", row_tiles),
         ("k_tiles", c.k_tiles),
         ("out_tiles", c.out_tiles),
+        ("slice_tiles", c.slice_tiles()),
         ("group", c.group),
         ("relu", u32::from(c.relu)),
         tile_bytes,
@@ -118,7 +119,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         ("weight_parts", c.weight_parts),
         ("weight_page_tiles", c.weight_page_tiles),
     ]);
-    let resident = c.weight_parts * c.k_tiles * c.out_tiles;
+    let resident = c.resident_weight_tiles();
     let pitch = c.width * element;
     let mut reader = Kernel {
         role: Role::Reader,

@@ -197,6 +197,7 @@ pub fn plan_node(
             core: grid.core(i),
             start: i * blocks,
             count: blocks,
+            slice: 0,
         })
         .collect();
     let bf16 = Format::Bf16;
@@ -210,6 +211,7 @@ pub fn plan_node(
             blocks: regions * blocks,
             ranges: grid.first_cores(*regions),
             work,
+            slices: Vec::new(),
         },
         cbs: vec![
             cb(

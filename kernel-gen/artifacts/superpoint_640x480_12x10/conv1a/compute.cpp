@@ -17,12 +17,13 @@ constexpr uint32_t width = get_compile_time_arg_val(1);
 constexpr uint32_t width_tiles = get_compile_time_arg_val(2);
 constexpr uint32_t k_tiles = get_compile_time_arg_val(3);
 constexpr uint32_t out_tiles = get_compile_time_arg_val(4);
-constexpr uint32_t group = get_compile_time_arg_val(5);
-constexpr uint32_t relu = get_compile_time_arg_val(6);
-constexpr uint32_t tile_bytes = get_compile_time_arg_val(7);
-constexpr uint32_t fp32 = get_compile_time_arg_val(8);
-constexpr uint32_t weight_parts = get_compile_time_arg_val(9);
-constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(10);
+constexpr uint32_t slice_tiles = get_compile_time_arg_val(5);
+constexpr uint32_t group = get_compile_time_arg_val(6);
+constexpr uint32_t relu = get_compile_time_arg_val(7);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(8);
+constexpr uint32_t fp32 = get_compile_time_arg_val(9);
+constexpr uint32_t weight_parts = get_compile_time_arg_val(10);
+constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(11);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -30,15 +31,16 @@ constexpr uint32_t cb_rows = 3;
 constexpr uint32_t cb_taps = 4;
 constexpr uint32_t cb_out = 16;
 
-// One output block: for each group of `group` output tiles, DST starts as the bias rows, the
-// matmul accumulates im2col x weights over the weight_parts * k_tiles weight rows of tiles (with
-// Float32 activations the weights are a bf16 high and a bf16 low matrix stacked along K, both
-// multiplied by the same im2col tile k % k_tiles), then pack. Im2col tile t is tile
-// `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to cb_out in the format
-// the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
+// One output block: for each group of `group` of the core's slice_tiles output tiles (its slice
+// of the out_tiles; the resident weights and bias hold the slice's), DST starts as the bias
+// rows, the matmul accumulates im2col x weights over the weight_parts * k_tiles weight rows of
+// tiles (with Float32 activations the weights are a bf16 high and a bf16 low matrix stacked
+// along K, both multiplied by the same im2col tile k % k_tiles), then pack. Im2col tile t is
+// tile `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to cb_out in the
+// format the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
 template <typename ActTile>
 void conv_block(uint32_t act, ActTile act_tile) {
-    for (uint32_t g = 0; g < out_tiles / group; ++g) {
+    for (uint32_t g = 0; g < slice_tiles / group; ++g) {
         tile_regs_acquire();
         reconfig_data_format_srca(cb_bias);
         copy_init(cb_bias);
@@ -48,7 +50,7 @@ void conv_block(uint32_t act, ActTile act_tile) {
         reconfig_data_format_srca(cb_weights);
         matmul_block_init(act, cb_weights, 0, group, 1, k_tiles);
         for (uint32_t k = 0; k < weight_parts * k_tiles; ++k) {
-            matmul_block(act, cb_weights, act_tile(k % k_tiles), k * out_tiles + g * group, 0, 0, group, 1, k_tiles);
+            matmul_block(act, cb_weights, act_tile(k % k_tiles), k * slice_tiles + g * group, 0, 0, group, 1, k_tiles);
         }
         tile_regs_commit();
         cb_reserve_back(cb_out, group);

@@ -18,13 +18,14 @@ constexpr uint32_t width = get_compile_time_arg_val(1);
 constexpr uint32_t width_tiles = get_compile_time_arg_val(2);
 constexpr uint32_t k_tiles = get_compile_time_arg_val(3);
 constexpr uint32_t out_tiles = get_compile_time_arg_val(4);
-constexpr uint32_t group = get_compile_time_arg_val(5);
-constexpr uint32_t relu = get_compile_time_arg_val(6);
-constexpr uint32_t tile_bytes = get_compile_time_arg_val(7);
-constexpr uint32_t fp32 = get_compile_time_arg_val(8);
-constexpr uint32_t weight_parts = get_compile_time_arg_val(9);
-constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(10);
-constexpr uint32_t input_dram = get_compile_time_arg_val(11);
+constexpr uint32_t slice_tiles = get_compile_time_arg_val(5);
+constexpr uint32_t group = get_compile_time_arg_val(6);
+constexpr uint32_t relu = get_compile_time_arg_val(7);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(8);
+constexpr uint32_t fp32 = get_compile_time_arg_val(9);
+constexpr uint32_t weight_parts = get_compile_time_arg_val(10);
+constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(11);
+constexpr uint32_t input_dram = get_compile_time_arg_val(12);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -80,40 +81,57 @@ void kernel_main() {
     const uint32_t mcast1_y1 = get_arg_val<uint32_t>(17);
     const uint32_t mcast1_dests = get_arg_val<uint32_t>(18);
     const uint32_t mcast1_self = get_arg_val<uint32_t>(19);
+    const uint32_t mcast2_x0 = get_arg_val<uint32_t>(20);
+    const uint32_t mcast2_y0 = get_arg_val<uint32_t>(21);
+    const uint32_t mcast2_x1 = get_arg_val<uint32_t>(22);
+    const uint32_t mcast2_y1 = get_arg_val<uint32_t>(23);
+    const uint32_t mcast2_dests = get_arg_val<uint32_t>(24);
+    const uint32_t mcast2_self = get_arg_val<uint32_t>(25);
+    const uint32_t out_start = get_arg_val<uint32_t>(26);
 
-    // Weights (weight_parts * k_tiles x out_tiles) and bias rows (out_tiles) fill resident CBs: the sender (the
-    // node's first core) reads them from DRAM once (weight_page_tiles weight tiles a DRAM page) and multicasts them to the same CB addresses on
-    // the other cores, one multicast per rectangle of the split; the rectangle that holds the
-    // sender (r[5]) takes the loopback variant, its destination count r[4] including the sender.
-    // Handshake (kernel-gen src/multicast.rs): semaphore 0 on the sender counts the receivers that
+    // The core's slice of the weights (weight_parts * k_tiles rows x slice_tiles columns from
+    // column out_start) and bias rows (slice_tiles) fill resident CBs: the sender (the first core
+    // of the slice's group) reads them from DRAM once and multicasts them to the same CB
+    // addresses on the group's other cores, one multicast per rectangle of the group; the
+    // rectangle that holds the sender (r[5]) takes the loopback variant, its destination count
+    // r[4] including the sender. The weights' DRAM buffer is the whole matrix (row-major tiles,
+    // weight_page_tiles a page): the slice is one run of the whole matrix when it is every
+    // column, else a run of slice_tiles tiles in each row (pages inside it). Handshake
+    // (kernel-gen src/multicast.rs): semaphore 0 on the sender counts the receivers that
     // reserved their CBs, semaphore 1 on the receivers says the pages landed. Nothing is reserved
     // before this, so every core's write pointers are the CB bases.
     {
-        const uint32_t rects[2][6] = {
+        const uint32_t rects[3][6] = {
             {mcast0_x0, mcast0_y0, mcast0_x1, mcast0_y1, mcast0_dests, mcast0_self},
             {mcast1_x0, mcast1_y0, mcast1_x1, mcast1_y1, mcast1_dests, mcast1_self},
+            {mcast2_x0, mcast2_y0, mcast2_x1, mcast2_y1, mcast2_dests, mcast2_self},
         };
         uint32_t receivers = 0;  // on the sender; the receivers' rectangles are empty
         for (const auto& r : rects) {
             receivers += r[4] - r[5];
         }
-        constexpr uint32_t weight_pages = weight_parts * k_tiles * out_tiles;
+        constexpr uint32_t weight_pages = weight_parts * k_tiles * slice_tiles;
+        constexpr uint32_t runs = slice_tiles == out_tiles ? 1 : weight_parts * k_tiles;
+        constexpr uint32_t run_tiles = weight_pages / runs;
         cb_reserve_back(cb_weights, weight_pages);
-        cb_reserve_back(cb_bias, out_tiles);
+        cb_reserve_back(cb_bias, slice_tiles);
         const uint32_t weights_l1 = get_write_ptr(cb_weights);
         const uint32_t bias_l1 = get_write_ptr(cb_bias);
         const uint32_t weight_bytes = weight_pages * get_tile_size(cb_weights);
-        const uint32_t bias_bytes = out_tiles * get_tile_size(cb_bias);
+        const uint32_t bias_bytes = slice_tiles * get_tile_size(cb_bias);
         if (weights_sender != 0) {
             const InterleavedAddrGen<true> weights{weight_addr, weight_page_tiles * get_tile_size(cb_weights)};
             const uint32_t bias_tile = get_tile_size(cb_bias);
             const InterleavedAddrGenFast<true> bias{bias_addr, bias_tile,
                                                     bias_tile == 4096 ? DataFormat::Float32 : DataFormat::Float16_b};
-            for (uint32_t p = 0; p < weight_pages / weight_page_tiles; ++p) {
-                noc_async_read_page(p, weights, weights_l1 + p * weights.page_size);
+            for (uint32_t r = 0; r < runs; ++r) {
+                const uint32_t first = (r * out_tiles + out_start) / weight_page_tiles;
+                for (uint32_t p = 0; p < run_tiles / weight_page_tiles; ++p) {
+                    noc_async_read_page(first + p, weights, weights_l1 + (r * run_tiles / weight_page_tiles + p) * weights.page_size);
+                }
             }
-            for (uint32_t p = 0; p < out_tiles; ++p) {
-                noc_async_read_page(p, bias, bias_l1 + p * bias.page_size);
+            for (uint32_t p = 0; p < slice_tiles; ++p) {
+                noc_async_read_page(out_start + p, bias, bias_l1 + p * bias.page_size);
             }
             noc_async_read_barrier();
             if (receivers > 0) {
@@ -153,7 +171,7 @@ void kernel_main() {
             noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);
         }
         cb_push_back(cb_weights, weight_pages);
-        cb_push_back(cb_bias, out_tiles);
+        cb_push_back(cb_bias, slice_tiles);
     }
 
 

@@ -19,15 +19,16 @@ constexpr uint32_t pad = get_compile_time_arg_val(4);
 constexpr uint32_t in_tiles = get_compile_time_arg_val(5);
 constexpr uint32_t k_tiles = get_compile_time_arg_val(6);
 constexpr uint32_t out_tiles = get_compile_time_arg_val(7);
-constexpr uint32_t group = get_compile_time_arg_val(8);
-constexpr uint32_t ring_reach = get_compile_time_arg_val(9);
-constexpr uint32_t relu = get_compile_time_arg_val(10);
-constexpr uint32_t tile_bytes = get_compile_time_arg_val(11);
-constexpr uint32_t fp32 = get_compile_time_arg_val(12);
-constexpr uint32_t weight_parts = get_compile_time_arg_val(13);
-constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(14);
-constexpr uint32_t ring_blocks = get_compile_time_arg_val(15);
-constexpr uint32_t shifted = get_compile_time_arg_val(16);
+constexpr uint32_t slice_tiles = get_compile_time_arg_val(8);
+constexpr uint32_t group = get_compile_time_arg_val(9);
+constexpr uint32_t ring_reach = get_compile_time_arg_val(10);
+constexpr uint32_t relu = get_compile_time_arg_val(11);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(12);
+constexpr uint32_t fp32 = get_compile_time_arg_val(13);
+constexpr uint32_t weight_parts = get_compile_time_arg_val(14);
+constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(15);
+constexpr uint32_t ring_blocks = get_compile_time_arg_val(16);
+constexpr uint32_t shifted = get_compile_time_arg_val(17);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -58,15 +59,16 @@ uint32_t act_tile(int32_t b, uint32_t t) {
 
 }  // namespace
 
-// One output block: for each group of `group` output tiles, DST starts as the bias rows, the
-// matmul accumulates im2col x weights over the weight_parts * k_tiles weight rows of tiles (with
-// Float32 activations the weights are a bf16 high and a bf16 low matrix stacked along K, both
-// multiplied by the same im2col tile k % k_tiles), then pack. Im2col tile t is tile
-// `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to cb_out in the format
-// the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
+// One output block: for each group of `group` of the core's slice_tiles output tiles (its slice
+// of the out_tiles; the resident weights and bias hold the slice's), DST starts as the bias
+// rows, the matmul accumulates im2col x weights over the weight_parts * k_tiles weight rows of
+// tiles (with Float32 activations the weights are a bf16 high and a bf16 low matrix stacked
+// along K, both multiplied by the same im2col tile k % k_tiles), then pack. Im2col tile t is
+// tile `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to cb_out in the
+// format the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
 template <typename ActTile>
 void conv_block(uint32_t act, ActTile act_tile) {
-    for (uint32_t g = 0; g < out_tiles / group; ++g) {
+    for (uint32_t g = 0; g < slice_tiles / group; ++g) {
         tile_regs_acquire();
         reconfig_data_format_srca(cb_bias);
         copy_init(cb_bias);
@@ -76,7 +78,7 @@ void conv_block(uint32_t act, ActTile act_tile) {
         reconfig_data_format_srca(cb_weights);
         matmul_block_init(act, cb_weights, 0, group, 1, k_tiles);
         for (uint32_t k = 0; k < weight_parts * k_tiles; ++k) {
-            matmul_block(act, cb_weights, act_tile(k % k_tiles), k * out_tiles + g * group, 0, 0, group, 1, k_tiles);
+            matmul_block(act, cb_weights, act_tile(k % k_tiles), k * slice_tiles + g * group, 0, 0, group, 1, k_tiles);
         }
         tile_regs_commit();
         cb_reserve_back(cb_out, group);
@@ -98,8 +100,8 @@ void kernel_main() {
     if constexpr (relu != 0) {
         pack_relu_config(ReluConfig::zero());
     }
-    cb_wait_front(cb_weights, weight_parts * k_tiles * out_tiles);
-    cb_wait_front(cb_bias, out_tiles);
+    cb_wait_front(cb_weights, weight_parts * k_tiles * slice_tiles);
+    cb_wait_front(cb_bias, slice_tiles);
     if constexpr (shifted != 0) {
         cb_wait_front(cb_ring, ring_pages);
     }
@@ -112,6 +114,6 @@ void kernel_main() {
     if constexpr (shifted != 0) {
         cb_pop_front(cb_ring, ring_pages);
     }
-    cb_pop_front(cb_bias, out_tiles);
-    cb_pop_front(cb_weights, weight_parts * k_tiles * out_tiles);
+    cb_pop_front(cb_bias, slice_tiles);
+    cb_pop_front(cb_weights, weight_parts * k_tiles * slice_tiles);
 }
