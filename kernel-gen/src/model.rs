@@ -454,6 +454,7 @@ mod tests {
             }],
             semaphores: 0,
             blocks: CORES.iter().map(|c| (*c, 4)).collect(),
+            senders: Vec::new(),
             counted: None,
             kernels: vec![
                 kernel(Role::Reader, in_blocks(push)),
