@@ -61,7 +61,9 @@
 //!   page per output block saying its tap rows are complete). The
 //!   compute kernel starts DST at the bias (copy of a 32-identical-row tile), accumulates
 //!   `matmul_block` over K in DST (groups of output tiles within the half-sync DST capacity),
-//!   applies `relu_tile` and packs in the activation format; the writer stores the tiles.
+//!   and packs in the activation format, a fused ReLU applied by the packer
+//!   (`pack_relu_config(ReluConfig::zero())`, set once per kernel: no SFPU work); the writer
+//!   stores the tiles.
 //!   Precision is per node in the plan (default bf16, HiFi2, fp32 DST). With Float32
 //!   activations the weights are a bf16 high and a bf16 low matrix stacked along K (each im2col
 //!   tile multiplies both, exact at HiFi4) and the bias tiles are Float32; when the resident
@@ -176,10 +178,12 @@
 //! artifact set) so a crate embeds it with `include!` instead of parsing JSON.
 //!
 //! Next steps (DESIGN §3 hints; `superpoint bench --backend tensix` prints the per-node model):
-//! shard activations by rows so each core reads its own rows and a halo instead of pages spread
-//! over every core; fuse conv+ReLU+pool; store the one-channel frame compactly instead of one
-//! 32-channel tile row per 32 pixels; make the NMS mask and the candidate scan SFPU work
-//! instead of RISC-V loops.
+//! shifted views for the 80-wide convs (a tap row there is a half-tile shift, 80 = 2·32 + 16, so
+//! whole 1 KiB half-tile copies would replace the row runs that bound conv4a/b and stop convPa/Da
+//! from taking four output-channel slices); the weights multicast of an unsliced conv on the
+//! sender's writer RISC-V, overlapping its DRAM reads; fewer programs (21 launches: pools
+//! fused into the convs before them, the NMS passes in one program); conv1a's bias as a row of
+//! K (9 taps leave 23 free).
 
 pub mod arena;
 pub mod check;
