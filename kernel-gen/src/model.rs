@@ -9,7 +9,7 @@
 //! the worst case the static report ([`crate::report`]) uses.
 //!
 //! A reader (writer) whose stream CB to (from) the compute kernel holds fewer than two of the
-//! batches it pushes (pops) takes turns with the compute ([`single_buffered`]): the model adds
+//! batches it pushes (pops) takes turns with the compute (`single_buffered`): the model adds
 //! their cycles instead of overlapping them. A CB pushed only once (constant tiles set up before
 //! the loops) makes no one wait and does not count.
 
