@@ -1,7 +1,7 @@
 //! kernel-gen: the compiler from the SuperPoint graph to Tensix kernels and a dispatch program.
 //!
 //! Pipeline, each stage a module with its own typed error:
-//! [`Graph`](superpoint_graph::Graph) → [`plan`] (cores, tensor placement and layout, CBs,
+//! [`Graph`] → [`plan`] (cores, tensor placement and layout, CBs,
 //! weight distribution) → [`kir`] (reader / compute / writer as typed calls) → [`check`] (L1,
 //! DST, CB protocol, runtime args, CB ids, NoC alignment, semaphores) → [`render`] (Tera
 //! templates of `templates/`) → [`program`] (the [`DeviceProgram`] and the kernel sources).

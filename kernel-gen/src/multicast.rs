@@ -2,7 +2,7 @@
 //! group of cores: the group's first core (the sender) reads the pages and multicasts them into
 //! the same CBs on the group's other cores, instead of every core reading all of them from DRAM.
 //! A node has one group (all its cores) or, when a conv's split slices its output channels
-//! ([`crate::plan::Split::sliced`]), one per slice, each with its own pages (the slice's weights
+//! (`plan::Split::sliced`), one per slice, each with its own pages (the slice's weights
 //! and bias) and the same number of cores.
 //!
 //! The destinations are the group's rectangles (at most [`RECTS`]: for one group the full rows

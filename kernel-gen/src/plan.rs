@@ -232,7 +232,7 @@ pub struct CoreWork {
 }
 
 /// Output blocks (32 pixels) split over the cores of the grid; a conv's split may also slice
-/// its output channels ([`Split::sliced`]).
+/// its output channels (`Split::sliced`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Split {
     pub blocks: u32,
@@ -438,7 +438,7 @@ pub struct ConvPlan {
     /// runs over `weight_parts · k_tiles` weight rows of tiles, im2col tile `k % k_tiles` each.
     pub weight_parts: u32,
     pub out_tiles: u32,
-    /// Output-channel slices ([`Split::sliced`]): each core computes `slice_tiles()` of the
+    /// Output-channel slices (`Split::sliced`): each core computes `slice_tiles()` of the
     /// `out_tiles` and holds only their weights and bias; 1 when every core computes them all.
     #[serde(default = "one_slice")]
     pub slices: u32,
