@@ -162,8 +162,12 @@
 //!   Candidates layout (a tile's records staged in L1, then one 8-byte page write each), then its
 //!   count. Fused into the NMS writer when the NMS runs in the same program (it holds every
 //!   output value); a program of its own (one data-movement kernel reading the map) when the map
-//!   is already in DRAM. The host merges, orders and cuts ([`ops::select_keypoints::merge`],
-//!   DESIGN §2 step 5).
+//!   is already in DRAM. Fused with a positive normal threshold, the NMS compute kernel also
+//!   makes candidate bits (`max(N, T) == T` on the SFPU, times a tile of powers of two on the
+//!   matrix unit: one word per 8 columns of each row, [`ops::select_keypoints::candidate_bits`]),
+//!   so the writer reads 4 words per tile row and touches only the candidates; its per-record
+//!   work is a [`kir::Trips::Counted`] loop over the region's count. The host merges, orders and
+//!   cuts ([`ops::select_keypoints::merge`], DESIGN §2 step 5).
 //!
 //! The dispatch program is also emitted as a Rust module ([`emit`], `program.rs` next to each
 //! artifact set) so a crate embeds it with `include!` instead of parsing JSON.
@@ -171,8 +175,7 @@
 //! Next steps (DESIGN §3 hints; `superpoint bench --backend tensix` prints the per-node model):
 //! shard activations by rows so each core reads its own rows and a halo instead of pages spread
 //! over every core; fuse conv+ReLU+pool; store the one-channel frame compactly instead of one
-//! 32-channel tile row per 32 pixels; make the NMS mask and the candidate scan SFPU work
-//! instead of RISC-V loops.
+//! 32-channel tile row per 32 pixels.
 
 pub mod arena;
 pub mod check;

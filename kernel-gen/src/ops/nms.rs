@@ -25,7 +25,11 @@
 //! 2^-103). NaN equals nothing, so a NaN score (bad weights) becomes +0, as the host's `v == max`
 //! makes it; the window maximum skips NaN like the host's `f32::max`. `where_tile<Float32>` then
 //! moves raw 32-bit words: S's where the condition is 1.0, the condition's own +0.0 elsewhere.
-//! The device map is therefore the host NMS of the same score map bit for bit.
+//! The device map is therefore the host NMS of the same score map bit for bit. With a keypoint
+//! selection fused into the writer and a positive normal threshold T, the compute kernel also
+//! packs the mask `N <= T` (`max(N, T) == T`, exact on f32) and multiplies it by a tile of powers
+//! of two, handing the writer one small integer per 8 columns of each row
+//! (`nms/bits_compute.cpp.tera`, [`select_keypoints::candidate_bits`]).
 //!
 //! Both programs split the map's tiles over the grid like every node (`Split`). A second program
 //! instead of one is the halo exchange: the row pass needs column maxima of the neighbouring
@@ -41,8 +45,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::{Grid, Precision};
 use crate::kir::{
-    args, blocks, cb_id, input, names, per_core, Arg, Call, CompileArg, CoreArgs, Kernel, KirError,
-    Role, SfpuOp, Trips,
+    args, blocks, cb_id, input, names, per_core, Arg, Call, CompileArg, CoreArgs, CountSource,
+    Kernel, KirError, Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::layout::DeviceTensor;
@@ -151,6 +155,15 @@ pub fn plan(
     Ok((buffers, nodes))
 }
 
+/// Where the counted loop of the row pass's writer gets its trips: the fused selection's counts,
+/// when it scans by candidate bits.
+pub fn count_source(p: &NmsPlan) -> Option<CountSource> {
+    p.select
+        .as_ref()
+        .filter(|s| select_keypoints::candidate_bits(s))
+        .map(select_keypoints::count_source)
+}
+
 /// The reader, compute and writer of one pass.
 pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
     let source = input(node, 0)?;
@@ -225,6 +238,10 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             ),
         ],
     };
+    let bits = p
+        .select
+        .as_ref()
+        .is_some_and(select_keypoints::candidate_bits);
     let mut dst = vec![
         Call::Loop {
             trips: Trips::Fixed(taps),
@@ -245,8 +262,27 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             tiles: taps - 1,
         },
     ];
-    let template = match p.pass {
-        NmsPass::Vertical => "nms/compute.cpp.tera",
+    let (template, body, compute_args) = match p.pass {
+        NmsPass::Vertical => {
+            dst.extend([
+                Call::CbReserve { cb: out, pages: 1 },
+                Call::Pack { cb: out, tiles: 1 },
+            ]);
+            (
+                "nms/compute.cpp.tera",
+                vec![blocks(
+                    Trips::Blocks,
+                    vec![
+                        Call::Dst {
+                            tiles: 2,
+                            body: dst,
+                        },
+                        Call::CbPush { cb: out, pages: 1 },
+                    ],
+                )],
+                shape.clone(),
+            )
+        }
         NmsPass::Horizontal => {
             let scores = cb_id(node, "cb_scores")?;
             dst.extend([
@@ -268,31 +304,39 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
                     tiles: 1,
                 },
             ]);
-            "nms/mask_compute.cpp.tera"
+            if bits {
+                bits_compute(node, dst, &shape)?
+            } else {
+                dst.extend([
+                    Call::CbReserve { cb: out, pages: 1 },
+                    Call::Pack { cb: out, tiles: 1 },
+                ]);
+                (
+                    "nms/mask_compute.cpp.tera",
+                    vec![blocks(
+                        Trips::Blocks,
+                        vec![
+                            Call::Dst {
+                                tiles: 2,
+                                body: dst,
+                            },
+                            Call::CbPush { cb: out, pages: 1 },
+                        ],
+                    )],
+                    shape.clone(),
+                )
+            }
         }
     };
-    dst.extend([
-        Call::CbReserve { cb: out, pages: 1 },
-        Call::Pack { cb: out, tiles: 1 },
-    ]);
     let compute = Kernel {
         role: Role::Compute,
         template: template.into(),
         ranges: node.split.ranges.clone(),
-        compile_args: shape.clone(),
+        compile_args: compute_args,
         runtime_arg_names: names(&["tile_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
-        body: vec![blocks(
-            Trips::Blocks,
-            vec![
-                Call::Dst {
-                    tiles: 2,
-                    body: dst,
-                },
-                Call::CbPush { cb: out, pages: 1 },
-            ],
-        )],
+        body,
     };
     let write = Call::DramWrite {
         buffer: node.output.clone(),
@@ -327,6 +371,87 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
         NmsPass::Horizontal => mask_writer(node, p, shape, write)?,
     };
     Ok(vec![reader, compute, writer])
+}
+
+/// The compute kernel of a row pass that hands the fused selection candidate bits
+/// (`nms/bits_compute.cpp.tera`), from the DST calls `nms` that leave the NMS tile N in DST:
+/// the mask `N <= T` against the threshold tile (`max(N, T) == T`), packed, and its product with
+/// the bit weights, whose row `i`, column `g` is the byte of row `i`'s mask over columns
+/// `8g .. 8g + 8`.
+fn bits_compute(
+    node: &NodePlan,
+    mut nms: Vec<Call>,
+    shape: &[CompileArg],
+) -> Result<(&'static str, Vec<Call>, Vec<CompileArg>), KirError> {
+    let out = cb_id(node, "cb_out")?;
+    let threshold = cb_id(node, "cb_threshold")?;
+    let weights = cb_id(node, "cb_bit_weights")?;
+    let mask = cb_id(node, "cb_mask")?;
+    let bits = cb_id(node, "cb_bits")?;
+    nms.extend([
+        Call::Copy { tiles: 1 },
+        Call::Sfpu {
+            op: SfpuOp::Max,
+            tiles: 1,
+        },
+        Call::Sfpu {
+            op: SfpuOp::Eq,
+            tiles: 1,
+        },
+        Call::CbReserve { cb: out, pages: 1 },
+        Call::CbReserve { cb: mask, pages: 1 },
+        Call::Pack { cb: out, tiles: 1 },
+        Call::Pack { cb: mask, tiles: 1 },
+    ]);
+    let mut body = vec![
+        Call::CbWait {
+            cb: threshold,
+            pages: 1,
+        },
+        Call::CbWait {
+            cb: weights,
+            pages: 1,
+        },
+    ];
+    body.push(blocks(
+        Trips::Blocks,
+        vec![
+            Call::Dst {
+                tiles: 4,
+                body: nms,
+            },
+            Call::CbPush { cb: out, pages: 1 },
+            Call::CbPush { cb: mask, pages: 1 },
+            Call::Dst {
+                tiles: 1,
+                body: vec![
+                    Call::CbWait { cb: mask, pages: 1 },
+                    Call::Matmul {
+                        ct: 1,
+                        rt: 1,
+                        kt: 1,
+                    },
+                    Call::CbPop { cb: mask, pages: 1 },
+                    Call::CbReserve { cb: bits, pages: 1 },
+                    Call::Pack { cb: bits, tiles: 1 },
+                ],
+            },
+            Call::CbPush { cb: bits, pages: 1 },
+        ],
+    ));
+    body.extend([
+        Call::CbPop {
+            cb: threshold,
+            pages: 1,
+        },
+        Call::CbPop {
+            cb: weights,
+            pages: 1,
+        },
+    ]);
+    let mut compile_args = shape.to_vec();
+    compile_args.extend(select_keypoints::bit_compile_args());
+    Ok(("nms/bits_compute.cpp.tera", body, compile_args))
 }
 
 /// The writer of the row pass: feeds the score tiles to compute's equality mask and writes the
@@ -368,16 +493,33 @@ fn mask_writer(
             compile_args.extend(select_keypoints::compile_args(sel));
             arg_names.extend(names(&select_keypoints::RUNTIME_ARG_NAMES));
             let calls = select_keypoints::record_calls(node, sel)?;
-            body.push(calls.start);
-            per_tile.extend([
-                // The candidate scan reads the output tile.
-                Call::L1Gather {
-                    bytes: MAP_PAGE_BYTES,
-                },
-                calls.per_tile,
-            ]);
-            end = calls.end;
-            "nms/select_writer.cpp.tera"
+            if select_keypoints::candidate_bits(sel) {
+                compile_args.extend(select_keypoints::bit_compile_args());
+                body.extend(select_keypoints::bit_fills(node)?);
+                body.push(calls.start);
+                let bits = cb_id(node, "cb_bits")?;
+                let (per_tile_scan, per_record) = select_keypoints::bit_scan_calls();
+                per_tile.extend([
+                    Call::CbWait { cb: bits, pages: 1 },
+                    per_tile_scan,
+                    calls.per_tile,
+                    Call::CbPop { cb: bits, pages: 1 },
+                ]);
+                end.push(per_record);
+                end.extend(calls.end);
+                "nms/bits_writer.cpp.tera"
+            } else {
+                body.push(calls.start);
+                per_tile.extend([
+                    // The candidate scan reads the output tile.
+                    Call::L1Gather {
+                        bytes: MAP_PAGE_BYTES,
+                    },
+                    calls.per_tile,
+                ]);
+                end = calls.end;
+                "nms/select_writer.cpp.tera"
+            }
         }
     };
     per_tile.push(Call::CbPop { cb: out, pages: 1 });
@@ -437,6 +579,48 @@ mod tests {
         assert_eq!(names, vec!["nms.vertical", "nms"]);
         assert_eq!(nodes[1].inputs, vec!["nms.vertical", "scores"]);
         assert_eq!(nodes[1].split.work.len(), 6);
+    }
+
+    /// The fused selection scans candidate bits for a positive normal threshold (the row pass's
+    /// compute kernel makes them, its writer's counted loop runs over the region's records) and
+    /// every pixel otherwise.
+    #[test]
+    fn the_fused_selection_scans_candidate_bits_for_a_positive_threshold() {
+        use superpoint_graph::{names, superpoint_with, SuperPointParams};
+        for (threshold, bits) in [(0.005, true), (0.0, false), (-0.5, false)] {
+            let graph = superpoint_with(&SuperPointParams {
+                frame_width: 64,
+                frame_height: 64,
+                keypoint_threshold: threshold,
+                ..SuperPointParams::default()
+            })
+            .pruned(&[names::KEYPOINTS]);
+            let params = crate::plan::PlanParams {
+                external: std::collections::BTreeSet::from([names::SCORES.to_string()]),
+                ..crate::plan::PlanParams::default()
+            };
+            let kir = crate::kir::lower(&crate::plan::plan(&graph, &params).expect("plans"))
+                .expect("lowers");
+            let row = kir
+                .nodes
+                .iter()
+                .find(|n| n.node == names::NMS)
+                .expect("the row pass");
+            let templates: Vec<&str> = row.kernels.iter().map(|k| k.template.as_str()).collect();
+            let (compute, writer) = if bits {
+                ("nms/bits_compute.cpp.tera", "nms/bits_writer.cpp.tera")
+            } else {
+                ("nms/mask_compute.cpp.tera", "nms/select_writer.cpp.tera")
+            };
+            assert_eq!(
+                templates,
+                vec!["nms/reader.cpp.tera", compute, writer],
+                "threshold {threshold}"
+            );
+            assert_eq!(row.counted.is_some(), bits, "threshold {threshold}");
+            let has_bits_cb = row.cbs.iter().any(|c| c.name == "cb_bits");
+            assert_eq!(has_bits_cb, bits, "threshold {threshold}");
+        }
     }
 
     #[test]
