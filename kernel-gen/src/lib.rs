@@ -147,9 +147,10 @@
 //!   the map 5.5e-3.
 //! * **nms** (radius 1..=8; 0 and larger radii stay on the host): the separable window maximum
 //!   in two programs over the map's tiles ([`ops::nms`]). The reader reads a tile and the r rows
-//!   next to it of its two neighbours along the pass's axis once; a tile shifted by d rows is
-//!   then at most 8 local NoC copies of whole 64-byte face rows (the unshifted row where the
-//!   shifted one is beyond the image); the compute kernel transposes each of the 2r+1 shifted
+//!   next to it of its two neighbours along the pass's axis once, each half of the rows as a
+//!   strip of consecutive 64-byte face rows; a tile shifted by d rows is then 4 local NoC copies
+//!   of 1 KiB (one more per face that clips at the image's edge, where the unshifted row stands
+//!   in for the one beyond it); the compute kernel transposes each of the 2r+1 shifted
 //!   tiles into the fp32 DST and takes their maximum with `binary_max_tile`. Pass 1
 //!   (`<node>.vertical`) shifts along y and stores the column maxima transposed in an
 //!   intermediate buffer; pass 2 shifts those along x (their rows) and transposes back, which

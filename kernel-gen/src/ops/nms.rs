@@ -4,11 +4,12 @@
 //!
 //! The window maximum is separable (columns, then rows, each clipped at the edges), and the hard
 //! part on Tensix is shifting a tile by a few columns. Rows are easy: in the 4-face layout a tile
-//! row is two 64-byte face rows, so a tile shifted by d rows is at most 8 local NoC copies of
-//! whole face rows (aligned at both ends) from a window holding the tile and the r rows next to
-//! it of its two neighbours (two runs of face rows each), read once per tile. A row shifted from
-//! beyond the image is the unshifted row instead, which every window of that row holds: the
-//! maximum is the clipped one exactly, with no padding value. Columns become rows by a
+//! row is two 64-byte face rows (its left and right half). The reader lays each half out as a
+//! strip of consecutive rows in a window: the r rows before the tile (its neighbour's), the tile's
+//! 32 (two 1 KiB face reads) and the r rows after it, read once per tile; a face of the tile
+//! shifted by d rows is then one 1 KiB local NoC copy from a strip. A row shifted from beyond the
+//! image is the unshifted row instead (a second copy for that face), which every window of that
+//! row holds: the maximum is the clipped one exactly, with no padding value. Columns become rows by a
 //! transpose, which the compute kernel applies to every shifted tile on its way into DST
 //! (`transpose_tile`; max commutes with it). So the op is two programs of the same reader and
 //! compute kernels:
@@ -57,6 +58,8 @@ use crate::plan::{
 
 /// Bytes of one row of a 16×16 face of f32.
 const FACE_ROW_BYTES: u32 = 64;
+/// Bytes of a 16×16 face of f32.
+const FACE_BYTES: u32 = 16 * FACE_ROW_BYTES;
 
 /// The largest radius the device lowers: the window must stay within the neighbouring tiles and
 /// a shift must cut a 16-row face into at most two runs. Larger radii run on the host.
@@ -203,12 +206,15 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             blocks(
                 Trips::Blocks,
                 vec![
-                    // The tile, and the `radius` rows next to it of its neighbours along the
-                    // axis: a run of face rows in each of two faces (fewer at the edges).
-                    Call::DramRead {
+                    // The tile's four faces into the window's strips, and the `radius` rows next
+                    // to it of its neighbours along the axis: a run of face rows in each of two
+                    // faces (none at the edges).
+                    Call::DramPart {
                         buffer: source.clone(),
-                        pages: 1,
-                        page_bytes: MAP_PAGE_BYTES,
+                        write: false,
+                        transfers: 4,
+                        bytes: FACE_BYTES,
+                        offset_step: FACE_BYTES,
                         cb: window,
                     },
                     Call::DramPart {
@@ -221,8 +227,9 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
                     },
                     Call::Loop {
                         trips: Trips::Fixed(taps),
-                        // A shifted tile: at most 8 local NoC copies of face rows from the
-                        // window (NoC work the emulator counts, no RISC-V element loop).
+                        // A shifted tile: a 1 KiB local NoC copy per face from the window's
+                        // strips, two where it clips at an edge (NoC work the emulator counts,
+                        // no RISC-V element loop).
                         body: vec![
                             Call::CbReserve {
                                 cb: shift,
