@@ -2,13 +2,16 @@
 //! program reads convPb's activation (channels-last bf16) and writes the score map in the Map
 //! layout (Float32 32×32 spatial tiles). The probabilities are never stored channels-last.
 //!
-//! Work unit: two consecutive map tiles (raster order) = 2 × 4×4 cells = one 32-row tile of
-//! cells; units are split over the cores like every other node. The reader gathers each unit's
+//! Work unit: one map tile = 4×4 cells = rows 0..15 of a tile row of cells (rows 16..31 hold no
+//! cell: twice the compute per cell, which is small, for a finer split — 300 map tiles on 120
+//! cores are at most 3 per core where 150 pairs were 2 pairs = 4 tiles); map tiles are split over
+//! the cores like every other node. The reader gathers each map tile's
 //! cells into a channels-last tile row (one cell row of a map tile is 4 consecutive cells of one
 //! input block; a 4-slot cache keeps the block of each cell row), copying the rows of whole
-//! channel tiles by local NoC reads and only the valid channels of a partial last one; the
-//! padding channels of the last channel tile hold the lowest finite value, written
-//! once in each half of `cb_in`, so they drop out of the maximum and their exp is 0.
+//! channel tiles by local NoC reads and only the valid channels of a partial last one; both
+//! halves of `cb_in` are filled once with the lowest finite value, which the padding channels of
+//! the last channel tile keep (they drop out of the maximum and their exp is 0), as do the rows
+//! without a cell.
 //! The compute kernel runs a stable softmax in fp32 DST (row max, subtract with column
 //! broadcast, exp, row sum, reciprocal, multiply) and packs the 64 kept channels as Float32. The
 //! writer folds them: channel k of a cell is pixel row k/8, columns k%8 of the cell's 8×8 patch,
@@ -26,8 +29,8 @@ use superpoint_graph::{Graph, Node, Op};
 
 use crate::device::Grid;
 use crate::kir::{
-    args, blocks, cb_format, cb_id, filled_pages, format_args, input, names, per_core,
-    reduce_scaler, Arg, BinaryOp, Call, Kernel, KirError, ReduceOp, Role, SfpuOp, Trips,
+    args, blocks, cb_format, cb_id, format_args, input, names, per_core, reduce_scaler, Arg,
+    BinaryOp, Call, Kernel, KirError, ReduceOp, Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::layout::{tiles, ActivationShape};
@@ -37,8 +40,6 @@ use crate::plan::{cb, cb_fp32, cb_of, CbKind, NodePlan, OpPlan, PlanError, PlanP
 pub const CELL: usize = 8;
 /// Cells per side of a map tile.
 const CELLS_PER_TILE_SIDE: u32 = 32 / CELL as u32;
-/// Map tiles per work unit (one 32-row tile of cells).
-const TILES_PER_UNIT: u32 = 2;
 
 /// The shape of a fused softmax + fold in tiles.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -128,7 +129,7 @@ pub fn node_plan(
         inputs: vec![logits.to_string()],
         output: node.name.clone(),
         precision: super::hifi4_unless_overridden(params, &node.name),
-        split: Split::new(grid, map_tiles.div_ceil(TILES_PER_UNIT)),
+        split: Split::new(grid, map_tiles),
         cbs: vec![
             cb_of(input.format, 0, "cb_in", 2 * in_tiles, CbKind::Stream),
             cb(1, "cb_scaler", 1, CbKind::Resident),
@@ -143,7 +144,7 @@ pub fn node_plan(
             cb_fp32(4, "cb_exp", in_tiles, CbKind::Stream),
             cb_fp32(5, "cb_recip", 1, CbKind::Stream),
             cb_fp32(16, "cb_out", 2 * out_tiles, CbKind::Stream),
-            cb_fp32(17, "cb_map", TILES_PER_UNIT, CbKind::Scratch),
+            cb_fp32(17, "cb_map", 1, CbKind::Scratch),
         ],
         op: OpPlan::SoftmaxFold(SoftmaxFoldPlan {
             channels: input.channels as u32,
@@ -176,15 +177,13 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
         ("in_tiles", p.in_tiles),
         ("out_tiles", p.out_tiles),
         ("map_tiles_x", p.map_tiles_x),
-        ("map_tiles", p.map_tiles),
         tile_bytes,
         fp32,
     ]);
     let (t, o) = (p.in_tiles, p.out_tiles);
     let cached = CELLS_PER_TILE_SIDE * t;
-    // Per unit the reader copies the 32 cells' rows of the whole channel tiles by local NoC
-    // reads and stores the valid channels of a partial last one. (A unit past the last map
-    // tile, at most one per node, stores zeros instead of copying its second half.)
+    // Per map tile the reader copies the 16 cells' rows of the whole channel tiles by local NoC
+    // reads and stores the valid channels of a partial last one.
     let element = tile / 1024;
     let valid_last = p.channels - (t - 1) * 32;
     let (whole, partial) = if valid_last == 32 {
@@ -197,7 +196,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
         template: "softmax_fold/reader.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
         compile_args: shape.clone(),
-        runtime_arg_names: names(&["input_addr", "unit_start", "unit_count"]),
+        runtime_arg_names: names(&["input_addr", "tile_start", "tile_count"]),
         runtime_args: per_core(node, |start, count| {
             vec![
                 Arg::BufferAddress(logits.clone()),
@@ -222,12 +221,16 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                     pages: 2 * t,
                 },
             ],
-            // The last channel tile of both halves filled with the lowest value.
-            if valid_last < 32 {
-                filled_pages(cb_in, 2).to_vec()
-            } else {
-                Vec::new()
-            },
+            // Both halves filled with the lowest value (`fill_words`: one 64-byte seed).
+            vec![
+                Call::L1Gather { bytes: 64 },
+                Call::L1Copy {
+                    from: cb_in,
+                    cb: cb_in,
+                    tiles: 2 * t,
+                    row_bytes: 64,
+                },
+            ],
             vec![
                 Call::CbReserve {
                     cb: rows,
@@ -236,10 +239,10 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                 blocks(
                     Trips::Blocks,
                     vec![
-                        // Worst case: every cell row of both map tiles misses the cache.
+                        // Worst case: every cell row misses the cache.
                         Call::DramRead {
                             buffer: logits.clone(),
-                            pages: TILES_PER_UNIT * cached,
+                            pages: cached,
                             page_bytes: tile,
                             cb: rows,
                         },
@@ -271,7 +274,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
         template: "softmax_fold/compute.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
         compile_args: shape.clone(),
-        runtime_arg_names: names(&["unit_count"]),
+        runtime_arg_names: names(&["tile_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
         body: vec![
@@ -380,7 +383,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
         template: "softmax_fold/writer.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
         compile_args: shape,
-        runtime_arg_names: names(&["output_addr", "unit_start", "unit_count"]),
+        runtime_arg_names: names(&["output_addr", "tile_start", "tile_count"]),
         runtime_args: per_core(node, |start, count| {
             vec![
                 Arg::BufferAddress(node.output.clone()),
@@ -390,10 +393,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
         }),
         precision: None,
         body: vec![
-            Call::CbReserve {
-                cb: map,
-                pages: TILES_PER_UNIT,
-            },
+            Call::CbReserve { cb: map, pages: 1 },
             blocks(
                 Trips::Blocks,
                 vec![
@@ -402,13 +402,12 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                     Call::L1Copy {
                         from: out,
                         cb: map,
-                        tiles: TILES_PER_UNIT,
+                        tiles: 1,
                         row_bytes: 32,
                     },
-                    // The last unit of an odd number of map tiles writes one page; this is the worst case.
                     Call::DramWrite {
                         buffer: node.output.clone(),
-                        pages: TILES_PER_UNIT,
+                        pages: 1,
                         page_bytes: MAP_PAGE_BYTES,
                         cb: map,
                     },
@@ -450,10 +449,10 @@ mod tests {
             (node.name.as_str(), node.inputs.as_slice()),
             ("scores", &["convPb".to_string()][..])
         );
-        // 20×15 map tiles = 150 units of two over 120 cores: the first 30 take two.
-        assert_eq!(node.split.blocks, 150);
-        assert_eq!(node.split.work[29].count, 2);
-        assert_eq!(node.split.work[30].count, 1);
+        // 20×15 map tiles over 120 cores: the first 60 take three.
+        assert_eq!(node.split.blocks, 300);
+        assert_eq!(node.split.work[59].count, 3);
+        assert_eq!(node.split.work[60].count, 2);
         assert_eq!(node.precision.fidelity, Fidelity::HiFi4);
         match &node.op {
             OpPlan::SoftmaxFold(p) => {
