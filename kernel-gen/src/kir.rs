@@ -93,8 +93,8 @@ pub enum Trips {
     Fixed(u32),
     /// The core's number of output blocks.
     Blocks,
-    /// Output blocks whose number is read at run time from the node's [`CountSource`]; at most
-    /// the core's number of output blocks, which is what the checks and the report use.
+    /// Items whose number is read at run time from the node's [`CountSource`]; at most its
+    /// bound for the core's output blocks, which is what the checks and the report use.
     Counted,
     /// Once on each of the node's multicast senders ([`NodeKir::senders`]), never on the
     /// other cores.
@@ -108,25 +108,33 @@ pub enum Trips {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OnCore {
     pub blocks: u32,
-    /// At most `blocks`; `blocks` itself (the worst case) unless a run's counts are known.
+    /// At most the [`CountSource`] bound of `blocks`; the bound itself (the worst case) unless
+    /// a run's counts are known.
     pub counted: u32,
     pub sender: bool,
 }
 
 /// Where the trips of a node's [`Trips::Counted`] loops come from at run time: core `i` of the
 /// split reads page `i` of `buffer` (`page_bytes` each), whose first little-endian `u32` is an
-/// item count, clamps it to the core's capacity and runs one trip per `per_trip` items or part.
+/// item count, clamps it to the core's capacity (`per_block` trips per output block) and runs
+/// one trip per `per_trip` items or part.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CountSource {
     pub buffer: String,
     pub page_bytes: u32,
     pub per_trip: u32,
+    pub per_block: u32,
 }
 
 impl CountSource {
     /// The trips on a core of `blocks` output blocks whose count page starts with `count`.
     pub fn trips(&self, count: u32, blocks: u32) -> u32 {
-        count.div_ceil(self.per_trip.max(1)).min(blocks)
+        count.div_ceil(self.per_trip.max(1)).min(self.bound(blocks))
+    }
+
+    /// The most trips a core of `blocks` output blocks can run.
+    pub fn bound(&self, blocks: u32) -> u32 {
+        blocks.saturating_mul(self.per_block)
     }
 }
 
@@ -346,7 +354,7 @@ impl NodeKir {
                 *core,
                 OnCore {
                     blocks: *blocks,
-                    counted: *blocks,
+                    counted: self.counted.as_ref().map_or(*blocks, |c| c.bound(*blocks)),
                     sender: self.senders.contains(core),
                 },
             )
@@ -1160,6 +1168,7 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
             senders,
             counted: match &node.op {
                 OpPlan::SampleDescriptors(s) => Some(ops::sample::count_source(s)),
+                OpPlan::Nms(p) => ops::nms::count_source(p),
                 _ => None,
             },
             kernels,

@@ -156,9 +156,10 @@
 //!   the map 5.5e-3.
 //! * **nms** (radius 1..=8; 0 and larger radii stay on the host): the separable window maximum
 //!   in two programs over the map's tiles ([`ops::nms`]). The reader reads a tile and the r rows
-//!   next to it of its two neighbours along the pass's axis once; a tile shifted by d rows is
-//!   then at most 8 local NoC copies of whole 64-byte face rows (the unshifted row where the
-//!   shifted one is beyond the image); the compute kernel transposes each of the 2r+1 shifted
+//!   next to it of its two neighbours along the pass's axis once, each half of the rows as a
+//!   strip of consecutive 64-byte face rows; a tile shifted by d rows is then 4 local NoC copies
+//!   of 1 KiB (one more per face that clips at the image's edge, where the unshifted row stands
+//!   in for the one beyond it); the compute kernel transposes each of the 2r+1 shifted
 //!   tiles into the fp32 DST and takes their maximum with `binary_max_tile`. Pass 1
 //!   (`<node>.vertical`) shifts along y and stores the column maxima transposed in an
 //!   intermediate buffer; pass 2 shifts those along x (their rows) and transposes back, which
@@ -171,8 +172,12 @@
 //!   Candidates layout (a tile's records staged in L1, then one 8-byte page write each), then its
 //!   count. Fused into the NMS writer when the NMS runs in the same program (it holds every
 //!   output value); a program of its own (one data-movement kernel reading the map) when the map
-//!   is already in DRAM. The host merges, orders and cuts ([`ops::select_keypoints::merge`],
-//!   DESIGN §2 step 5).
+//!   is already in DRAM. Fused with a positive normal threshold, the NMS compute kernel also
+//!   makes candidate bits (`max(N, T) == T` on the SFPU, times a tile of powers of two on the
+//!   matrix unit: one word per 8 columns of each row, [`ops::select_keypoints::candidate_bits`]),
+//!   so the writer reads 4 words per tile row and touches only the candidates; its per-record
+//!   work is a [`kir::Trips::Counted`] loop over the region's count. The host merges, orders and
+//!   cuts ([`ops::select_keypoints::merge`], DESIGN §2 step 5).
 //!
 //! The dispatch program is also emitted as a Rust module ([`emit`], `program.rs` next to each
 //! artifact set) so a crate embeds it with `include!` instead of parsing JSON.

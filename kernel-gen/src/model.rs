@@ -333,6 +333,7 @@ mod tests {
                     buffer: "s.counts".into(),
                     page_bytes: 64,
                     per_trip: 16,
+                    per_block: 1,
                 }),
                 kernels: vec![
                     kernel(

@@ -404,3 +404,151 @@ fn radius_0_and_above_8_are_plan_errors() {
         );
     }
 }
+
+/// A positive normal threshold makes the compute kernel hand the writer candidate bits
+/// (`max(N, T) == T` on the SFPU). At the smallest normal, with scores 0 to 3 ulps above it, the
+/// comparison must still be exact: the level equal to the threshold is dropped, the others kept,
+/// +inf kept where it is the maximum, NaN suppressed.
+#[test]
+fn candidate_bits_at_the_smallest_normal_threshold_are_exact() {
+    let (width, height, radius, border) = (96, 64, 2, 4);
+    let threshold = f32::MIN_POSITIVE;
+    let mut scores = quantised_map(width, height, 4, density(radius), 15);
+    for (i, v) in scores.data.iter_mut().enumerate() {
+        if *v != 0.0 {
+            *v = f32::from_bits(threshold.to_bits() + (*v * 4.0) as u32 - 1);
+        }
+        match i % 173 {
+            0 => *v = f32::NAN,
+            1 if i % 3 == 0 => *v = f32::INFINITY,
+            _ => {}
+        }
+    }
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let device = run_device(&graph, Grid::TENSIX_DISPATCH, &scores);
+    assert!(
+        device
+            .compiled
+            .sources
+            .iter()
+            .any(|(f, text)| f.starts_with("nms/") && text.contains("candidates::scan_bits(")),
+        "the NMS writer scans candidate bits"
+    );
+    let at_threshold = device
+        .map
+        .data
+        .iter()
+        .filter(|v| v.to_bits() == threshold.to_bits())
+        .count();
+    assert!(
+        at_threshold > 10,
+        "only {at_threshold} kept pixels equal the threshold"
+    );
+    check(&device, &scores, radius, threshold, border);
+}
+
+/// The writer's scalar work with candidate bits is charged per tile (the bit words of its rows)
+/// and per record, the records being the run's counts: each core's charge must follow the
+/// reference candidates of its tiles, and the bound must be every pixel a candidate.
+#[test]
+fn the_candidate_bit_scan_is_charged_with_the_run_counts() {
+    use kernel_gen::kir::{self, Kir};
+    use kernel_gen::model::{self, Counts};
+    use kernel_gen::runner::Loaded;
+    use tt_runtime::{CostModel, KernelRole};
+
+    let (width, height, radius, threshold, border) = (160, 128, 2, 0.5, 4);
+    // Denser on the left: the regions' counts differ.
+    let mut rng = Rng::new(16);
+    let data = (0..width * height)
+        .map(|i| {
+            let density = 0.3 * (1.0 - (i % width) as f64 / width as f64);
+            let r = rng.next_u64();
+            if ((r % 1_000_000) as f64) < density * 1e6 {
+                (1 + (r >> 20) % 4) as f32 / 4.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let scores = Tensor::from_vec(1, height, width, data).expect("shape");
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let grid = Grid { x: 4, y: 2 };
+    let params = params(grid);
+    let compiled = compile(&graph, &params).expect("compiles");
+    let kir: Kir =
+        kir::lower(&kernel_gen::plan::plan(&graph, &params).expect("plans")).expect("lowers");
+    let dev = common::open(&compiled);
+    let loaded = Loaded::load(&dev, &compiled).expect("loads");
+    loaded
+        .write(names::SCORES, &pack_map(&scores).expect("whole tiles"))
+        .expect("scores");
+    loaded.run(&dev).expect("runs");
+    let steps = loaded.counters().expect("counters");
+    let counts_buffer = format!("{}.counts", names::KEYPOINTS);
+    assert_eq!(model::count_buffers(&kir), vec![counts_buffer.clone()]);
+    let buffers = BTreeMap::from([(
+        counts_buffer.clone(),
+        loaded.read(&counts_buffer).expect("counts"),
+    )]);
+
+    // Independently: the reference candidates by region (region i = core i's tiles).
+    let reference = select_keypoints(&nms(&scores, radius), threshold, border, -1);
+    let runs = region_tiles(&compiled);
+    let mut records = vec![0u64; runs.len()];
+    for k in &reference {
+        let tile = (k.y / 32) * (width as u32 / 32) + k.x / 32;
+        let region = runs
+            .iter()
+            .position(|(s, n)| (*s..s + n).contains(&tile))
+            .expect("every tile in a region");
+        records[region] += 1;
+    }
+    println!("records per region {records:?}, tile runs {runs:?}");
+    assert!(records.iter().any(|r| *r != records[0]));
+
+    let node = kir
+        .nodes
+        .iter()
+        .find(|n| n.node == names::NMS)
+        .expect("the row pass");
+    let cost = CostModel::BLACKHOLE;
+    let charged = |counts: Counts| -> Vec<f64> {
+        let nodes = model::estimate(&kir, &steps, counts, &cost).expect("models");
+        let step = nodes
+            .iter()
+            .find(|n| n.node == names::NMS)
+            .expect("the NMS step");
+        node.blocks
+            .iter()
+            .map(|(core, _)| {
+                let (_, ks) = step
+                    .work
+                    .iter()
+                    .find(|(c, _)| c == core)
+                    .expect("the core ran");
+                ks.iter()
+                    .find(|k| k.role == KernelRole::Writer)
+                    .expect("a writer")
+                    .scalar_cycles
+            })
+            .collect()
+    };
+    // The fills (threshold tile: 16 words; bit weights: 16 zero words and 32 weights), 4 bit
+    // words for each of a tile's 32 rows, 3 words per record (score read, index and score
+    // stored), at the model's cycles per word.
+    let cycles = |tiles: u64, records: u64| {
+        ((16 + 16 + 32) + tiles * 32 * 4 + records * 3) as f64 * cost.riscv_cycles_per_l1_word
+    };
+    let expected: Vec<f64> = runs
+        .iter()
+        .zip(&records)
+        .map(|((_, n), r)| cycles(u64::from(*n), *r))
+        .collect();
+    assert_eq!(charged(Counts::Run(&buffers)), expected);
+    let bound: Vec<f64> = runs
+        .iter()
+        .map(|(_, n)| cycles(u64::from(*n), u64::from(*n) * 1024))
+        .collect();
+    assert_eq!(charged(Counts::Bound), bound);
+}

@@ -52238,8 +52238,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         noc: Some(0),
                         runtime_arg_names: Vec::from([
                             String::from("input_addr"),
-                            String::from("unit_start"),
-                            String::from("unit_count"),
+                            String::from("tile_start"),
+                            String::from("tile_count"),
                         ]),
                         runtime_args: kernel_gen::emit::core_args(
                             &[
@@ -52409,7 +52409,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         fidelity: Some(kernel_gen::Fidelity::HiFi4),
                         fp32_dest_acc: Some(true),
                         noc: None,
-                        runtime_arg_names: Vec::from([String::from("unit_count")]),
+                        runtime_arg_names: Vec::from([String::from("tile_count")]),
                         runtime_args: kernel_gen::emit::core_args(
                             &[
                                 (0, 0, &[Const(3)]),
@@ -52584,8 +52584,8 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         noc: Some(1),
                         runtime_arg_names: Vec::from([
                             String::from("output_addr"),
-                            String::from("unit_start"),
-                            String::from("unit_count"),
+                            String::from("tile_start"),
+                            String::from("tile_count"),
                         ]),
                         runtime_args: kernel_gen::emit::core_args(
                             &[
@@ -53291,8 +53291,40 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         kind: kernel_gen::CbKind::Scratch,
                     },
                     kernel_gen::CbPlan {
+                        id: 5,
+                        name: String::from("cb_threshold"),
+                        pages: 1,
+                        page_bytes: 4096,
+                        format: kernel_gen::Format::Fp32,
+                        kind: kernel_gen::CbKind::Resident,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 6,
+                        name: String::from("cb_bit_weights"),
+                        pages: 1,
+                        page_bytes: 4096,
+                        format: kernel_gen::Format::Fp32,
+                        kind: kernel_gen::CbKind::Resident,
+                    },
+                    kernel_gen::CbPlan {
                         id: 16,
                         name: String::from("cb_out"),
+                        pages: 2,
+                        page_bytes: 4096,
+                        format: kernel_gen::Format::Fp32,
+                        kind: kernel_gen::CbKind::Stream,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 17,
+                        name: String::from("cb_mask"),
+                        pages: 1,
+                        page_bytes: 4096,
+                        format: kernel_gen::Format::Fp32,
+                        kind: kernel_gen::CbKind::Stream,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 18,
+                        name: String::from("cb_bits"),
                         pages: 2,
                         page_bytes: 4096,
                         format: kernel_gen::Format::Fp32,
@@ -53493,6 +53525,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("axis"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("bits_per_word"),
+                                value: 8,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -53677,6 +53713,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("count_slot_bytes"),
                                 value: 64,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("bits_per_word"),
+                                value: 8,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("output_dram"),

@@ -685,8 +685,40 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         kind: kernel_gen::CbKind::Scratch,
                     },
                     kernel_gen::CbPlan {
+                        id: 5,
+                        name: String::from("cb_threshold"),
+                        pages: 1,
+                        page_bytes: 4096,
+                        format: kernel_gen::Format::Fp32,
+                        kind: kernel_gen::CbKind::Resident,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 6,
+                        name: String::from("cb_bit_weights"),
+                        pages: 1,
+                        page_bytes: 4096,
+                        format: kernel_gen::Format::Fp32,
+                        kind: kernel_gen::CbKind::Resident,
+                    },
+                    kernel_gen::CbPlan {
                         id: 16,
                         name: String::from("cb_out"),
+                        pages: 2,
+                        page_bytes: 4096,
+                        format: kernel_gen::Format::Fp32,
+                        kind: kernel_gen::CbKind::Stream,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 17,
+                        name: String::from("cb_mask"),
+                        pages: 1,
+                        page_bytes: 4096,
+                        format: kernel_gen::Format::Fp32,
+                        kind: kernel_gen::CbKind::Stream,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 18,
+                        name: String::from("cb_bits"),
                         pages: 2,
                         page_bytes: 4096,
                         format: kernel_gen::Format::Fp32,
@@ -887,6 +919,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 name: String::from("axis"),
                                 value: 1,
                             },
+                            kernel_gen::CompileArg {
+                                name: String::from("bits_per_word"),
+                                value: 8,
+                            },
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
@@ -1071,6 +1107,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             kernel_gen::CompileArg {
                                 name: String::from("count_slot_bytes"),
                                 value: 64,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("bits_per_word"),
+                                value: 8,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("output_dram"),

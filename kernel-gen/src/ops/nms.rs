@@ -4,11 +4,12 @@
 //!
 //! The window maximum is separable (columns, then rows, each clipped at the edges), and the hard
 //! part on Tensix is shifting a tile by a few columns. Rows are easy: in the 4-face layout a tile
-//! row is two 64-byte face rows, so a tile shifted by d rows is at most 8 local NoC copies of
-//! whole face rows (aligned at both ends) from a window holding the tile and the r rows next to
-//! it of its two neighbours (two runs of face rows each), read once per tile. A row shifted from
-//! beyond the image is the unshifted row instead, which every window of that row holds: the
-//! maximum is the clipped one exactly, with no padding value. Columns become rows by a
+//! row is two 64-byte face rows (its left and right half). The reader lays each half out as a
+//! strip of consecutive rows in a window: the r rows before the tile (its neighbour's), the tile's
+//! 32 (two 1 KiB face reads) and the r rows after it, read once per tile; a face of the tile
+//! shifted by d rows is then one 1 KiB local NoC copy from a strip. A row shifted from beyond the
+//! image is the unshifted row instead (a second copy for that face), which every window of that
+//! row holds: the maximum is the clipped one exactly, with no padding value. Columns become rows by a
 //! transpose, which the compute kernel applies to every shifted tile on its way into DST
 //! (`transpose_tile`; max commutes with it). So the op is two programs of the same reader and
 //! compute kernels:
@@ -25,7 +26,11 @@
 //! 2^-103). NaN equals nothing, so a NaN score (bad weights) becomes +0, as the host's `v == max`
 //! makes it; the window maximum skips NaN like the host's `f32::max`. `where_tile<Float32>` then
 //! moves raw 32-bit words: S's where the condition is 1.0, the condition's own +0.0 elsewhere.
-//! The device map is therefore the host NMS of the same score map bit for bit.
+//! The device map is therefore the host NMS of the same score map bit for bit. With a keypoint
+//! selection fused into the writer and a positive normal threshold T, the compute kernel also
+//! packs the mask `N <= T` (`max(N, T) == T`, exact on f32) and multiplies it by a tile of powers
+//! of two, handing the writer one small integer per 8 columns of each row
+//! (`nms/bits_compute.cpp.tera`, [`select_keypoints::candidate_bits`]).
 //!
 //! Both programs split the map's tiles over the grid like every node (`Split`). A second program
 //! instead of one is the halo exchange: the row pass needs column maxima of the neighbouring
@@ -41,8 +46,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::{Grid, Precision};
 use crate::kir::{
-    args, blocks, cb_id, input, names, per_core, Arg, Call, CompileArg, CoreArgs, Kernel, KirError,
-    Role, SfpuOp, Trips,
+    args, blocks, cb_id, input, names, per_core, Arg, Call, CompileArg, CoreArgs, CountSource,
+    Kernel, KirError, Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::layout::DeviceTensor;
@@ -53,6 +58,8 @@ use crate::plan::{
 
 /// Bytes of one row of a 16×16 face of f32.
 const FACE_ROW_BYTES: u32 = 64;
+/// Bytes of a 16×16 face of f32.
+const FACE_BYTES: u32 = 16 * FACE_ROW_BYTES;
 
 /// The largest radius the device lowers: the window must stay within the neighbouring tiles and
 /// a shift must cut a 16-row face into at most two runs. Larger radii run on the host.
@@ -151,6 +158,15 @@ pub fn plan(
     Ok((buffers, nodes))
 }
 
+/// Where the counted loop of the row pass's writer gets its trips: the fused selection's counts,
+/// when it scans by candidate bits.
+pub fn count_source(p: &NmsPlan) -> Option<CountSource> {
+    p.select
+        .as_ref()
+        .filter(|s| select_keypoints::candidate_bits(s))
+        .map(select_keypoints::count_source)
+}
+
 /// The reader, compute and writer of one pass.
 pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
     let source = input(node, 0)?;
@@ -190,12 +206,15 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             blocks(
                 Trips::Blocks,
                 vec![
-                    // The tile, and the `radius` rows next to it of its neighbours along the
-                    // axis: a run of face rows in each of two faces (fewer at the edges).
-                    Call::DramRead {
+                    // The tile's four faces into the window's strips, and the `radius` rows next
+                    // to it of its neighbours along the axis: a run of face rows in each of two
+                    // faces (none at the edges).
+                    Call::DramPart {
                         buffer: source.clone(),
-                        pages: 1,
-                        page_bytes: MAP_PAGE_BYTES,
+                        write: false,
+                        transfers: 4,
+                        bytes: FACE_BYTES,
+                        offset_step: FACE_BYTES,
                         cb: window,
                     },
                     Call::DramPart {
@@ -208,8 +227,9 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
                     },
                     Call::Loop {
                         trips: Trips::Fixed(taps),
-                        // A shifted tile: at most 8 local NoC copies of face rows from the
-                        // window (NoC work the emulator counts, no RISC-V element loop).
+                        // A shifted tile: a 1 KiB local NoC copy per face from the window's
+                        // strips, two where it clips at an edge (NoC work the emulator counts,
+                        // no RISC-V element loop).
                         body: vec![
                             Call::CbReserve {
                                 cb: shift,
@@ -225,6 +245,10 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             ),
         ],
     };
+    let bits = p
+        .select
+        .as_ref()
+        .is_some_and(select_keypoints::candidate_bits);
     let mut dst = vec![
         Call::Loop {
             trips: Trips::Fixed(taps),
@@ -245,8 +269,27 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             tiles: taps - 1,
         },
     ];
-    let template = match p.pass {
-        NmsPass::Vertical => "nms/compute.cpp.tera",
+    let (template, body, compute_args) = match p.pass {
+        NmsPass::Vertical => {
+            dst.extend([
+                Call::CbReserve { cb: out, pages: 1 },
+                Call::Pack { cb: out, tiles: 1 },
+            ]);
+            (
+                "nms/compute.cpp.tera",
+                vec![blocks(
+                    Trips::Blocks,
+                    vec![
+                        Call::Dst {
+                            tiles: 2,
+                            body: dst,
+                        },
+                        Call::CbPush { cb: out, pages: 1 },
+                    ],
+                )],
+                shape.clone(),
+            )
+        }
         NmsPass::Horizontal => {
             let scores = cb_id(node, "cb_scores")?;
             dst.extend([
@@ -268,31 +311,39 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
                     tiles: 1,
                 },
             ]);
-            "nms/mask_compute.cpp.tera"
+            if bits {
+                bits_compute(node, dst, &shape)?
+            } else {
+                dst.extend([
+                    Call::CbReserve { cb: out, pages: 1 },
+                    Call::Pack { cb: out, tiles: 1 },
+                ]);
+                (
+                    "nms/mask_compute.cpp.tera",
+                    vec![blocks(
+                        Trips::Blocks,
+                        vec![
+                            Call::Dst {
+                                tiles: 2,
+                                body: dst,
+                            },
+                            Call::CbPush { cb: out, pages: 1 },
+                        ],
+                    )],
+                    shape.clone(),
+                )
+            }
         }
     };
-    dst.extend([
-        Call::CbReserve { cb: out, pages: 1 },
-        Call::Pack { cb: out, tiles: 1 },
-    ]);
     let compute = Kernel {
         role: Role::Compute,
         template: template.into(),
         ranges: node.split.ranges.clone(),
-        compile_args: shape.clone(),
+        compile_args: compute_args,
         runtime_arg_names: names(&["tile_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
-        body: vec![blocks(
-            Trips::Blocks,
-            vec![
-                Call::Dst {
-                    tiles: 2,
-                    body: dst,
-                },
-                Call::CbPush { cb: out, pages: 1 },
-            ],
-        )],
+        body,
     };
     let write = Call::DramWrite {
         buffer: node.output.clone(),
@@ -327,6 +378,87 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
         NmsPass::Horizontal => mask_writer(node, p, shape, write)?,
     };
     Ok(vec![reader, compute, writer])
+}
+
+/// The compute kernel of a row pass that hands the fused selection candidate bits
+/// (`nms/bits_compute.cpp.tera`), from the DST calls `nms` that leave the NMS tile N in DST:
+/// the mask `N <= T` against the threshold tile (`max(N, T) == T`), packed, and its product with
+/// the bit weights, whose row `i`, column `g` is the byte of row `i`'s mask over columns
+/// `8g .. 8g + 8`.
+fn bits_compute(
+    node: &NodePlan,
+    mut nms: Vec<Call>,
+    shape: &[CompileArg],
+) -> Result<(&'static str, Vec<Call>, Vec<CompileArg>), KirError> {
+    let out = cb_id(node, "cb_out")?;
+    let threshold = cb_id(node, "cb_threshold")?;
+    let weights = cb_id(node, "cb_bit_weights")?;
+    let mask = cb_id(node, "cb_mask")?;
+    let bits = cb_id(node, "cb_bits")?;
+    nms.extend([
+        Call::Copy { tiles: 1 },
+        Call::Sfpu {
+            op: SfpuOp::Max,
+            tiles: 1,
+        },
+        Call::Sfpu {
+            op: SfpuOp::Eq,
+            tiles: 1,
+        },
+        Call::CbReserve { cb: out, pages: 1 },
+        Call::CbReserve { cb: mask, pages: 1 },
+        Call::Pack { cb: out, tiles: 1 },
+        Call::Pack { cb: mask, tiles: 1 },
+    ]);
+    let mut body = vec![
+        Call::CbWait {
+            cb: threshold,
+            pages: 1,
+        },
+        Call::CbWait {
+            cb: weights,
+            pages: 1,
+        },
+    ];
+    body.push(blocks(
+        Trips::Blocks,
+        vec![
+            Call::Dst {
+                tiles: 4,
+                body: nms,
+            },
+            Call::CbPush { cb: out, pages: 1 },
+            Call::CbPush { cb: mask, pages: 1 },
+            Call::Dst {
+                tiles: 1,
+                body: vec![
+                    Call::CbWait { cb: mask, pages: 1 },
+                    Call::Matmul {
+                        ct: 1,
+                        rt: 1,
+                        kt: 1,
+                    },
+                    Call::CbPop { cb: mask, pages: 1 },
+                    Call::CbReserve { cb: bits, pages: 1 },
+                    Call::Pack { cb: bits, tiles: 1 },
+                ],
+            },
+            Call::CbPush { cb: bits, pages: 1 },
+        ],
+    ));
+    body.extend([
+        Call::CbPop {
+            cb: threshold,
+            pages: 1,
+        },
+        Call::CbPop {
+            cb: weights,
+            pages: 1,
+        },
+    ]);
+    let mut compile_args = shape.to_vec();
+    compile_args.extend(select_keypoints::bit_compile_args());
+    Ok(("nms/bits_compute.cpp.tera", body, compile_args))
 }
 
 /// The writer of the row pass: feeds the score tiles to compute's equality mask and writes the
@@ -368,16 +500,33 @@ fn mask_writer(
             compile_args.extend(select_keypoints::compile_args(sel));
             arg_names.extend(names(&select_keypoints::RUNTIME_ARG_NAMES));
             let calls = select_keypoints::record_calls(node, sel)?;
-            body.push(calls.start);
-            per_tile.extend([
-                // The candidate scan reads the output tile.
-                Call::L1Gather {
-                    bytes: MAP_PAGE_BYTES,
-                },
-                calls.per_tile,
-            ]);
-            end = calls.end;
-            "nms/select_writer.cpp.tera"
+            if select_keypoints::candidate_bits(sel) {
+                compile_args.extend(select_keypoints::bit_compile_args());
+                body.extend(select_keypoints::bit_fills(node)?);
+                body.push(calls.start);
+                let bits = cb_id(node, "cb_bits")?;
+                let (per_tile_scan, per_record) = select_keypoints::bit_scan_calls();
+                per_tile.extend([
+                    Call::CbWait { cb: bits, pages: 1 },
+                    per_tile_scan,
+                    calls.per_tile,
+                    Call::CbPop { cb: bits, pages: 1 },
+                ]);
+                end.push(per_record);
+                end.extend(calls.end);
+                "nms/bits_writer.cpp.tera"
+            } else {
+                body.push(calls.start);
+                per_tile.extend([
+                    // The candidate scan reads the output tile.
+                    Call::L1Gather {
+                        bytes: MAP_PAGE_BYTES,
+                    },
+                    calls.per_tile,
+                ]);
+                end = calls.end;
+                "nms/select_writer.cpp.tera"
+            }
         }
     };
     per_tile.push(Call::CbPop { cb: out, pages: 1 });
@@ -437,6 +586,48 @@ mod tests {
         assert_eq!(names, vec!["nms.vertical", "nms"]);
         assert_eq!(nodes[1].inputs, vec!["nms.vertical", "scores"]);
         assert_eq!(nodes[1].split.work.len(), 6);
+    }
+
+    /// The fused selection scans candidate bits for a positive normal threshold (the row pass's
+    /// compute kernel makes them, its writer's counted loop runs over the region's records) and
+    /// every pixel otherwise.
+    #[test]
+    fn the_fused_selection_scans_candidate_bits_for_a_positive_threshold() {
+        use superpoint_graph::{names, superpoint_with, SuperPointParams};
+        for (threshold, bits) in [(0.005, true), (0.0, false), (-0.5, false)] {
+            let graph = superpoint_with(&SuperPointParams {
+                frame_width: 64,
+                frame_height: 64,
+                keypoint_threshold: threshold,
+                ..SuperPointParams::default()
+            })
+            .pruned(&[names::KEYPOINTS]);
+            let params = crate::plan::PlanParams {
+                external: std::collections::BTreeSet::from([names::SCORES.to_string()]),
+                ..crate::plan::PlanParams::default()
+            };
+            let kir = crate::kir::lower(&crate::plan::plan(&graph, &params).expect("plans"))
+                .expect("lowers");
+            let row = kir
+                .nodes
+                .iter()
+                .find(|n| n.node == names::NMS)
+                .expect("the row pass");
+            let templates: Vec<&str> = row.kernels.iter().map(|k| k.template.as_str()).collect();
+            let (compute, writer) = if bits {
+                ("nms/bits_compute.cpp.tera", "nms/bits_writer.cpp.tera")
+            } else {
+                ("nms/mask_compute.cpp.tera", "nms/select_writer.cpp.tera")
+            };
+            assert_eq!(
+                templates,
+                vec!["nms/reader.cpp.tera", compute, writer],
+                "threshold {threshold}"
+            );
+            assert_eq!(row.counted.is_some(), bits, "threshold {threshold}");
+            let has_bits_cb = row.cbs.iter().any(|c| c.name == "cb_bits");
+            assert_eq!(has_bits_cb, bits, "threshold {threshold}");
+        }
     }
 
     #[test]

@@ -270,6 +270,7 @@ pub fn count_source(s: &SamplePlan) -> kir::CountSource {
         buffer: s.counts.clone(),
         page_bytes: COUNT_STRIDE,
         per_trip: PER_TILE,
+        per_block: 1,
     }
 }
 

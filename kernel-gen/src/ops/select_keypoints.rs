@@ -8,8 +8,12 @@
 //! 8-byte page each, as the layout has it), then its count (`templates/select_keypoints/candidates.cpp.tera`). When the map is the output of an NMS
 //! planned in the same program, the selection is fused into the NMS writer, which holds every
 //! output value anyway ([`place`]); otherwise (a map left by an earlier program or uploaded) it
-//! is a program of its own that reads the map tiles. `max_keypoints` and the order are the
-//! host's: [`merge`].
+//! is a program of its own that reads the map tiles. Fused, with a positive normal threshold
+//! ([`candidate_bits`]), the NMS compute kernel hands the writer a bit tile (word (i, g): the
+//! pixels of row i, columns 8g..8g+8 that are not above the threshold) and the writer reads those
+//! 4 words per row instead of 32 scores, then only the candidates' scores
+//! (`templates/select_keypoints/candidate_bits.cpp.tera`): the same records in the same order.
+//! `max_keypoints` and the order are the host's: [`merge`].
 
 use serde::{Deserialize, Serialize};
 use superpoint_graph::reference::select::order_and_cut;
@@ -17,7 +21,8 @@ use superpoint_graph::Keypoint;
 
 use crate::device::{Grid, Precision};
 use crate::kir::{
-    args, cb_id, input, names, Arg, Call, CompileArg, CoreArgs, Kernel, KirError, Role, Trips,
+    args, cb_id, filled_pages, input, names, Arg, Call, CompileArg, CoreArgs, CountSource, Kernel,
+    KirError, Role, Trips,
 };
 use crate::layout::host::decode_candidates;
 use crate::layout::tensor::{CANDIDATE_BYTES, COUNT_STRIDE, MAP_PAGE_BYTES};
@@ -44,6 +49,12 @@ pub struct SelectPlan {
 
 /// Records one map tile can give: the staging's size.
 const RECORDS_PER_TILE: u32 = 1024;
+/// Candidate bits per word of the bit tile ([`candidate_bits`]): a word holds a sum of distinct
+/// powers of two below 2^8, exact in any format the FPU reads or accumulates in.
+const BITS_PER_WORD: u32 = 8;
+/// L1 bytes the writer touches per record when it scans by candidate bits: the score word, then
+/// the index and score stored into the staging slot.
+const RECORD_L1_BYTES: u32 = 12;
 /// Bytes of a record's staging slot: the NoC's L1 alignment, so each record is written from an
 /// aligned address.
 const RECORD_SLOT_BYTES: u32 = 16;
@@ -60,6 +71,30 @@ fn record_cbs(first: u32) -> [CbPlan; 2] {
             page_bytes: COUNT_STRIDE,
             ..cb(first + 1, "cb_count", 1, CbKind::Scratch)
         },
+    ]
+}
+
+/// Whether a selection fused into an NMS row pass scans the candidate bits the compute kernel
+/// makes (`templates/nms/bits_compute.cpp.tera`) instead of every pixel: when the threshold is a
+/// positive normal number. Then `max(N, T) == T` on the SFPU is exactly "not N > T" for every NMS
+/// value N (never NaN): equal bits or both zero-like only where N <= T, a denormal N flushed or
+/// not. A threshold of zero, a denormal or a negative one (where the +0 of suppressed pixels
+/// passes) keeps the full scan.
+pub fn candidate_bits(p: &SelectPlan) -> bool {
+    let threshold = f32::from_bits(p.threshold_bits);
+    threshold.is_normal() && threshold > 0.0
+}
+
+/// The CBs of the candidate bits, with input ids `first_in`, `first_in + 1` and output ids
+/// `first_out`, `first_out + 1`: the threshold tile and the bit weights (filled once by the
+/// writer), the compute kernel's own mask tile (`N <= T` as 1.0 / 0.0) and the bit tiles it
+/// hands the writer.
+fn bit_cbs(first_in: u32, first_out: u32) -> [CbPlan; 4] {
+    [
+        cb_fp32(first_in, "cb_threshold", 1, CbKind::Resident),
+        cb_fp32(first_in + 1, "cb_bit_weights", 1, CbKind::Resident),
+        cb_fp32(first_out, "cb_mask", 1, CbKind::Stream),
+        cb_fp32(first_out + 1, "cb_bits", 2, CbKind::Stream),
     ]
 }
 
@@ -134,8 +169,18 @@ pub fn place(select: NodePlan, nodes: &mut [NodePlan]) -> Option<NodePlan> {
     let Some(nms) = nms else {
         return Some(select);
     };
-    let first = nms.cbs.iter().filter(|c| c.id < 16).map(|c| c.id + 1).max();
-    nms.cbs.extend(record_cbs(first.unwrap_or(0)));
+    let first_in = nms
+        .cbs
+        .iter()
+        .filter(|c| c.id < 16)
+        .map(|c| c.id + 1)
+        .max()
+        .unwrap_or(0);
+    nms.cbs.extend(record_cbs(first_in));
+    if candidate_bits(plan) {
+        let first_out = nms.cbs.iter().map(|c| c.id + 1).max().unwrap_or(0).max(16);
+        nms.cbs.extend(bit_cbs(first_in + 2, first_out));
+    }
     nms.cbs.sort_by_key(|c| c.id);
     if let OpPlan::Nms(p) = &mut nms.op {
         p.select = Some(plan.clone());
@@ -167,6 +212,72 @@ pub fn runtime_args(p: &SelectPlan, region: u32) -> Vec<Arg> {
 
 /// Their names.
 pub const RUNTIME_ARG_NAMES: [&str; 3] = ["records_addr", "counts_addr", "region"];
+
+/// Where the per-record loop of a scan by candidate bits gets its trips: region `i`'s count, one
+/// trip per record, at most a tile's worth per tile.
+pub fn count_source(p: &SelectPlan) -> CountSource {
+    CountSource {
+        buffer: p.counts.clone(),
+        page_bytes: COUNT_STRIDE,
+        per_trip: 1,
+        per_block: RECORDS_PER_TILE,
+    }
+}
+
+/// The writer's fills before the tiles of a scan by candidate bits: the threshold tile
+/// (`fill_words`) and the bit weights (`zero_fill`, then one word per weight row), each pushed
+/// once for the compute kernel.
+pub fn bit_fills(node: &NodePlan) -> Result<Vec<Call>, KirError> {
+    let threshold = cb_id(node, "cb_threshold")?;
+    let weights = cb_id(node, "cb_bit_weights")?;
+    let mut calls = vec![Call::CbReserve {
+        cb: threshold,
+        pages: 1,
+    }];
+    calls.extend(filled_pages(threshold, 1));
+    calls.extend([
+        Call::CbPush {
+            cb: threshold,
+            pages: 1,
+        },
+        Call::CbReserve {
+            cb: weights,
+            pages: 1,
+        },
+    ]);
+    calls.extend(filled_pages(weights, 1));
+    calls.extend([
+        Call::L1Gather { bytes: 32 * 4 },
+        Call::CbPush {
+            cb: weights,
+            pages: 1,
+        },
+    ]);
+    Ok(calls)
+}
+
+/// The compile-time arg of the kernels that make or scan candidate bits (after the others).
+pub fn bit_compile_args() -> Vec<CompileArg> {
+    args(&[("bits_per_word", BITS_PER_WORD)])
+}
+
+/// The scalar work of a scan by candidate bits: per tile, the words of the bit tile it reads
+/// (one per group of [`BITS_PER_WORD`] columns of each of the 32 rows); per record (a
+/// [`Trips::Counted`] loop over the region's count, [`count_source`]), the score read and the
+/// record staged.
+pub fn bit_scan_calls() -> (Call, Call) {
+    (
+        Call::L1Gather {
+            bytes: 32 * (32 / BITS_PER_WORD) * 4,
+        },
+        Call::Loop {
+            trips: Trips::Counted,
+            body: vec![Call::L1Gather {
+                bytes: RECORD_L1_BYTES,
+            }],
+        },
+    )
+}
 
 /// The calls a kernel makes for the candidates: `start` before the tiles, `per_tile` (the worst
 /// case, every pixel of the tile a candidate) and `end` after them.
@@ -321,6 +432,29 @@ mod tests {
             panic!("not a selection");
         };
         assert_eq!((p.border, p.capacity, node.split.work.len()), (32, 1024, 6));
+    }
+
+    #[test]
+    fn candidate_bits_only_for_a_positive_normal_threshold() {
+        let with = |threshold: f32| {
+            candidate_bits(&SelectPlan {
+                height: 64,
+                width: 64,
+                tiles_x: 2,
+                border: 4,
+                threshold_bits: threshold.to_bits(),
+                capacity: 1024,
+                records: "k".into(),
+                counts: "k.counts".into(),
+            })
+        };
+        for t in [0.005, f32::MIN_POSITIVE, 1.0, f32::MAX] {
+            assert!(with(t), "{t:e}");
+        }
+        let denormal = f32::from_bits(1);
+        for t in [0.0, -0.0, denormal, -0.25, -f32::MIN_POSITIVE] {
+            assert!(!with(t), "{t:e}");
+        }
     }
 
     #[test]

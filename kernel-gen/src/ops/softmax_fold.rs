@@ -2,21 +2,21 @@
 //! program reads convPb's activation (channels-last bf16) and writes the score map in the Map
 //! layout (Float32 32×32 spatial tiles). The probabilities are never stored channels-last.
 //!
-//! Work unit: one map tile (4×4 cells, rows 0..15 of a 32-row tile of cells whose other rows
-//! stay zero: half the compute kernel's rows are idle, but 300 units balance over 120 cores at
-//! 3 per core where pairs of map tiles took 4); units are split over the cores like every other
-//! node. The reader gathers each unit's
+//! Work unit: one map tile = 4×4 cells = rows 0..15 of a tile row of cells (rows 16..31 hold no
+//! cell: twice the compute per cell, which is small, for a finer split — 300 map tiles on 120
+//! cores are at most 3 per core where 150 pairs were 2 pairs = 4 tiles); map tiles are split over
+//! the cores like every other node. The reader gathers each map tile's
 //! cells into a channels-last tile row (one cell row of a map tile is 4 consecutive cells of one
 //! input block; a 4-slot cache keeps the block of each cell row), copying the rows of whole
-//! channel tiles by local NoC reads and only the valid channels of a partial last one; the
-//! padding channels of the last channel tile hold the lowest finite value and rows 16..31 zero,
-//! written once in each half of `cb_in`, so the padding drops out of the maximum and its exp is
-//! 0, and the idle rows stay finite.
+//! channel tiles by local NoC reads and only the valid channels of a partial last one; both
+//! halves of `cb_in` are filled once with the lowest finite value, which the padding channels of
+//! the last channel tile keep (they drop out of the maximum and their exp is 0), as do the rows
+//! without a cell.
 //! The compute kernel runs a stable softmax in fp32 DST (row max, subtract with column
 //! broadcast, exp, row sum, reciprocal, multiply) and packs the 64 kept channels as Float32. The
 //! writer folds them: channel k of a cell is pixel row k/8, columns k%8 of the cell's 8×8 patch,
 //! so every move is 8 consecutive values of one face row on both sides (32 bytes, a local NoC
-//! copy); it assembles the map tile in L1 and writes it as one 4 KiB page.
+//! copy); it assembles whole map tiles in L1 and writes each as one 4 KiB page.
 //!
 //! A `Softmax` lowers only as the first half of this pair: one that is a graph output or has
 //! another consumer is rejected ([`PlanError::SoftmaxWithoutFold`]), as is a fold whose input is
@@ -29,8 +29,8 @@ use superpoint_graph::{Graph, Node, Op};
 
 use crate::device::Grid;
 use crate::kir::{
-    args, blocks, cb_format, cb_id, filled_pages, format_args, input, names, per_core,
-    reduce_scaler, Arg, BinaryOp, Call, Kernel, KirError, ReduceOp, Role, SfpuOp, Trips,
+    args, blocks, cb_format, cb_id, format_args, input, names, per_core, reduce_scaler, Arg,
+    BinaryOp, Call, Kernel, KirError, ReduceOp, Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::layout::{tiles, ActivationShape};
@@ -182,9 +182,8 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
     ]);
     let (t, o) = (p.in_tiles, p.out_tiles);
     let cached = CELLS_PER_TILE_SIDE * t;
-    // Per unit the reader copies the 16 cells' rows of the whole channel tiles by local NoC
-    // reads (charged as whole tiles, 32 rows: an upper bound) and stores the valid channels of
-    // a partial last one.
+    // Per map tile the reader copies the 16 cells' rows of the whole channel tiles by local NoC
+    // reads and stores the valid channels of a partial last one.
     let element = tile / 1024;
     let valid_last = p.channels - (t - 1) * 32;
     let (whole, partial) = if valid_last == 32 {
@@ -197,7 +196,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
         template: "softmax_fold/reader.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
         compile_args: shape.clone(),
-        runtime_arg_names: names(&["input_addr", "unit_start", "unit_count"]),
+        runtime_arg_names: names(&["input_addr", "tile_start", "tile_count"]),
         runtime_args: per_core(node, |start, count| {
             vec![
                 Arg::BufferAddress(logits.clone()),
@@ -222,8 +221,16 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                     pages: 2 * t,
                 },
             ],
-            // Every tile of both halves zeroed, the last channel tile with the lowest value.
-            filled_pages(cb_in, 2 * t).to_vec(),
+            // Both halves filled with the lowest value (`fill_words`: one 64-byte seed).
+            vec![
+                Call::L1Gather { bytes: 64 },
+                Call::L1Copy {
+                    from: cb_in,
+                    cb: cb_in,
+                    tiles: 2 * t,
+                    row_bytes: 64,
+                },
+            ],
             vec![
                 Call::CbReserve {
                     cb: rows,
@@ -232,7 +239,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                 blocks(
                     Trips::Blocks,
                     vec![
-                        // Worst case: every cell row of the map tile misses the cache.
+                        // Worst case: every cell row misses the cache.
                         Call::DramRead {
                             buffer: logits.clone(),
                             pages: cached,
@@ -250,7 +257,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
                             row_bytes: tile / 64,
                         },
                         Call::L1Gather {
-                            bytes: 16 * partial * element,
+                            bytes: 32 * partial * element,
                         },
                         Call::CbPush {
                             cb: cb_in,
@@ -267,7 +274,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
         template: "softmax_fold/compute.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
         compile_args: shape.clone(),
-        runtime_arg_names: names(&["unit_count"]),
+        runtime_arg_names: names(&["tile_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
         body: vec![
@@ -376,7 +383,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
         template: "softmax_fold/writer.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
         compile_args: shape,
-        runtime_arg_names: names(&["output_addr", "unit_start", "unit_count"]),
+        runtime_arg_names: names(&["output_addr", "tile_start", "tile_count"]),
         runtime_args: per_core(node, |start, count| {
             vec![
                 Arg::BufferAddress(node.output.clone()),
@@ -442,7 +449,7 @@ mod tests {
             (node.name.as_str(), node.inputs.as_slice()),
             ("scores", &["convPb".to_string()][..])
         );
-        // 20×15 map tiles = 300 units over 120 cores: the first 60 take three.
+        // 20×15 map tiles over 120 cores: the first 60 take three.
         assert_eq!(node.split.blocks, 300);
         assert_eq!(node.split.work[59].count, 3);
         assert_eq!(node.split.work[60].count, 2);

@@ -8,13 +8,13 @@
 // of the map; the neighbours are one tile column away). Where row i + d is beyond the image, row i
 // holds row i itself: it is in every window of row i, so the maximum over the shifts is the
 // maximum over the window clipped at the edges, exactly (NaN included), without a padding value.
-// The tile and, of its two neighbours along the axis, the `radius` rows next to it (rows
-// 32 - radius.. of the one before, 0..radius of the one after: one run of face rows in each of
-// the two faces of a face row) are read once into a window, each at its place in the
-// neighbour's page; the shifted tiles are then built from the window by local NoC copies. In the
-// 4-face layout one tile row is a 64-byte face row in each of two faces, and a shift by
-// |d| < 16 rows cuts a face into at most two runs of consecutive face rows, so a shifted tile is
-// at most 8 copies, every one 64-byte aligned at both ends.
+// In the 4-face layout a tile row is a 64-byte face row in each of two faces (its left and right
+// half). The reader lays the rows of each half out in a strip of the window: rows -radius..-1 (the
+// last rows of the neighbour before), 0..31 (the tile: faces 0 and 2, or 1 and 3, one 1 KiB read
+// each) and 32..31 + radius (the first rows of the neighbour after), each strip row 64 bytes after
+// the one before. A face of a shifted tile, 16 consecutive rows of one half, is then one 1 KiB
+// local NoC copy from the strip, or two where the shift clips at the image's edge (the rows whose
+// source is beyond it copy themselves).
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t tiles_x = get_compile_time_arg_val(0);
@@ -27,11 +27,28 @@ constexpr uint32_t cb_scores = 1;
 constexpr uint32_t cb_window = 2;
 constexpr uint32_t cb_records = 3;
 constexpr uint32_t cb_count = 4;
+constexpr uint32_t cb_threshold = 5;
+constexpr uint32_t cb_bit_weights = 6;
 constexpr uint32_t cb_out = 16;
+constexpr uint32_t cb_mask = 17;
+constexpr uint32_t cb_bits = 18;
 
 namespace {
 
-constexpr uint32_t face_row_words = 16;
+constexpr uint32_t row_bytes = 64;
+constexpr uint32_t face_bytes = 16 * row_bytes;
+constexpr int32_t r = static_cast<int32_t>(radius);
+constexpr uint32_t strip_rows = 32 + 2 * radius;
+
+// L1 address of row `p` (-radius <= p < 32 + radius) of strip `h` in the window at `window_l1`.
+uint32_t strip_row(uint32_t window_l1, uint32_t h, int32_t p) {
+    return window_l1 + (h * strip_rows + static_cast<uint32_t>(p + r)) * row_bytes;
+}
+
+// Copies `rows` strip rows from row `from` of strip `h` to `dst`.
+void copy_rows(uint32_t window_l1, uint32_t h, int32_t from, uint32_t dst, uint32_t rows) {
+    noc_async_read(get_noc_addr(strip_row(window_l1, h, from)), dst, rows * row_bytes);
+}
 
 }  // namespace
 
@@ -42,25 +59,27 @@ void kernel_main() {
 
     constexpr int32_t stride = axis == 0 ? static_cast<int32_t>(tiles_x) : 1;
     constexpr int32_t extent = static_cast<int32_t>(axis == 0 ? tiles_y : tiles_x);
-    constexpr int32_t r = static_cast<int32_t>(radius);
     const uint32_t tile = get_tile_size(cb_shift);
     const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile, DataFormat::Float32};
     cb_reserve_back(cb_window, 3);
     const uint32_t window_l1 = get_write_ptr(cb_window);
     for (uint32_t t = tile_start; t < tile_start + tile_count; ++t) {
         const int32_t pos = static_cast<int32_t>(axis == 0 ? t / tiles_x : t % tiles_x);
-        noc_async_read_page(t, input, window_l1 + tile);
-        for (int32_t step = -1; step <= 1; step += 2) {
-            if (pos + step >= 0 && pos + step < extent) {
-                const uint32_t page = static_cast<uint32_t>(static_cast<int32_t>(t) + step * stride);
-                const uint32_t first_face = step < 0 ? 2 : 0;
-                const uint32_t first_row = step < 0 ? 16 - radius : 0;
-                for (uint32_t f = first_face; f < first_face + 2; ++f) {
-                    const uint32_t offset = (f * 256 + first_row * face_row_words) * 4;
-                    noc_async_read(input.get_noc_addr(page, offset),
-                                   window_l1 + static_cast<uint32_t>(step + 1) * tile + offset,
-                                   radius * face_row_words * 4);
-                }
+        const bool before = pos > 0;
+        const bool after = pos + 1 < extent;
+        for (uint32_t f = 0; f < 4; ++f) {
+            noc_async_read(input.get_noc_addr(t, f * face_bytes), strip_row(window_l1, f % 2, 16 * (f / 2)),
+                           face_bytes);
+        }
+        for (uint32_t h = 0; h < 2; ++h) {
+            if (before) {
+                noc_async_read(input.get_noc_addr(t - static_cast<uint32_t>(stride),
+                                                  (2 + h) * face_bytes + (16 - radius) * row_bytes),
+                               strip_row(window_l1, h, -r), radius * row_bytes);
+            }
+            if (after) {
+                noc_async_read(input.get_noc_addr(t + static_cast<uint32_t>(stride), h * face_bytes),
+                               strip_row(window_l1, h, 32), radius * row_bytes);
             }
         }
         noc_async_read_barrier();
@@ -68,21 +87,23 @@ void kernel_main() {
             cb_reserve_back(cb_shift, 1);
             const uint32_t l1 = get_write_ptr(cb_shift);
             for (uint32_t f = 0; f < 4; ++f) {
-                uint32_t k = 0;
-                while (k < face_row_words) {
-                    // Source row along the axis, relative to this tile, and the tile holding it.
-                    const int32_t s = static_cast<int32_t>(16 * (f / 2) + k) + d;
-                    const int32_t step = s < 0 ? -1 : (s >= 32 ? 1 : 0);
-                    const uint32_t row = static_cast<uint32_t>(s - 32 * step);
-                    const uint32_t left_in_face = face_row_words - row % face_row_words;
-                    const uint32_t n = face_row_words - k < left_in_face ? face_row_words - k : left_in_face;
-                    const uint32_t dst = l1 + (f * 256 + k * face_row_words) * 4;
-                    const uint32_t src = pos + step >= 0 && pos + step < extent
-                                             ? window_l1 + static_cast<uint32_t>(step + 1) * tile +
-                                                   ((row / 16 * 2 + f % 2) * 256 + row % 16 * face_row_words) * 4
-                                             : window_l1 + tile + (f * 256 + k * face_row_words) * 4;
-                    noc_async_read(get_noc_addr(src), dst, n * face_row_words * 4);
-                    k += n;
+                const uint32_t h = f % 2;
+                const int32_t first = static_cast<int32_t>(16 * (f / 2));
+                const uint32_t dst = l1 + f * face_bytes;
+                if (!before && first + d < 0) {
+                    // Rows first .. -d - 1 have their source above the image.
+                    const uint32_t clipped = static_cast<uint32_t>(-d - first);
+                    copy_rows(window_l1, h, first, dst, clipped);
+                    copy_rows(window_l1, h, first + static_cast<int32_t>(clipped) + d, dst + clipped * row_bytes,
+                              16 - clipped);
+                } else if (!after && first + 16 + d > 32) {
+                    // Rows 32 - d .. first + 15 have their source below the image.
+                    const uint32_t clipped = static_cast<uint32_t>(first + 16 + d - 32);
+                    copy_rows(window_l1, h, first + d, dst, 16 - clipped);
+                    copy_rows(window_l1, h, first + 16 - static_cast<int32_t>(clipped),
+                              dst + (16 - clipped) * row_bytes, clipped);
+                } else {
+                    copy_rows(window_l1, h, first + d, dst, 16);
                 }
             }
             noc_async_read_barrier();
