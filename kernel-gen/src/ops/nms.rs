@@ -269,27 +269,29 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             tiles: taps - 1,
         },
     ];
+    // The window pass's DST work per block, then one output tile packed and pushed.
+    let packed_per_block = |template: &'static str, mut dst: Vec<Call>| {
+        dst.extend([
+            Call::CbReserve { cb: out, pages: 1 },
+            Call::Pack { cb: out, tiles: 1 },
+        ]);
+        (
+            template,
+            vec![blocks(
+                Trips::Blocks,
+                vec![
+                    Call::Dst {
+                        tiles: 2,
+                        body: dst,
+                    },
+                    Call::CbPush { cb: out, pages: 1 },
+                ],
+            )],
+            shape.clone(),
+        )
+    };
     let (template, body, compute_args) = match p.pass {
-        NmsPass::Vertical => {
-            dst.extend([
-                Call::CbReserve { cb: out, pages: 1 },
-                Call::Pack { cb: out, tiles: 1 },
-            ]);
-            (
-                "nms/compute.cpp.tera",
-                vec![blocks(
-                    Trips::Blocks,
-                    vec![
-                        Call::Dst {
-                            tiles: 2,
-                            body: dst,
-                        },
-                        Call::CbPush { cb: out, pages: 1 },
-                    ],
-                )],
-                shape.clone(),
-            )
-        }
+        NmsPass::Vertical => packed_per_block("nms/compute.cpp.tera", dst),
         NmsPass::Horizontal => {
             let scores = cb_id(node, "cb_scores")?;
             dst.extend([
@@ -314,24 +316,7 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             if bits {
                 bits_compute(node, dst, &shape)?
             } else {
-                dst.extend([
-                    Call::CbReserve { cb: out, pages: 1 },
-                    Call::Pack { cb: out, tiles: 1 },
-                ]);
-                (
-                    "nms/mask_compute.cpp.tera",
-                    vec![blocks(
-                        Trips::Blocks,
-                        vec![
-                            Call::Dst {
-                                tiles: 2,
-                                body: dst,
-                            },
-                            Call::CbPush { cb: out, pages: 1 },
-                        ],
-                    )],
-                    shape.clone(),
-                )
+                packed_per_block("nms/mask_compute.cpp.tera", dst)
             }
         }
     };
