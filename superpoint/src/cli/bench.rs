@@ -100,7 +100,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             nodes.len()
         );
         println!(
-            "loops over run-time counts (descriptor sampling) are charged with this frame's counts; with their scalar work at the bound (every candidate region full, the static worst case) the total is {worst:.1} µs"
+            "loops over run-time counts (the NMS writer's candidate records, descriptor sampling) are charged with this frame's counts; with their scalar work at the bound (every candidate region full, the static worst case) the total is {worst:.1} µs"
         );
     }
     Ok(())
