@@ -34,7 +34,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
             },
             kernel_gen::BufferPlan {
                 name: String::from("resize.hweights"),
-                pages: 60,
+                pages: 3,
                 page_bytes: 2048,
                 content: kernel_gen::Content::ResizeWeights {
                     axis: kernel_gen::ops::resize::Axis::Horizontal,
@@ -45,7 +45,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
             },
             kernel_gen::BufferPlan {
                 name: String::from("resize.vweights"),
-                pages: 45,
+                pages: 3,
                 page_bytes: 2048,
                 content: kernel_gen::Content::ResizeWeights {
                     axis: kernel_gen::ops::resize::Axis::Vertical,
@@ -57,13 +57,13 @@ pub fn program() -> kernel_gen::DeviceProgram {
             kernel_gen::BufferPlan {
                 name: String::from("resize.bands"),
                 pages: 1,
-                page_bytes: 192,
+                page_bytes: 320,
                 content: kernel_gen::Content::ResizeBands {
                     in_width: 640,
                     in_height: 480,
                     width: 640,
                     height: 480,
-                    bytes: 192,
+                    bytes: 320,
                 },
                 l1_offset: None,
             },
@@ -662,7 +662,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         id: 5,
                         name: String::from("cb_bands"),
                         pages: 1,
-                        page_bytes: 192,
+                        page_bytes: 320,
                         format: kernel_gen::Format::Bf16,
                         kind: kernel_gen::CbKind::Scratch,
                     },
@@ -758,7 +758,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("bands_bytes"),
-                                value: 192,
+                                value: 320,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("tile_bytes"),
@@ -2278,7 +2278,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("bands_bytes"),
-                                value: 192,
+                                value: 320,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("tile_bytes"),
@@ -2467,7 +2467,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("bands_bytes"),
-                                value: 192,
+                                value: 320,
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("tile_bytes"),

@@ -11,7 +11,12 @@
 //! * the reader converts the block's input band (`kv` × `kh` tiles, starting at the band table's
 //!   row and column) from u8 to bf16 through a 256-entry table in L1 (every u8 is exact in bf16;
 //!   the unpacker has no u8 format in the emulator and the conversion costs the data-movement core
-//!   one load per byte), and reads the block's weights, three parts per weight tile;
+//!   one load per byte), and provides the block's weights, three parts per weight tile: the
+//!   page set the band table names for its row tile and for its column tile
+//!   ([`crate::ops::resize_filter`]: tiles with the same weights share a set). Each weight CB
+//!   is a ring of two slots the compute kernel only reads, so the reader reads a set from DRAM
+//!   only when neither slot holds it (a local copy from the other slot otherwise, or nothing):
+//!   the identity resize reads one set per axis per core instead of one per block;
 //! * the compute kernel runs the first pass into the `k2` intermediate tiles (vertical first:
 //!   Z_t = Σ_a V_a · P_at; horizontal first: Y_aᵀ = Σ_t H_t · P_atᵀ), rounds them to u8 values
 //!   (bf16, exact), then the second pass (Fᵀ = Σ_t H_t · Z_tᵀ, or F = Σ_a V_a · Y_a), rounds,
@@ -206,7 +211,7 @@ pub fn plan_node(
     let width_tiles = (width / 32) as u32;
     let height_tiles = (height / 32) as u32;
     let window = (kh * 32 + 128).div_ceil(64) * 64;
-    let bands_bytes = ((width_tiles + height_tiles) * 4).div_ceil(64) * 64;
+    let bands_bytes = ((width_tiles + height_tiles) * 8).div_ceil(64) * 64;
     let format = precision.format;
     let frame = DeviceTensor::FrameRows {
         height: height as u32,
@@ -219,7 +224,7 @@ pub fn plan_node(
     let mut buffers = output_buffers(name, frame);
     buffers.push(BufferPlan {
         name: hweights.clone(),
-        pages: width_tiles * PARTS as u32 * kh,
+        pages: cols.set_count() as u32 * PARTS as u32 * kh,
         page_bytes: 2048,
         content: Content::ResizeWeights {
             axis: Axis::Horizontal,
@@ -230,7 +235,7 @@ pub fn plan_node(
     });
     buffers.push(BufferPlan {
         name: vweights.clone(),
-        pages: height_tiles * PARTS as u32 * kv,
+        pages: rows.set_count() as u32 * PARTS as u32 * kv,
         page_bytes: 2048,
         content: Content::ResizeWeights {
             axis: Axis::Vertical,
@@ -382,6 +387,7 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
         page_bytes: r.window,
         cb: cb_rows,
     }];
+    // The weight reads as if no slot ever held the needed set (the worst case).
     per_block.extend(read_weights(cb_v, &r.vweights, parts * kv));
     per_block.extend(read_weights(cb_h, &r.hweights, parts * kh));
     per_block.extend([

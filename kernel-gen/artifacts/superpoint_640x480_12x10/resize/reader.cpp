@@ -3,13 +3,17 @@
 //
 // Uploads nothing itself: the host wrote the u8 plane, one DRAM page per image row. Builds the
 // u8 -> bf16 lookup table once (every u8 value is exact in bf16) and reads the band table (input
-// column start of each output column tile, then input row start of each output row tile). Then,
-// for each 32x32 output block (row tile i, column tile j): reads the kv*32 input rows of its band,
-// only the 64-byte-aligned column window of its kh*32 input columns, into a staging buffer;
-// converts them into kv x kh bf16 tiles (zero outside the plane); and reads the block's filter
-// weights, in parts: parts*kv vertical tiles of row tile i, parts*kh horizontal tiles of column
-// tile j. First of all it builds the compute kernel's two shift tiles (bf16 0/1 matrices; tile 0
-// holds S_-1 with (x, x - 1) = 1, tile 1 S_+1 with (x, x + 1) = 1, inside the tile).
+// column start and weight page set of each output column tile, then input row start and page set
+// of each output row tile). Then, for each 32x32 output block (row tile i, column tile j): reads
+// the kv*32 input rows of its band, only the 64-byte-aligned column window of its kh*32 input
+// columns, into a staging buffer; converts them into kv x kh bf16 tiles (zero outside the plane);
+// and provides the block's filter weights, in parts: the parts*kv vertical tiles of row tile i's
+// page set, the parts*kh horizontal tiles of column tile j's. Each weight CB is a ring of two
+// slots that the compute kernel only reads, so a slot still holds the set last written to it:
+// the reader rewrites nothing when it holds the needed set already, copies it inside L1 when the
+// other slot holds it, and reads it from DRAM otherwise. First of all it builds the compute
+// kernel's two shift tiles (bf16 0/1 matrices; tile 0 holds S_-1 with (x, x - 1) = 1, tile 1
+// S_+1 with (x, x + 1) = 1, inside the tile).
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t in_width = get_compile_time_arg_val(0);
@@ -60,15 +64,27 @@ void zero_fill(uint32_t l1, uint32_t bytes) { fill_words(l1, bytes, 0); }
 
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
 
-void read_tiles(uint32_t cb, uint32_t addr, uint32_t first, uint32_t pages) {
+constexpr uint32_t NO_SET = 0xFFFFFFFFu;
+
+// The weight ring `cb` (two slots of `pages` pages; `slot` the one the write pointer is at, `held`
+// the page set each slot holds) receives page set `set` of the weights at `addr`.
+void provide_weights(uint32_t cb, uint32_t addr, uint32_t set, uint32_t pages, uint32_t slot, uint32_t* held) {
     const uint32_t tile = get_tile_size(cb);
-    const InterleavedAddrGenFast<true> gen{addr, tile, DataFormat::Float16_b};
     cb_reserve_back(cb, pages);
     const uint32_t l1 = get_write_ptr(cb);
-    for (uint32_t p = 0; p < pages; ++p) {
-        noc_async_read_page(first + p, gen, l1 + p * tile);
+    if (held[slot] != set) {
+        if (held[slot ^ 1] == set) {
+            const uint32_t other = slot == 0 ? l1 + pages * tile : l1 - pages * tile;
+            noc_async_read(get_noc_addr(other), l1, pages * tile);
+        } else {
+            const InterleavedAddrGenFast<true> gen{addr, tile, DataFormat::Float16_b};
+            for (uint32_t p = 0; p < pages; ++p) {
+                noc_async_read_page(set * pages + p, gen, l1 + p * tile);
+            }
+        }
+        noc_async_read_barrier();
+        held[slot] = set;
     }
-    noc_async_read_barrier();
     cb_push_back(cb, pages);
 }
 
@@ -116,11 +132,13 @@ void kernel_main() {
     const volatile uint8_t* rows = reinterpret_cast<const volatile uint8_t*>(rows_l1);
     const InterleavedAddrGen<plane_dram != 0> plane{plane_addr, row_bytes};
 
+    uint32_t held_v[2] = {NO_SET, NO_SET};
+    uint32_t held_h[2] = {NO_SET, NO_SET};
     for (uint32_t b = block_start; b < block_start + block_count; ++b) {
         const uint32_t i = b / width_tiles;
         const uint32_t j = b % width_tiles;
-        const uint32_t c0 = bands[j];
-        const uint32_t r0 = bands[width_tiles + i];
+        const uint32_t c0 = bands[2 * j];
+        const uint32_t r0 = bands[2 * (width_tiles + i)];
         const uint32_t o0 = c0 / 64 * 64;
         uint32_t end = (c0 + kh * 32 + 63) / 64 * 64;
         end = end > row_bytes ? row_bytes : end;
@@ -129,8 +147,10 @@ void kernel_main() {
         }
         noc_async_read_barrier();
 
-        read_tiles(cb_vweights, vweights_addr, i * parts * kv, parts * kv);
-        read_tiles(cb_hweights, hweights_addr, j * parts * kh, parts * kh);
+        // Every block pushes one slot of each ring, so the slots alternate from slot 0.
+        const uint32_t slot = (b - block_start) % 2;
+        provide_weights(cb_vweights, vweights_addr, bands[2 * (width_tiles + i) + 1], parts * kv, slot, held_v);
+        provide_weights(cb_hweights, hweights_addr, bands[2 * j + 1], parts * kh, slot, held_h);
 
         cb_reserve_back(cb_plane, kv * kh);
         volatile uint16_t* out = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb_plane));
