@@ -165,14 +165,15 @@ pub enum Content {
         output: u32,
     },
     /// The resize's band table (first input column and weight page set of each output column
-    /// tile, then first input row and page set of each output row tile, u32), one `bytes`-byte
-    /// page
+    /// tile, then first input row, page set and the band rows of each `unit_rows` output rows of
+    /// each output row tile, u32), one `bytes`-byte page
     /// ([`crate::ops::resize::filter_bytes`]).
     ResizeBands {
         in_width: u32,
         in_height: u32,
         width: u32,
         height: u32,
+        unit_rows: u32,
         bytes: u32,
     },
 }

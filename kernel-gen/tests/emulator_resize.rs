@@ -289,7 +289,7 @@ fn accurate_frame_is_f32_exact_both_grids() {
 
 /// Each core's reader reads a weight page set from DRAM only when neither slot of its weight ring
 /// holds it (it copies it inside L1 from the other slot, or keeps it). Identity 64×96 on two
-/// cores of 3 blocks each: one vertical and one horizontal set of 3 pages per core, beside the
+/// cores of 3 blocks each (whole blocks: halves would not balance better): one vertical and one horizontal set of 3 pages per core, beside the
 /// plane windows (32 rows of 64 bytes a block) and the 64-byte band table; before the sets were
 /// shared it was 3 blocks × 6 pages.
 #[test]
@@ -300,6 +300,13 @@ fn identity_reads_one_weight_set_per_axis_per_core() {
     gate("64x96 identity on 2 cores", &got, &plane);
     let expected = 3 * 32 * 64 + 64 + 2 * 3 * 2048;
     assert_eq!(reads, vec![expected, expected]);
+    // On 4 cores the units are half blocks, 3 a core, each reading its 16 rows; the band table
+    // (2 column tiles × 2 words, 3 row tiles × 6) is 88 bytes, one 128-byte page.
+    let (got, reads) =
+        device_resize_counted(&plane, 64, 96, Grid { x: 4, y: 1 }, Precision::PORT, true);
+    gate("64x96 identity on 4 cores", &got, &plane);
+    let expected = 3 * 16 * 64 + 128 + 2 * 3 * 2048;
+    assert_eq!(reads, vec![expected; 4]);
 }
 
 /// 512×96 → 128×96 on one core, 12 blocks in row-major order: the column tiles' page sets are
@@ -330,8 +337,19 @@ fn changing_weight_sets_are_read_copied_or_kept() {
         })
         .sum();
     let plane_bytes = 3 * 32 * window;
-    let expected = plane_bytes + 64 + (9 * 3 * kh + 3) * 2048;
+    // The band table: 4 column tiles × 2 words, 3 row tiles × 4 (whole-block units), 80 bytes
+    // in a 128-byte page.
+    let expected = plane_bytes + 128 + (9 * 3 * kh + 3) * 2048;
     assert_eq!(reads, vec![expected]);
+}
+
+/// Half-block units, several a core, so a unit's plane tiles keep rows and columns an earlier
+/// unit converted (of zero weight for its outputs): a down-scale in both axes (12 halves on 5
+/// cores) and a vertical-first one (8 halves on 3 cores) stay Pillow's, level for level.
+#[test]
+fn half_block_units_reusing_plane_tiles_stay_exact() {
+    check(&random_plane(200, 150, 11), 96, 64, Grid { x: 5, y: 1 }, false);
+    check(&random_plane(70, 300, 12), 64, 64, Grid { x: 3, y: 1 }, false);
 }
 
 fn fixture(path: &str) -> PathBuf {

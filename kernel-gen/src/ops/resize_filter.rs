@@ -35,6 +35,8 @@ pub struct AxisFilter {
     pub starts: Vec<u32>,
     /// The page set of each output tile's weights.
     pub sets: Vec<u32>,
+    /// The inputs each output reads (non-zero weights), as a range.
+    pub reads: Vec<(u32, u32)>,
     /// The weight pages of the distinct sets, bf16 bytes in page order.
     pub pages: Vec<u8>,
     /// The largest sum of |part 2| over one output's taps, in units of 2^-PRECISION_BITS: 255
@@ -127,6 +129,7 @@ pub fn axis_filter(in_size: usize, out_size: usize) -> AxisFilter {
         band_tiles,
         starts: spans.iter().map(|(s, _)| *s as u32).collect(),
         sets,
+        reads: reads.iter().map(|(a, b)| (*a as u32, *b as u32)).collect(),
         pages,
         rest_sum,
     }
@@ -137,15 +140,48 @@ impl AxisFilter {
     pub fn set_count(&self) -> usize {
         self.pages.len() / (PARTS * self.band_tiles * 2048)
     }
+
+    /// For each output tile, then each run of `unit` of its outputs (`unit` divides 32): the band
+    /// rows (input index minus the tile's band start) those outputs read, as a range.
+    pub fn unit_spans(&self, unit: usize) -> Vec<(u32, u32)> {
+        self.reads
+            .chunks(unit)
+            .enumerate()
+            .map(|(u, outputs)| {
+                let start = self.starts[u * unit / 32];
+                let lo = outputs.iter().map(|r| r.0).min().unwrap_or(start);
+                let hi = outputs.iter().map(|r| r.1).max().unwrap_or(lo);
+                (lo - start, hi.max(lo) - start)
+            })
+            .collect()
+    }
 }
 
-/// The band table page: each output column tile's (band start, page set), then each output row
-/// tile's, as little-endian u32, zero-padded to `bytes`.
-pub fn pack_bands(columns: &AxisFilter, rows: &AxisFilter, bytes: usize) -> Vec<u8> {
-    let mut out: Vec<u8> = [columns, rows]
-        .into_iter()
-        .flat_map(|f| f.starts.iter().zip(&f.sets))
-        .flat_map(|(start, set)| [*start, *set])
+/// The band table page, little-endian u32, zero-padded to `bytes`: each output column tile's
+/// (band start, page set), then each output row tile's (band start, page set) followed by the
+/// band rows each run of `unit` of its output rows reads ([`AxisFilter::unit_spans`]).
+pub fn pack_bands(columns: &AxisFilter, rows: &AxisFilter, unit: usize, bytes: usize) -> Vec<u8> {
+    let per_tile = 32 / unit;
+    let spans = rows.unit_spans(unit);
+    let column_words = columns
+        .starts
+        .iter()
+        .zip(&columns.sets)
+        .flat_map(|(start, set)| [*start, *set]);
+    let row_words = rows
+        .starts
+        .iter()
+        .zip(&rows.sets)
+        .enumerate()
+        .flat_map(|(t, (start, set))| {
+            [*start, *set].into_iter().chain(
+                spans[t * per_tile..(t + 1) * per_tile]
+                    .iter()
+                    .flat_map(|(lo, hi)| [*lo, *hi]),
+            )
+        });
+    let mut out: Vec<u8> = column_words
+        .chain(row_words)
         .flat_map(u32::to_le_bytes)
         .collect();
     out.resize(bytes.max(out.len()), 0);
@@ -290,32 +326,45 @@ mod tests {
         }
     }
 
-    // (start, set) pairs: the two column tiles of 64 -> 64, then the four row tiles of 512 -> 128.
+    // Identity: output o reads input o. 64 -> 32 (scale 2, support 2): interior output o reads
+    // 2o - 1 ..= 2o + 2, so outputs 0..16 read 0..33 (output 15: 29..33) and 16..32 read 31..64
+    // (output 16 from 31; output 31: 61..64).
+    #[test]
+    fn unit_spans_by_hand() {
+        let identity = axis_filter(64, 64);
+        assert_eq!(identity.unit_spans(32), vec![(0, 32), (0, 32)]);
+        assert_eq!(
+            identity.unit_spans(16),
+            vec![(0, 16), (16, 32), (0, 16), (16, 32)]
+        );
+        let half = axis_filter(64, 32);
+        assert_eq!(half.unit_spans(32), vec![(0, 64)]);
+        assert_eq!(half.unit_spans(16), vec![(0, 33), (31, 64)]);
+    }
+
+    // The two column tiles of 64 -> 64 as (start, set), then the four row tiles of 512 -> 128 as
+    // (start, set, then the band rows of each half tile).
     #[test]
     fn bands_page_is_columns_then_rows() {
         let cols = axis_filter(64, 64);
         let rows = axis_filter(512, 128);
-        let page = pack_bands(&cols, &rows, 64);
-        assert_eq!(page.len(), 64);
+        let page = pack_bands(&cols, &rows, 16, 128);
+        assert_eq!(page.len(), 128);
         let words: Vec<u32> = page
             .chunks(4)
             .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
             .collect();
         assert_eq!(&words[..4], &[0, 0, 32, 0]);
-        let row_starts = &rows.starts;
-        assert_eq!(
-            &words[4..12],
-            &[
-                row_starts[0],
-                0,
-                row_starts[1],
-                1,
-                row_starts[2],
-                1,
-                row_starts[3],
-                2
-            ]
-        );
-        assert_eq!(&words[12..], &[0; 4]);
+        let spans = rows.unit_spans(16);
+        for (t, set) in [0, 1, 1, 2].into_iter().enumerate() {
+            let (a, b) = (spans[2 * t], spans[2 * t + 1]);
+            assert_eq!(
+                &words[4 + 6 * t..10 + 6 * t],
+                &[rows.starts[t], set, a.0, a.1, b.0, b.1],
+                "row tile {t}"
+            );
+        }
+        assert_eq!(&words[28..], &[0; 4]);
+        assert_eq!(pack_bands(&cols, &rows, 32, 0).len(), 4 * (4 + 4 * 4));
     }
 }
