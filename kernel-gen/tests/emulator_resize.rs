@@ -348,8 +348,20 @@ fn changing_weight_sets_are_read_copied_or_kept() {
 /// cores) and a vertical-first one (8 halves on 3 cores) stay Pillow's, level for level.
 #[test]
 fn half_block_units_reusing_plane_tiles_stay_exact() {
-    check(&random_plane(200, 150, 11), 96, 64, Grid { x: 5, y: 1 }, false);
-    check(&random_plane(70, 300, 12), 64, 64, Grid { x: 3, y: 1 }, false);
+    check(
+        &random_plane(200, 150, 11),
+        96,
+        64,
+        Grid { x: 5, y: 1 },
+        false,
+    );
+    check(
+        &random_plane(70, 300, 12),
+        64,
+        64,
+        Grid { x: 3, y: 1 },
+        false,
+    );
 }
 
 fn fixture(path: &str) -> PathBuf {
