@@ -328,12 +328,14 @@ impl Emit for Content {
                 in_height,
                 width,
                 height,
+                unit_rows,
                 bytes,
             } => variant!(Content::ResizeBands {
                 in_width,
                 in_height,
                 width,
                 height,
+                unit_rows,
                 bytes
             }),
         }

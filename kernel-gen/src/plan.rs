@@ -156,21 +156,24 @@ pub enum Content {
     /// Convolution bias of a weight entry for Float32 activations: Float32 tiles,
     /// [`crate::layout::pack_conv_bias`] with [`Format::Fp32`].
     ConvBiasFp32 { entry: String },
-    /// The banded resize filter of one axis from `input` to `output` samples, bf16 tiles
-    /// ([`crate::ops::resize::filter_bytes`]); it depends on the sizes only.
+    /// The banded resize filter of one axis from `input` to `output` samples, bf16 tiles, each
+    /// distinct page set once ([`crate::ops::resize::filter_bytes`]); it depends on the sizes
+    /// only.
     ResizeWeights {
         axis: crate::ops::resize::Axis,
         input: u32,
         output: u32,
     },
-    /// The resize's band table (first input column of each output column tile, then first
-    /// input row of each output row tile, u32), one `bytes`-byte page
+    /// The resize's band table (first input column and weight page set of each output column
+    /// tile, then first input row, page set and the band rows of each `unit_rows` output rows of
+    /// each output row tile, u32), one `bytes`-byte page
     /// ([`crate::ops::resize::filter_bytes`]).
     ResizeBands {
         in_width: u32,
         in_height: u32,
         width: u32,
         height: u32,
+        unit_rows: u32,
         bytes: u32,
     },
 }

@@ -14,12 +14,16 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{chain, run, weight_inputs, Rng};
-use kernel_gen::kir::lower;
+use std::time::Instant;
+
+use common::{chain, weight_inputs, Rng};
+use kernel_gen::kir::{lower, Role};
 use kernel_gen::layout::{pack_frame_rows, unpack_frame_rows};
 use kernel_gen::ops::resize::pack_plane;
+use kernel_gen::ops::resize_filter::axis_filter;
 use kernel_gen::plan::plan;
 use kernel_gen::report::{report, table};
+use kernel_gen::runner::Loaded;
 use kernel_gen::{compile, Fidelity, Grid, PlanParams, Precision};
 use superpoint_graph::reference::resize::{pillow_bilinear, taps, to_unit_range, PRECISION_BITS};
 use superpoint_graph::{Tensor, WeightSet};
@@ -71,6 +75,18 @@ fn device_resize(
     precision: Precision,
     default_size: bool,
 ) -> Tensor<f32> {
+    device_resize_counted(plane, width, height, grid, precision, default_size).0
+}
+
+/// [`device_resize`], with the bytes the reader of each core read from DRAM, in split order.
+fn device_resize_counted(
+    plane: &Tensor<u8>,
+    width: usize,
+    height: usize,
+    grid: Grid,
+    precision: Precision,
+    default_size: bool,
+) -> (Tensor<f32>, Vec<u64>) {
     let params = PlanParams {
         grid,
         precision,
@@ -81,15 +97,41 @@ fn device_resize(
     let mut inputs = weight_inputs(&compiled, &WeightSet::new());
     inputs.insert("input".to_string(), pack_plane(plane));
     let dev = common::open(&compiled);
-    let (buffers, times) = run(&dev, &compiled, &inputs, &["frame"]);
+    let loaded = Loaded::load(&dev, &compiled).expect("program loads");
+    for (name, bytes) in &inputs {
+        loaded.write(name, bytes).expect("write input");
+    }
+    let start = Instant::now();
+    loaded.run_nodes(&dev, &["frame"]).expect("the resize runs");
     println!(
         "{}x{} -> {width}x{height} grid {}x{} {:?}: emulator {:?}",
-        plane.width, plane.height, grid.x, grid.y, precision.fidelity, times[0].1
+        plane.width,
+        plane.height,
+        grid.x,
+        grid.y,
+        precision.fidelity,
+        start.elapsed()
     );
+    let counters = loaded.counters().expect("counters");
+    let step = counters
+        .iter()
+        .find(|s| s.node == "frame")
+        .expect("the resize step");
+    let reader = step
+        .kernels
+        .iter()
+        .find(|k| k.role == Role::Reader)
+        .expect("reader");
+    let dram_reads = reader
+        .cores
+        .iter()
+        .map(|(_, c)| c.dram_read_bytes)
+        .collect();
+    let bytes = loaded.read("frame").expect("read the frame");
     let format = precision.format;
     let copy =
         |bytes: &[u8], dx| unpack_frame_rows(bytes, height, width, format, dx).expect("frame size");
-    let frame = copy(&buffers["frame"], 0);
+    let frame = copy(&bytes, 0);
     // Copies ±1 come out of the matrix unit's SrcA: 10 significant bits (all of a bf16 value's
     // 8), 5 at LoFi.
     let mask = match precision.fidelity {
@@ -100,9 +142,9 @@ fn device_resize(
     let shifted = pack_frame_rows(&frame, format).expect("a frame");
     for dx in [-1, 1] {
         let expected: Vec<f32> = copy(&shifted, dx).data.into_iter().map(cut).collect();
-        assert_eq!(copy(&buffers["frame"], dx).data, expected, "copy {dx}");
+        assert_eq!(copy(&bytes, dx).data, expected, "copy {dx}");
     }
-    frame
+    (frame, dram_reads)
 }
 
 /// Max |device − host frame| in levels (×255), the host frame being the host resize in [0, 1]
@@ -243,6 +285,83 @@ fn accurate_frame_is_f32_exact_both_grids() {
         assert!(a.max <= 255.0 * 2f64.powi(-23), "{}", a.max);
         assert!(a.max * 1000.0 <= p.max, "{} vs port {}", a.max, p.max);
     }
+}
+
+/// Each core's reader reads a weight page set from DRAM only when neither slot of its weight ring
+/// holds it (it copies it inside L1 from the other slot, or keeps it). Identity 64×96 on two
+/// cores of 3 blocks each (whole blocks: halves would not balance better): one vertical and one horizontal set of 3 pages per core, beside the
+/// plane windows (32 rows of 64 bytes a block) and the 64-byte band table; before the sets were
+/// shared it was 3 blocks × 6 pages.
+#[test]
+fn identity_reads_one_weight_set_per_axis_per_core() {
+    let plane = random_plane(64, 96, 9);
+    let (got, reads) =
+        device_resize_counted(&plane, 64, 96, Grid { x: 2, y: 1 }, Precision::PORT, true);
+    gate("64x96 identity on 2 cores", &got, &plane);
+    let expected = 3 * 32 * 64 + 64 + 2 * 3 * 2048;
+    assert_eq!(reads, vec![expected, expected]);
+    // On 4 cores the units are half blocks, 3 a core, each reading its 16 rows; the band table
+    // (2 column tiles × 2 words, 3 row tiles × 6) is 88 bytes, one 128-byte page.
+    let (got, reads) =
+        device_resize_counted(&plane, 64, 96, Grid { x: 4, y: 1 }, Precision::PORT, true);
+    gate("64x96 identity on 4 cores", &got, &plane);
+    let expected = 3 * 16 * 64 + 128 + 2 * 3 * 2048;
+    assert_eq!(reads, vec![expected; 4]);
+}
+
+/// 512×96 → 128×96 on one core, 12 blocks in row-major order: the column tiles' page sets are
+/// 0, 1, 1, 2 (512 → 128's interior tiles share theirs) and the slots alternate 0, 1, 0, 1…, so
+/// per row of blocks the reader reads sets 0 and 1 from DRAM, copies set 1 from slot 1 into
+/// slot 0, and reads set 2: 9 horizontal reads of 3·kh pages in all. The rows are the identity
+/// (one set): one vertical read of 3 pages, a copy, then hits. The frame stays Pillow's.
+#[test]
+fn changing_weight_sets_are_read_copied_or_kept() {
+    let plane = random_plane(512, 96, 10);
+    let (got, reads) =
+        device_resize_counted(&plane, 128, 96, Grid { x: 1, y: 1 }, Precision::PORT, false);
+    gate(
+        "512x96 -> 128x96 on 1 core",
+        &got,
+        &pillow_bilinear(&plane, 128, 96),
+    );
+    let cols = axis_filter(512, 128);
+    assert_eq!(cols.sets, vec![0, 1, 1, 2]);
+    let kh = cols.band_tiles as u64;
+    // Each block reads its 32 rows' 64-byte-aligned window of the band's columns.
+    let window: u64 = cols
+        .starts
+        .iter()
+        .map(|c0| {
+            let c0 = u64::from(*c0);
+            (c0 + 32 * kh).div_ceil(64).min(8) * 64 - c0 / 64 * 64
+        })
+        .sum();
+    let plane_bytes = 3 * 32 * window;
+    // The band table: 4 column tiles × 2 words, 3 row tiles × 4 (whole-block units), 80 bytes
+    // in a 128-byte page.
+    let expected = plane_bytes + 128 + (9 * 3 * kh + 3) * 2048;
+    assert_eq!(reads, vec![expected]);
+}
+
+/// Half-block units, several a core, so a unit's plane tiles keep rows and columns an earlier
+/// unit converted (of zero weight for its outputs): a down-scale in both axes (12 halves on 5
+/// cores) and a vertical-first one (8 halves on 3 cores) stay Pillow's, level for level.
+#[test]
+fn half_block_units_reusing_plane_tiles_stay_exact() {
+    check(
+        &random_plane(200, 150, 11),
+        96,
+        64,
+        Grid { x: 5, y: 1 },
+        false,
+    );
+    check(
+        &random_plane(70, 300, 12),
+        64,
+        64,
+        Grid { x: 3, y: 1 },
+        false,
+    );
 }
 
 fn fixture(path: &str) -> PathBuf {

@@ -6,12 +6,21 @@
 //!
 //! Pillow runs one pass per axis, in the order [`vertical_first`] decides, each output
 //! `clip8(⌊(S + 2²¹) / 2²²⌋)` of the integer sum S = Σ v·k of u8 samples and 22-bit weights.
-//! The device does the same per 32×32 output block (row tile i, column tile j), one unit of work
-//! split over the cores like every other node:
-//! * the reader converts the block's input band (`kv` × `kh` tiles, starting at the band table's
-//!   row and column) from u8 to bf16 through a 256-entry table in L1 (every u8 is exact in bf16;
+//! The device does the same per 32×32 output block (row tile i, column tile j); the unit of work
+//! split over the cores is a block, or half a block (16 output rows) where that spreads the
+//! reader's conversion and the writer's rows more evenly ([`unit_rows`]; the compute kernel still
+//! computes the unit's whole block, the writer writes the unit's rows):
+//! * the reader converts the band rows the unit's outputs read (of the block's `kv` × `kh` input
+//!   tiles starting at the band table's row and column) from u8 to bf16; the other rows (and
+//!   the columns past the plane) keep what the tiles held, zeros or an earlier unit's levels,
+//!   which their zero weights turn into +0 products as zeros would through a 256-entry table in L1 (every u8 is exact in bf16;
 //!   the unpacker has no u8 format in the emulator and the conversion costs the data-movement core
-//!   one load per byte), and reads the block's weights, three parts per weight tile;
+//!   one load per byte), and provides the block's weights, three parts per weight tile: the
+//!   page set the band table names for its row tile and for its column tile
+//!   ([`crate::ops::resize_filter`]: tiles with the same weights share a set). Each weight CB
+//!   is a ring of two slots the compute kernel only reads, so the reader reads a set from DRAM
+//!   only when neither slot holds it (a local copy from the other slot otherwise, or nothing):
+//!   the identity resize reads one set per axis per core instead of one per block;
 //! * the compute kernel runs the first pass into the `k2` intermediate tiles (vertical first:
 //!   Z_t = Σ_a V_a · P_at; horizontal first: Y_aᵀ = Σ_t H_t · P_atᵀ), rounds them to u8 values
 //!   (bf16, exact), then the second pass (Fᵀ = Σ_t H_t · Z_tᵀ, or F = Σ_a V_a · Y_a), rounds,
@@ -89,6 +98,11 @@ pub struct ResizePlan {
     pub vertical_first: bool,
     /// Bytes of one staged input row: the band's columns plus 64-byte alignment on both sides.
     pub window: u32,
+    /// Output rows of one unit of work: 32 (a block), or 16 (half a block) when that spreads the
+    /// work more evenly over the grid ([`unit_rows`]).
+    pub unit_rows: u32,
+    /// The most band rows one unit reads ([`AxisFilter::unit_spans`]).
+    pub unit_band_rows: u32,
     /// Bytes of the band table page.
     pub bands_bytes: u32,
     pub hweights: String,
@@ -107,11 +121,17 @@ pub fn filter_bytes(content: &Content) -> Option<Vec<u8>> {
             in_height,
             width,
             height,
+            unit_rows,
             bytes,
         } => {
             let cols = axis_filter(*in_width as usize, *width as usize);
             let rows = axis_filter(*in_height as usize, *height as usize);
-            Some(pack_bands(&cols, &rows, *bytes as usize))
+            Some(pack_bands(
+                &cols,
+                &rows,
+                *unit_rows as usize,
+                *bytes as usize,
+            ))
         }
         _ => None,
     }
@@ -142,6 +162,19 @@ fn stream(
         page_bytes,
         format,
         kind,
+    }
+}
+
+/// The output rows of a unit of work for `blocks` blocks on `cores` cores: half a block when the
+/// slowest core then converts and writes fewer rows (300 blocks on 120 cores: 5 halves instead of
+/// 3 blocks), else a whole block (on 110 cores 6 halves are no fewer rows than 3 blocks, and each
+/// unit costs the compute kernel a whole block).
+pub fn unit_rows(blocks: u32, cores: u32) -> u32 {
+    let cores = cores.max(1);
+    if (2 * blocks).div_ceil(cores) < 2 * blocks.div_ceil(cores) {
+        16
+    } else {
+        32
     }
 }
 
@@ -206,7 +239,15 @@ pub fn plan_node(
     let width_tiles = (width / 32) as u32;
     let height_tiles = (height / 32) as u32;
     let window = (kh * 32 + 128).div_ceil(64) * 64;
-    let bands_bytes = ((width_tiles + height_tiles) * 4).div_ceil(64) * 64;
+    let unit = unit_rows(width_tiles * height_tiles, grid.cores());
+    let unit_band_rows = rows
+        .unit_spans(unit as usize)
+        .iter()
+        .map(|(lo, hi)| hi - lo)
+        .max()
+        .unwrap_or(0);
+    let row_words = 2 + 2 * 32 / unit;
+    let bands_bytes = ((width_tiles * 2 + height_tiles * row_words) * 4).div_ceil(64) * 64;
     let format = precision.format;
     let frame = DeviceTensor::FrameRows {
         height: height as u32,
@@ -219,7 +260,7 @@ pub fn plan_node(
     let mut buffers = output_buffers(name, frame);
     buffers.push(BufferPlan {
         name: hweights.clone(),
-        pages: width_tiles * PARTS as u32 * kh,
+        pages: cols.set_count() as u32 * PARTS as u32 * kh,
         page_bytes: 2048,
         content: Content::ResizeWeights {
             axis: Axis::Horizontal,
@@ -230,7 +271,7 @@ pub fn plan_node(
     });
     buffers.push(BufferPlan {
         name: vweights.clone(),
-        pages: height_tiles * PARTS as u32 * kv,
+        pages: rows.set_count() as u32 * PARTS as u32 * kv,
         page_bytes: 2048,
         content: Content::ResizeWeights {
             axis: Axis::Vertical,
@@ -248,6 +289,7 @@ pub fn plan_node(
             in_height,
             width: width as u32,
             height: height as u32,
+            unit_rows: unit,
             bytes: bands_bytes,
         },
         l1_offset: None,
@@ -261,7 +303,7 @@ pub fn plan_node(
         inputs: vec![input.to_string()],
         output: name.to_string(),
         precision,
-        split: Split::new(grid, width_tiles * height_tiles),
+        split: Split::new(grid, width_tiles * height_tiles * 32 / unit),
         cbs: vec![
             stream(0, "cb_plane", 2 * kv * kh, 2048, bf16, CbKind::Stream),
             stream(1, "cb_vweights", 2 * parts * kv, 2048, bf16, CbKind::Stream),
@@ -293,6 +335,8 @@ pub fn plan_node(
             kv,
             vertical_first,
             window,
+            unit_rows: unit,
+            unit_band_rows,
             bands_bytes,
             hweights,
             vweights,
@@ -354,6 +398,7 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
         ("vertical_first", u32::from(r.vertical_first)),
         ("parts", parts),
         ("window", r.window),
+        ("unit_rows", r.unit_rows),
         ("bands_bytes", r.bands_bytes),
         tile_bytes,
         fp32,
@@ -378,10 +423,11 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
     };
     let mut per_block = vec![Call::DramRead {
         buffer: plane.clone(),
-        pages: 32 * kv,
+        pages: r.unit_band_rows,
         page_bytes: r.window,
         cb: cb_rows,
     }];
+    // The weight reads as if no slot ever held the needed set (the worst case).
     per_block.extend(read_weights(cb_v, &r.vweights, parts * kv));
     per_block.extend(read_weights(cb_h, &r.hweights, parts * kh));
     per_block.extend([
@@ -390,7 +436,7 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
             pages: kv * kh,
         },
         Call::L1Gather {
-            bytes: kv * kh * 2048,
+            bytes: r.unit_band_rows * kh * 64,
         },
         Call::CbPush {
             cb: cb_plane,
@@ -407,8 +453,8 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
             "vweights_addr",
             "hweights_addr",
             "bands_addr",
-            "block_start",
-            "block_count",
+            "unit_start",
+            "unit_count",
         ]),
         runtime_args: per_core(node, |start, count| {
             vec![
@@ -457,6 +503,18 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
                 cb: cb_rows,
                 pages: 1,
             },
+            // Both slots of the plane ring zeroed once (`zero_fill`).
+            Call::CbReserve {
+                cb: cb_plane,
+                pages: 2 * kv * kh,
+            },
+            Call::L1Gather { bytes: 64 },
+            Call::L1Copy {
+                from: cb_plane,
+                cb: cb_plane,
+                tiles: 2 * kv * kh,
+                row_bytes: 64,
+            },
             blocks(Trips::Blocks, per_block),
         ],
     };
@@ -473,7 +531,7 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
         template: "resize/compute.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
         compile_args: shape.clone(),
-        runtime_arg_names: names(&["block_count"]),
+        runtime_arg_names: names(&["unit_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
         body: vec![
@@ -649,7 +707,7 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
         template: "resize/writer.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
         compile_args: shape,
-        runtime_arg_names: names(&["output_addr", "block_start", "block_count"]),
+        runtime_arg_names: names(&["output_addr", "unit_start", "unit_count"]),
         runtime_args: per_core(node, |start, count| {
             vec![
                 Arg::BufferAddress(node.output.clone()),
@@ -665,11 +723,12 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
                     cb: cb_out,
                     pages: 3,
                 },
-                // 32 image rows × 3 copies, each a 32-value stretch at a multiple of its size.
+                // The unit's image rows × 3 copies, each a 32-value stretch at a multiple of its
+                // size.
                 Call::DramPart {
                     buffer: node.output.clone(),
                     write: true,
-                    transfers: 96,
+                    transfers: 3 * r.unit_rows,
                     bytes: 32 * element,
                     offset_step: 32 * element,
                     cb: cb_out,
@@ -736,6 +795,16 @@ mod tests {
             Precision::PORT,
         );
         assert!(planned.is_ok());
+    }
+
+    // Halves when they lower the slowest core's rows: 300 blocks on 120 cores, 5 halves (80 rows)
+    // instead of 3 blocks (96); on 110 cores 6 halves = 3 blocks; 6 blocks on 2 cores, 3 each.
+    #[test]
+    fn units_are_half_blocks_only_where_they_balance() {
+        assert_eq!(unit_rows(300, 120), 16);
+        assert_eq!(unit_rows(300, 110), 32);
+        assert_eq!(unit_rows(6, 2), 32);
+        assert_eq!(unit_rows(5, 2), 16);
     }
 
     #[test]

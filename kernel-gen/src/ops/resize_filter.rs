@@ -1,7 +1,7 @@
 //! The device resize's filter data, computed on the host per (input size, frame size): Pillow's
 //! BILINEAR coefficients ([`superpoint_graph::reference::resize::taps`], the same ones the host
 //! resize uses) laid out as banded bf16 weight tiles, and the band table telling the reader where
-//! each output tile's input band starts.
+//! each output tile's input band starts and which weight pages it multiplies by.
 //!
 //! Along one axis, output tile `t` (32 outputs) reads the `k` input tiles starting at input index
 //! `start[t]` (the first non-zero tap of its outputs; `k` is the widest band over all tiles, so
@@ -14,8 +14,13 @@
 //! a u8 value is exact. Parts 0 and 1 carry `k`'s nearest multiple of 2^8: their products sum to
 //! multiples of 2^-14 below 2^9 (exact in fp32, 23 bits); part 2 sums to B, a multiple of 2^-22
 //! with |B| ≤ 255·`rest_sum`·2^-22, which the planner keeps small enough for the rounding to stay
-//! exact ([`crate::ops::resize`]). Pages: tile `t` part `p` band tile `kk` is page
-//! `t·3k + p·k + kk`.
+//! exact ([`crate::ops::resize`]).
+//!
+//! Output tiles whose weight tiles are byte for byte the same (every tile of the identity, the
+//! periodic tiles of an integer down-scale) share one *page set*: the buffer holds each distinct
+//! set once, in the order of the first tile that uses it, and the band table names each tile's
+//! set, so a reader that already holds a set skips reading it again. Pages: set `s` part `p` band
+//! tile `kk` is page `s·3k + p·k + kk`.
 
 use superpoint_graph::reference::resize::{taps, PRECISION_BITS};
 
@@ -28,7 +33,11 @@ pub struct AxisFilter {
     pub band_tiles: usize,
     /// First input index of each output tile's band.
     pub starts: Vec<u32>,
-    /// The weight pages, bf16 bytes in page order.
+    /// The page set of each output tile's weights.
+    pub sets: Vec<u32>,
+    /// The inputs each output reads (non-zero weights), as a range.
+    pub reads: Vec<(u32, u32)>,
+    /// The weight pages of the distinct sets, bf16 bytes in page order.
     pub pages: Vec<u8>,
     /// The largest sum of |part 2| over one output's taps, in units of 2^-PRECISION_BITS: 255
     /// times it bounds |B| (module docs).
@@ -86,19 +95,30 @@ pub fn axis_filter(in_size: usize, out_size: usize) -> AxisFilter {
         .max()
         .unwrap_or(1)
         .max(1);
-    let mut pages = vec![0u8; tiles * PARTS * band_tiles * 2048];
+    let set_bytes = PARTS * band_tiles * 2048;
+    let mut pages: Vec<u8> = Vec::new();
+    let mut sets = Vec::with_capacity(tiles);
     for (t, (start, _)) in spans.iter().enumerate() {
+        let mut set = vec![0u8; set_bytes];
         for r in 0..32 {
             let o = &taps[t * 32 + r];
             for (n, w) in o.weights.iter().enumerate().filter(|(_, w)| **w != 0) {
                 let c = o.first + n - start;
                 for (part, v) in split3(*w).into_iter().enumerate() {
-                    let page = t * PARTS * band_tiles + part * band_tiles + c / 32;
+                    let page = part * band_tiles + c / 32;
                     let at = (page * 1024 + face_index(r, c % 32)) * 2;
-                    pages[at..at + 2].copy_from_slice(&f32_to_bf16(v).to_le_bytes());
+                    set[at..at + 2].copy_from_slice(&f32_to_bf16(v).to_le_bytes());
                 }
             }
         }
+        let index = match pages.chunks(set_bytes).position(|s| *s == set[..]) {
+            Some(known) => known,
+            None => {
+                pages.extend(set);
+                pages.len() / set_bytes - 1
+            }
+        };
+        sets.push(index as u32);
     }
     let rest_sum = taps
         .iter()
@@ -108,19 +128,61 @@ pub fn axis_filter(in_size: usize, out_size: usize) -> AxisFilter {
     AxisFilter {
         band_tiles,
         starts: spans.iter().map(|(s, _)| *s as u32).collect(),
+        sets,
+        reads: reads.iter().map(|(a, b)| (*a as u32, *b as u32)).collect(),
         pages,
         rest_sum,
     }
 }
 
-/// The band table page: the column starts, then the row starts, as little-endian u32, zero-padded
-/// to `bytes`.
-pub fn pack_bands(columns: &AxisFilter, rows: &AxisFilter, bytes: usize) -> Vec<u8> {
-    let mut out: Vec<u8> = columns
+impl AxisFilter {
+    /// The number of distinct page sets.
+    pub fn set_count(&self) -> usize {
+        self.pages.len() / (PARTS * self.band_tiles * 2048)
+    }
+
+    /// For each output tile, then each run of `unit` of its outputs (`unit` divides 32): the band
+    /// rows (input index minus the tile's band start) those outputs read, as a range.
+    pub fn unit_spans(&self, unit: usize) -> Vec<(u32, u32)> {
+        self.reads
+            .chunks(unit)
+            .enumerate()
+            .map(|(u, outputs)| {
+                let start = self.starts[u * unit / 32];
+                let lo = outputs.iter().map(|r| r.0).min().unwrap_or(start);
+                let hi = outputs.iter().map(|r| r.1).max().unwrap_or(lo);
+                (lo - start, hi.max(lo) - start)
+            })
+            .collect()
+    }
+}
+
+/// The band table page, little-endian u32, zero-padded to `bytes`: each output column tile's
+/// (band start, page set), then each output row tile's (band start, page set) followed by the
+/// band rows each run of `unit` of its output rows reads ([`AxisFilter::unit_spans`]).
+pub fn pack_bands(columns: &AxisFilter, rows: &AxisFilter, unit: usize, bytes: usize) -> Vec<u8> {
+    let per_tile = 32 / unit;
+    let spans = rows.unit_spans(unit);
+    let column_words = columns
         .starts
         .iter()
-        .chain(&rows.starts)
-        .flat_map(|s| s.to_le_bytes())
+        .zip(&columns.sets)
+        .flat_map(|(start, set)| [*start, *set]);
+    let row_words = rows
+        .starts
+        .iter()
+        .zip(&rows.sets)
+        .enumerate()
+        .flat_map(|(t, (start, set))| {
+            [*start, *set].into_iter().chain(
+                spans[t * per_tile..(t + 1) * per_tile]
+                    .iter()
+                    .flat_map(|(lo, hi)| [*lo, *hi]),
+            )
+        });
+    let mut out: Vec<u8> = column_words
+        .chain(row_words)
+        .flat_map(u32::to_le_bytes)
         .collect();
     out.resize(bytes.max(out.len()), 0);
     out
@@ -201,23 +263,108 @@ mod tests {
     }
 
     // Identity: one band tile per output tile, starting at the tile, weight 1 on the diagonal
-    // (all in part 0).
+    // (all in part 0); every tile has the same weights, so one page set of 3 pages serves all.
     #[test]
     fn identity_is_a_diagonal() {
         let f = axis_filter(64, 64);
         assert_eq!((f.band_tiles, f.starts.clone()), (1, vec![0, 32]));
-        assert_eq!(weight(&f, 3, 5, 5), 1.0);
-        assert_eq!(weight(&f, 4, 5, 5), 0.0);
-        assert_eq!(weight(&f, 5, 5, 5), 0.0);
-        assert_eq!(weight(&f, 3, 5, 6), 0.0);
+        assert_eq!((f.sets.clone(), f.set_count()), (vec![0, 0], 1));
+        assert_eq!(f.pages.len(), PARTS * 2048);
+        assert_eq!(weight(&f, 0, 5, 5), 1.0);
+        assert_eq!(weight(&f, 1, 5, 5), 0.0);
+        assert_eq!(weight(&f, 2, 5, 5), 0.0);
+        assert_eq!(weight(&f, 0, 5, 6), 0.0);
+        assert_eq!(axis_filter(640, 640).sets, vec![0; 20]);
     }
 
+    // 512 -> 128 (scale 4, support 4): output o weighs inputs 4o - 2 .. 4o + 6, so the interior
+    // tiles 1 and 2 see the same weights at the same place in their bands (their starts 128
+    // apart); tile 0's band is cut by the left edge and tile 3's outputs near the right edge
+    // renormalise their clipped taps, so each has its own set.
+    #[test]
+    fn integer_downscale_shares_interior_sets() {
+        let f = axis_filter(512, 128);
+        assert_eq!(f.sets, vec![0, 1, 1, 2]);
+        assert_eq!(f.set_count(), 3);
+        assert_eq!(f.starts[2] - f.starts[1], 128);
+    }
+
+    // Every output's weights, read back through its tile's page set, are Pillow's taps exactly
+    // (parts summed in f64), and zero elsewhere in the band, for down-, up-, odd and identity
+    // sizes.
+    #[test]
+    fn page_sets_hold_every_tiles_taps() {
+        let unit = 2f64.powi(-(PRECISION_BITS as i32));
+        for (input, output) in [
+            (64, 64),
+            (512, 128),
+            (200, 96),
+            (50, 96),
+            (300, 64),
+            (511, 480),
+        ] {
+            let f = axis_filter(input, output);
+            let k = f.band_tiles;
+            for (o, t) in taps(input, output).iter().enumerate() {
+                let (tile, r) = (o / 32, o % 32);
+                let start = f.starts[tile] as usize;
+                for x in start..start + 32 * k {
+                    let expected = x
+                        .checked_sub(t.first)
+                        .and_then(|n| t.weights.get(n))
+                        .map_or(0.0, |w| f64::from(*w) * unit);
+                    let c = x - start;
+                    let got: f64 = (0..PARTS)
+                        .map(|p| {
+                            let page = f.sets[tile] as usize * PARTS * k + p * k + c / 32;
+                            f64::from(weight(&f, page, r, c % 32))
+                        })
+                        .sum();
+                    assert_eq!(got, expected, "{input} -> {output}: output {o}, input {x}");
+                }
+            }
+        }
+    }
+
+    // Identity: output o reads input o. 64 -> 32 (scale 2, support 2): interior output o reads
+    // 2o - 1 ..= 2o + 2, so outputs 0..16 read 0..33 (output 15: 29..33) and 16..32 read 31..64
+    // (output 16 from 31; output 31: 61..64).
+    #[test]
+    fn unit_spans_by_hand() {
+        let identity = axis_filter(64, 64);
+        assert_eq!(identity.unit_spans(32), vec![(0, 32), (0, 32)]);
+        assert_eq!(
+            identity.unit_spans(16),
+            vec![(0, 16), (16, 32), (0, 16), (16, 32)]
+        );
+        let half = axis_filter(64, 32);
+        assert_eq!(half.unit_spans(32), vec![(0, 64)]);
+        assert_eq!(half.unit_spans(16), vec![(0, 33), (31, 64)]);
+    }
+
+    // The two column tiles of 64 -> 64 as (start, set), then the four row tiles of 512 -> 128 as
+    // (start, set, then the band rows of each half tile).
     #[test]
     fn bands_page_is_columns_then_rows() {
         let cols = axis_filter(64, 64);
-        let rows = axis_filter(32, 32);
-        let page = pack_bands(&cols, &rows, 64);
-        assert_eq!(page.len(), 64);
-        assert_eq!(&page[..12], &[0, 0, 0, 0, 32, 0, 0, 0, 0, 0, 0, 0]);
+        let rows = axis_filter(512, 128);
+        let page = pack_bands(&cols, &rows, 16, 128);
+        assert_eq!(page.len(), 128);
+        let words: Vec<u32> = page
+            .chunks(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
+        assert_eq!(&words[..4], &[0, 0, 32, 0]);
+        let spans = rows.unit_spans(16);
+        for (t, set) in [0, 1, 1, 2].into_iter().enumerate() {
+            let (a, b) = (spans[2 * t], spans[2 * t + 1]);
+            assert_eq!(
+                &words[4 + 6 * t..10 + 6 * t],
+                &[rows.starts[t], set, a.0, a.1, b.0, b.1],
+                "row tile {t}"
+            );
+        }
+        assert_eq!(&words[28..], &[0; 4]);
+        assert_eq!(pack_bands(&cols, &rows, 32, 0).len(), 4 * (4 + 4 * 4));
     }
 }

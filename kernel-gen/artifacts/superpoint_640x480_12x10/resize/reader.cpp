@@ -3,13 +3,19 @@
 //
 // Uploads nothing itself: the host wrote the u8 plane, one DRAM page per image row. Builds the
 // u8 -> bf16 lookup table once (every u8 value is exact in bf16) and reads the band table (input
-// column start of each output column tile, then input row start of each output row tile). Then,
-// for each 32x32 output block (row tile i, column tile j): reads the kv*32 input rows of its band,
-// only the 64-byte-aligned column window of its kh*32 input columns, into a staging buffer;
-// converts them into kv x kh bf16 tiles (zero outside the plane); and reads the block's filter
-// weights, in parts: parts*kv vertical tiles of row tile i, parts*kh horizontal tiles of column
-// tile j. First of all it builds the compute kernel's two shift tiles (bf16 0/1 matrices; tile 0
-// holds S_-1 with (x, x - 1) = 1, tile 1 S_+1 with (x, x + 1) = 1, inside the tile).
+// column start and weight page set of each output column tile, then input row start, page set and
+// the band rows each unit of unit_rows output rows reads, of each output row tile). Then, for each
+// unit (unit_rows rows of the 32x32 output block of row tile i, column tile j; the compute kernel
+// still computes the whole block): reads the input rows of its band the unit's outputs read, only
+// the 64-byte-aligned column window of its kh*32 input columns, into a staging buffer; converts
+// them into kv x kh bf16 tiles (the other rows and columns hold finite values of zero weight);
+// and provides the block's filter weights, in parts: the parts*kv vertical tiles of row tile i's
+// page set, the parts*kh horizontal tiles of column tile j's. Each weight CB is a ring of two
+// slots that the compute kernel only reads, so a slot still holds the set last written to it:
+// the reader rewrites nothing when it holds the needed set already, copies it inside L1 when the
+// other slot holds it, and reads it from DRAM otherwise. First of all it builds the compute
+// kernel's two shift tiles (bf16 0/1 matrices; tile 0 holds S_-1 with (x, x - 1) = 1, tile 1
+// S_+1 with (x, x + 1) = 1, inside the tile).
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t in_width = get_compile_time_arg_val(0);
@@ -21,10 +27,11 @@ constexpr uint32_t kv = get_compile_time_arg_val(5);
 constexpr uint32_t vertical_first = get_compile_time_arg_val(6);
 constexpr uint32_t parts = get_compile_time_arg_val(7);
 constexpr uint32_t window = get_compile_time_arg_val(8);
-constexpr uint32_t bands_bytes = get_compile_time_arg_val(9);
-constexpr uint32_t tile_bytes = get_compile_time_arg_val(10);
-constexpr uint32_t fp32 = get_compile_time_arg_val(11);
-constexpr uint32_t plane_dram = get_compile_time_arg_val(12);
+constexpr uint32_t unit_rows = get_compile_time_arg_val(9);
+constexpr uint32_t bands_bytes = get_compile_time_arg_val(10);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(11);
+constexpr uint32_t fp32 = get_compile_time_arg_val(12);
+constexpr uint32_t plane_dram = get_compile_time_arg_val(13);
 constexpr uint32_t cb_plane = 0;
 constexpr uint32_t cb_vweights = 1;
 constexpr uint32_t cb_hweights = 2;
@@ -60,15 +67,27 @@ void zero_fill(uint32_t l1, uint32_t bytes) { fill_words(l1, bytes, 0); }
 
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
 
-void read_tiles(uint32_t cb, uint32_t addr, uint32_t first, uint32_t pages) {
+constexpr uint32_t NO_SET = 0xFFFFFFFFu;
+
+// The weight ring `cb` (two slots of `pages` pages; `slot` the one the write pointer is at, `held`
+// the page set each slot holds) receives page set `set` of the weights at `addr`.
+void provide_weights(uint32_t cb, uint32_t addr, uint32_t set, uint32_t pages, uint32_t slot, uint32_t* held) {
     const uint32_t tile = get_tile_size(cb);
-    const InterleavedAddrGenFast<true> gen{addr, tile, DataFormat::Float16_b};
     cb_reserve_back(cb, pages);
     const uint32_t l1 = get_write_ptr(cb);
-    for (uint32_t p = 0; p < pages; ++p) {
-        noc_async_read_page(first + p, gen, l1 + p * tile);
+    if (held[slot] != set) {
+        if (held[slot ^ 1] == set) {
+            const uint32_t other = slot == 0 ? l1 + pages * tile : l1 - pages * tile;
+            noc_async_read(get_noc_addr(other), l1, pages * tile);
+        } else {
+            const InterleavedAddrGenFast<true> gen{addr, tile, DataFormat::Float16_b};
+            for (uint32_t p = 0; p < pages; ++p) {
+                noc_async_read_page(set * pages + p, gen, l1 + p * tile);
+            }
+        }
+        noc_async_read_barrier();
+        held[slot] = set;
     }
-    noc_async_read_barrier();
     cb_push_back(cb, pages);
 }
 
@@ -79,8 +98,8 @@ void kernel_main() {
     const uint32_t vweights_addr = get_arg_val<uint32_t>(1);
     const uint32_t hweights_addr = get_arg_val<uint32_t>(2);
     const uint32_t bands_addr = get_arg_val<uint32_t>(3);
-    const uint32_t block_start = get_arg_val<uint32_t>(4);
-    const uint32_t block_count = get_arg_val<uint32_t>(5);
+    const uint32_t unit_start = get_arg_val<uint32_t>(4);
+    const uint32_t unit_count = get_arg_val<uint32_t>(5);
 
     cb_reserve_back(cb_shift, 2);
     const uint32_t shift_l1 = get_write_ptr(cb_shift);
@@ -116,36 +135,50 @@ void kernel_main() {
     const volatile uint8_t* rows = reinterpret_cast<const volatile uint8_t*>(rows_l1);
     const InterleavedAddrGen<plane_dram != 0> plane{plane_addr, row_bytes};
 
-    for (uint32_t b = block_start; b < block_start + block_count; ++b) {
+    // Only the band rows a unit's outputs read are converted (and only columns inside the
+    // plane): the rest of its plane tiles keeps what an earlier unit left there, finite u8 levels
+    // or the zeros filled here once, which the zero weights of those rows and columns turn into
+    // +0 products, the same as zeros would give.
+    cb_reserve_back(cb_plane, 2 * kv * kh);
+    zero_fill(get_write_ptr(cb_plane), 2 * kv * kh * 2048);
+
+    constexpr uint32_t unit_parts = 32 / unit_rows;           // units per 32x32 output block
+    constexpr uint32_t row_words = 2 + 2 * unit_parts;        // band table words per row tile
+    uint32_t held_v[2] = {NO_SET, NO_SET};
+    uint32_t held_h[2] = {NO_SET, NO_SET};
+    for (uint32_t u = unit_start; u < unit_start + unit_count; ++u) {
+        const uint32_t b = u / unit_parts;
+        const uint32_t half = u % unit_parts;
         const uint32_t i = b / width_tiles;
         const uint32_t j = b % width_tiles;
-        const uint32_t c0 = bands[j];
-        const uint32_t r0 = bands[width_tiles + i];
+        const uint32_t c0 = bands[2 * j];
+        const volatile uint32_t* row_tile = bands + 2 * width_tiles + i * row_words;
+        const uint32_t r0 = row_tile[0];
+        const uint32_t lo = row_tile[2 + 2 * half];   // the band rows this unit's outputs read
+        const uint32_t hi = row_tile[3 + 2 * half];
         const uint32_t o0 = c0 / 64 * 64;
         uint32_t end = (c0 + kh * 32 + 63) / 64 * 64;
         end = end > row_bytes ? row_bytes : end;
-        for (uint32_t r = 0; r < kv * 32 && r0 + r < in_height; ++r) {
+        for (uint32_t r = lo; r < hi && r0 + r < in_height; ++r) {
             noc_async_read(plane.get_noc_addr(r0 + r, o0), rows_l1 + r * window, end - o0);
         }
         noc_async_read_barrier();
 
-        read_tiles(cb_vweights, vweights_addr, i * parts * kv, parts * kv);
-        read_tiles(cb_hweights, hweights_addr, j * parts * kh, parts * kh);
+        // Every unit pushes one slot of each ring, so the slots alternate from slot 0.
+        const uint32_t slot = (u - unit_start) % 2;
+        provide_weights(cb_vweights, vweights_addr, row_tile[1], parts * kv, slot, held_v);
+        provide_weights(cb_hweights, hweights_addr, bands[2 * j + 1], parts * kh, slot, held_h);
 
         cb_reserve_back(cb_plane, kv * kh);
         volatile uint16_t* out = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb_plane));
-        for (uint32_t a = 0; a < kv; ++a) {
+        for (uint32_t r = lo; r < hi && r0 + r < in_height; ++r) {
+            const uint32_t a = r / 32;
             for (uint32_t t = 0; t < kh; ++t) {
                 volatile uint16_t* tile = out + (a * kh + t) * 1024;
-                for (uint32_t r = 0; r < 32; ++r) {
-                    const uint32_t y = r0 + a * 32 + r;
-                    for (uint32_t c = 0; c < 32; ++c) {
-                        const uint32_t x = c0 + t * 32 + c;
-                        uint16_t v = 0;
-                        if (y < in_height && x < in_width) {
-                            v = lut[rows[(a * 32 + r) * window + (x - o0)]];
-                        }
-                        tile[face_offset(r, c)] = v;
+                for (uint32_t c = 0; c < 32; ++c) {
+                    const uint32_t x = c0 + t * 32 + c;
+                    if (x < in_width) {
+                        tile[face_offset(r % 32, c)] = lut[rows[r * window + (x - o0)]];
                     }
                 }
             }
