@@ -5,11 +5,11 @@
 // and the candidate bits the writer scans instead of every pixel. The mask `N <= T` is
 // `max(N, T) == T` against the threshold tile T (`cb_threshold`, every element the threshold):
 // for a positive normal threshold, exactly the pixels that are not candidates (N is never NaN;
-// N > T gives max = N, which differs from T; N <= T gives T itself). Its product with the bit weights (`cb_bit_weights`: row j holds 2^(j mod
-// bits_per_word) in column j / bits_per_word) puts in row i, column g the sum of 2^(j mod
-// bits_per_word) over the non-candidate columns j of group g of row i: a sum of distinct powers of
-// two below 2^bits_per_word, exact in the source registers (0, 1 and powers of two have no
-// mantissa bits to cut at any fidelity) and in DST. The mask goes through L1 (`cb_mask`) because
+// N > T gives max = N, which differs from T; N <= T gives T itself). Its product with the bit
+// weights (`cb_bit_weights`: row j holds 2^(j mod bits_per_word) in column j / bits_per_word)
+// puts in row i, column g the sum of 2^(j mod bits_per_word) over the non-candidate columns j of
+// group g of row i: a sum of distinct powers of two below 2^bits_per_word, exact in the source
+// registers (0, 1 and powers of two have no mantissa bits to cut at any fidelity) and in DST. The mask goes through L1 (`cb_mask`) because
 // a matmul reads its operands from CBs.
 //
 // On silicon `cb_threshold`, like `cb_shift` and `cb_scores`, must unpack straight to the fp32 DST
