@@ -41,7 +41,9 @@
 //! fp32; matmul, element-wise multiply and reduce model math fidelity by splitting SrcA
 //! (matmul: in1) into its implicit 1 + 4 MSBs and the rest, and SrcB (in0) into 1 + 6 MSBs and the
 //! rest, one partial product per fidelity phase; fp32 inputs pass the Src registers as tf32. SFPU
-//! ops run in f32.
+//! ops run in f32. The packer's ReLU stage (`pack_relu_config`) acts on the packed value, after
+//! the rounding: at or below 0 (or the threshold) becomes +0, NaN passes; hardware startup clears
+//! it.
 //!
 //! Limits of the model: kernels that spin on raw L1 reads instead of the API cannot be
 //! interrupted; file-scope mutable variables in a kernel are shared by all cores running it;
