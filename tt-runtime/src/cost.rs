@@ -64,7 +64,7 @@ pub struct CostModel {
     /// Packer cycles per tile.
     pub pack_cycles: f64,
     /// NoC bytes per cycle of one transfer, by the size classes of
-    /// [`NOC_SIZE_CLASS_LIMITS`](crate::NOC_SIZE_CLASS_LIMITS) (last: larger than 16 KiB).
+    /// [`NOC_SIZE_CLASS_LIMITS`] (last: larger than 16 KiB).
     pub noc_bytes_per_cycle: [f64; NOC_SIZE_CLASSES],
     /// RISC-V cycles to issue one NoC transfer or semaphore update.
     pub noc_issue_cycles: f64,
