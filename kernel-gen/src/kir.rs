@@ -499,42 +499,45 @@ fn out_start(node: &NodePlan, c: &ConvPlan, core: Core) -> u32 {
         .map_or(0, |w| w.slice * c.slice_tiles())
 }
 
-/// The weights and bias fill of a conv's reader ([`Multicast`]): its runtime args (the
-/// multicast's, then `out_start`, the first output tile of the core's slice) appended, its
-/// calls first.
+/// A conv's resident CBs: its weights and bias ([`Multicast`]).
+fn conv_residents(node: &NodePlan, c: &ConvPlan) -> Result<[Resident; 2], KirError> {
+    Ok([
+        Resident {
+            cb: cb_id(node, "cb_weights")?,
+            buffer: c.weights.clone(),
+            pages: c.resident_weight_tiles(),
+            page_bytes: cb_plan(node, "cb_weights")?.page_bytes,
+            per_dram_page: c.weight_page_tiles,
+        },
+        Resident {
+            cb: cb_id(node, "cb_bias")?,
+            buffer: c.bias.clone(),
+            pages: c.slice_tiles(),
+            page_bytes: cb_plan(node, "cb_bias")?.page_bytes,
+            per_dram_page: 1,
+        },
+    ])
+}
+
+/// The weights and bias fill of a conv's reader ([`Multicast::fill`]; the sender's writer
+/// multicasts them, [`conv_writer`]): its runtime args (the multicast's, then `out_start`, the
+/// first output tile of the core's slice) appended, its calls first.
 pub(crate) fn add_conv_weights_fill(
     reader: &mut Kernel,
     node: &NodePlan,
     c: &ConvPlan,
-    weights: u32,
-    bias: u32,
 ) -> Result<(), KirError> {
     let multicast = Multicast::of(node)?;
+    reader.compile_args.extend(multicast.compile_args());
     reader.runtime_arg_names.extend(Multicast::arg_names());
     reader.runtime_arg_names.push("out_start".to_string());
     for core in &mut reader.runtime_args {
         core.args.extend(multicast.args(core.core));
         core.args.push(Arg::Const(out_start(node, c, core.core)));
     }
-    reader.body.splice(
-        0..0,
-        multicast.fill(&[
-            Resident {
-                cb: weights,
-                buffer: c.weights.clone(),
-                pages: c.resident_weight_tiles(),
-                page_bytes: cb_plan(node, "cb_weights")?.page_bytes,
-                per_dram_page: c.weight_page_tiles,
-            },
-            Resident {
-                cb: bias,
-                buffer: c.bias.clone(),
-                pages: c.slice_tiles(),
-                page_bytes: cb_plan(node, "cb_bias")?.page_bytes,
-                per_dram_page: 1,
-            },
-        ]),
-    );
+    reader
+        .body
+        .splice(0..0, multicast.fill(&conv_residents(node, c)?));
     Ok(())
 }
 
@@ -576,9 +579,10 @@ pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
     }
 }
 
-/// A conv's writer (`conv2d/writer.cpp.tera`): each core's output blocks, the tiles of its
-/// slice `group` at a time, to the node's output; a split unit is `blocks_per_unit` output
-/// blocks (1, or the image row's W/32 for the frame conv).
+/// A conv's writer (`conv2d/writer.cpp.tera`): on each group's sender, the multicast of the
+/// weights and bias its reader read ([`Multicast::send`]); then each core's output blocks, the
+/// tiles of its slice `group` at a time, to the node's output; a split unit is
+/// `blocks_per_unit` output blocks (1, or the image row's W/32 for the frame conv).
 pub(crate) fn conv_writer(
     node: &NodePlan,
     c: &ConvPlan,
@@ -586,29 +590,20 @@ pub(crate) fn conv_writer(
     out: u32,
     tile: u32,
     blocks_per_unit: u32,
-) -> Kernel {
-    Kernel {
-        role: Role::Writer,
-        template: "conv2d/writer.cpp.tera".into(),
-        ranges: node.split.ranges.clone(),
-        compile_args,
-        runtime_arg_names: names(&["output_addr", "block_start", "block_count", "out_start"]),
-        runtime_args: node
-            .split
-            .work
-            .iter()
-            .map(|w| CoreArgs {
-                core: w.core,
-                args: vec![
-                    Arg::BufferAddress(node.output.clone()),
-                    Arg::Const(w.start * blocks_per_unit),
-                    Arg::Const(w.count * blocks_per_unit),
-                    Arg::Const(w.slice * c.slice_tiles()),
-                ],
-            })
-            .collect(),
-        precision: None,
-        body: vec![blocks(
+) -> Result<Kernel, KirError> {
+    let multicast = Multicast::of(node)?;
+    let compile_args = [compile_args, multicast.compile_args()].concat();
+    let mut runtime_arg_names = names(&[
+        "output_addr",
+        "block_start",
+        "block_count",
+        "out_start",
+        "weight_addr",
+        "bias_addr",
+    ]);
+    runtime_arg_names.extend(Multicast::arg_names());
+    let mut body = multicast.send(&conv_residents(node, c)?);
+    body.push(blocks(
             Trips::Blocks,
             vec![Call::Loop {
                 trips: Trips::Fixed(blocks_per_unit * c.slice_tiles() / c.group),
@@ -629,8 +624,36 @@ pub(crate) fn conv_writer(
                     },
                 ],
             }],
-        )],
-    }
+        ));
+    Ok(Kernel {
+        role: Role::Writer,
+        template: "conv2d/writer.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args,
+        runtime_arg_names,
+        runtime_args: node
+            .split
+            .work
+            .iter()
+            .map(|w| CoreArgs {
+                core: w.core,
+                args: [
+                    vec![
+                        Arg::BufferAddress(node.output.clone()),
+                        Arg::Const(w.start * blocks_per_unit),
+                        Arg::Const(w.count * blocks_per_unit),
+                        Arg::Const(w.slice * c.slice_tiles()),
+                        Arg::BufferAddress(c.weights.clone()),
+                        Arg::BufferAddress(c.bias.clone()),
+                    ],
+                    multicast.args(w.core),
+                ]
+                .concat(),
+            })
+            .collect(),
+        precision: None,
+        body,
+    })
 }
 
 /// The conv reader after the weights and bias fill ([`Multicast::fill`]): a zero tile; then a
@@ -666,14 +689,23 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
     ];
     let mut block = vec![fetch(1)];
     if c.shifted {
-        // The core's blocks and W/32 + 1 either side, at most, are read (W/32 either side get
-        // views), however the prologue and the loop share them.
-        let beyond = c.width / 32;
+        // The core's blocks and `beyond` + 1 either side, at most, are read (`beyond` either
+        // side get views: W/32, one more with half rows), however the prologue and the loop
+        // share them.
+        let beyond = c.width / 32 + u32::from(c.half_rows());
         let views = |blocks: u32| Call::L1Copy {
             from: ring,
             cb: ring,
             tiles: blocks * 2 * c.in_tiles,
             row_bytes: c.tile_bytes / 64,
+        };
+        // With half rows, the half parts of the core's blocks, W/32 before and W/32 + 1 after:
+        // face pairs (half tiles) of the views.
+        let halves = |blocks: u32| Call::L1Copy {
+            from: ring,
+            cb: ring,
+            tiles: blocks * 3 * c.in_tiles,
+            row_bytes: c.tile_bytes / 2,
         };
         body.extend([
             // `zero_fill` of the zero slot.
@@ -686,11 +718,14 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
             },
             fetch(2 * beyond + 2),
             views(2 * beyond),
-            Call::CbPush {
-                cb: ring,
-                pages: c.ring_pages(),
-            },
         ]);
+        if c.half_rows() {
+            body.push(halves(2 * (c.width / 32) + 1));
+        }
+        body.push(Call::CbPush {
+            cb: ring,
+            pages: c.ring_pages(),
+        });
         block.insert(
             0,
             Call::CbReserve {
@@ -699,6 +734,9 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
             },
         );
         block.push(views(1));
+        if c.half_rows() {
+            block.push(halves(1));
+        }
     } else {
         // At most; the blocks outside the image are skipped.
         if c.ring_blocks() > 1 {
@@ -799,7 +837,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         precision: None,
         body: conv_reader_body(c, &input, [im2col, ring, zero]),
     };
-    add_conv_weights_fill(&mut reader, node, c, weights, bias)?;
+    add_conv_weights_fill(&mut reader, node, c)?;
     let compute = Kernel {
         role: Role::Compute,
         template: "conv2d/compute.cpp.tera".into(),
@@ -856,7 +894,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         ]
         .concat(),
     };
-    let writer = conv_writer(node, c, shape, out, tile, 1);
+    let writer = conv_writer(node, c, shape, out, tile, 1)?;
     Ok(vec![reader, compute, writer])
 }
 

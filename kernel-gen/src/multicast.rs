@@ -10,23 +10,28 @@
 //! columns and a partial column), one multicast each. The rectangle that holds the sender gets
 //! the `_loopback_src` variants, whose destination count includes the sender (a plain multicast
 //! must not include its sender); the sender's copy of the pages lands on itself unchanged. On a
-//! full grid that is one multicast per CB. Handshake, with semaphores [`READY`] and [`VALID`] on
-//! every core of the node: each receiver reserves the CBs and increments `READY` on its sender;
-//! the sender reads the pages from DRAM, waits until `READY` counts every receiver of its group,
+//! full grid that is one multicast per CB. The sender's reader reads the pages from DRAM
+//! ([`Multicast::fill`]) and its writer multicasts them ([`Multicast::send`]), so the two
+//! transfers are on two RISC-Vs. Handshake, with semaphores [`READY`], [`VALID`] and [`LOADED`]
+//! on every core of the node: each receiver's reader reserves the CBs and increments `READY` on
+//! its sender; the sender's reader reads the pages from DRAM and sets its own `LOADED` to 1; the
+//! sender's writer waits for `LOADED` and until `READY` counts every receiver of its group,
 //! multicasts the pages, waits for the writes, sets its own `VALID` to 1 and multicasts that
-//! word; the receivers wait for it and push. The CBs are reserved first thing in the kernel, so
-//! their write pointer is the CB base on every core and the sender's addresses are the
-//! receivers'. A single-core group reads from DRAM alone; a node whose groups are all single
-//! cores has no semaphores.
+//! word; the receivers wait for it and push. The CBs are reserved first thing in the reader,
+//! and no other kernel reserves them, so their write pointer is the CB base on every core and
+//! the sender's addresses are the receivers'. A single-core group reads from DRAM alone; a node
+//! whose groups are all single cores has no semaphores.
 
 use crate::device::{Core, CoreRange};
-use crate::kir::{Arg, Call, KirError, Trips};
+use crate::kir::{Arg, Call, CompileArg, KirError, Trips};
 use crate::plan::NodePlan;
 
 /// The sender's semaphore the receivers increment once they have reserved the CBs.
 pub const READY: u32 = 0;
 /// The receivers' semaphore the sender sets to 1 once the pages have landed.
 pub const VALID: u32 = 1;
+/// The sender's semaphore its reader sets to 1 once the pages are in its L1, for its writer.
+pub const LOADED: u32 = 2;
 /// Destination rectangles the kernels take as runtime args (unused ones have no destinations).
 pub const RECTS: usize = 3;
 
@@ -65,6 +70,9 @@ impl Group {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Multicast {
     pub groups: Vec<Group>,
+    /// The senders' writers read the pages from DRAM (the senders also compute output blocks,
+    /// which keep their readers busy); otherwise their readers do.
+    pub reads_on_writer: bool,
 }
 
 fn contains(r: &CoreRange, p: Core) -> bool {
@@ -101,7 +109,13 @@ impl Multicast {
                 Ok(Group { sender, rects })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let multicast = Multicast { groups };
+        let busy = |sender: Core| split.work.iter().any(|w| w.core == sender && w.count > 0);
+        let reads_on_writer = groups.iter().any(|g| busy(g.sender));
+        let mut multicast = Multicast {
+            groups,
+            reads_on_writer,
+        };
+        multicast.reads_on_writer &= multicast.receivers() > 0;
         let receivers: Vec<u32> = multicast.groups.iter().map(Group::receivers).collect();
         if receivers.iter().any(|r| *r != receivers[0]) {
             return Err(KirError::UnequalGroups {
@@ -122,13 +136,37 @@ impl Multicast {
         self.groups.iter().map(|g| g.sender).collect()
     }
 
-    /// Semaphores per core: [`READY`] and [`VALID`], none without receivers.
+    /// Semaphores per core: [`READY`], [`VALID`] and [`LOADED`], none without receivers.
     pub fn semaphores(&self) -> u32 {
         if self.receivers() > 0 {
-            2
+            3
         } else {
             0
         }
+    }
+
+    /// Multicasts per resident CB: those of the group with the most rectangles that have
+    /// receivers.
+    fn rects(&self) -> u32 {
+        self.groups
+            .iter()
+            .map(|g| {
+                g.rects
+                    .iter()
+                    .filter(|r| r.len() > u32::from(contains(r, g.sender)))
+                    .count() as u32
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The compile args of the kernels that fill and send the pages: `weights_on_writer`
+    /// ([`Multicast::reads_on_writer`]).
+    pub fn compile_args(&self) -> Vec<CompileArg> {
+        vec![CompileArg {
+            name: "weights_on_writer".to_string(),
+            value: u32::from(self.reads_on_writer),
+        }]
     }
 
     /// The names of [`Multicast::args`]: `weights_sender` (1 on the sender), the sender's NoC
@@ -175,30 +213,10 @@ impl Multicast {
         args
     }
 
-    /// The calls that fill `residents` and push them: reserve, the sender's DRAM reads and
-    /// multicasts, the receivers' handshake, push. The multicasts per CB are those of the group
-    /// with the most rectangles that have receivers.
-    pub fn fill(&self, residents: &[Resident]) -> Vec<Call> {
-        let receivers = self.receivers();
-        let rects = self
-            .groups
-            .iter()
-            .map(|g| {
-                g.rects
-                    .iter()
-                    .filter(|r| r.len() > u32::from(contains(r, g.sender)))
-                    .count() as u32
-            })
-            .max()
-            .unwrap_or(0);
+    /// The sender's DRAM reads of `residents`, then (with receivers) `LOADED` set for its other
+    /// data-movement kernel.
+    fn load(&self, residents: &[Resident]) -> Vec<Call> {
         let mut calls: Vec<Call> = residents
-            .iter()
-            .map(|r| Call::CbReserve {
-                cb: r.cb,
-                pages: r.pages,
-            })
-            .collect();
-        let mut sender: Vec<Call> = residents
             .iter()
             .map(|r| Call::DramRead {
                 buffer: r.buffer.clone(),
@@ -207,28 +225,35 @@ impl Multicast {
                 cb: r.cb,
             })
             .collect();
-        if receivers > 0 {
-            sender.push(Call::SemWait {
-                sem: READY,
-                value: receivers,
-            });
-            sender.extend(residents.iter().map(|r| Call::McastWrite {
-                cb: r.cb,
-                pages: r.pages,
-                page_bytes: r.page_bytes,
-                dests: receivers,
-                rects,
-            }));
-            sender.push(Call::SemSet {
-                sem: VALID,
+        if self.receivers() > 0 {
+            calls.push(Call::SemSet {
+                sem: LOADED,
                 value: 1,
             });
-            sender.push(Call::SemMcast {
-                sem: VALID,
-                dests: receivers,
-                rects,
-            });
         }
+        calls
+    }
+
+    /// The reader's calls that fill `residents` and push them: reserve, on the sender its DRAM
+    /// reads and `LOADED` set for its writer (or, [`Multicast::reads_on_writer`], the wait for
+    /// the writer's), the receivers' handshake, push.
+    pub fn fill(&self, residents: &[Resident]) -> Vec<Call> {
+        let receivers = self.receivers();
+        let mut calls: Vec<Call> = residents
+            .iter()
+            .map(|r| Call::CbReserve {
+                cb: r.cb,
+                pages: r.pages,
+            })
+            .collect();
+        let sender = if self.reads_on_writer {
+            vec![Call::SemWait {
+                sem: LOADED,
+                value: 1,
+            }]
+        } else {
+            self.load(residents)
+        };
         calls.push(Call::Loop {
             trips: Trips::OnSender,
             body: sender,
@@ -251,6 +276,52 @@ impl Multicast {
         }));
         calls
     }
+
+    /// The writer's calls that multicast `residents` from the sender: its DRAM reads
+    /// ([`Multicast::reads_on_writer`]) or the wait for the reader's ([`Multicast::fill`]), the
+    /// wait for `READY` to count every receiver, one multicast per CB and rectangle, then
+    /// `VALID` set and multicast. None without receivers.
+    pub fn send(&self, residents: &[Resident]) -> Vec<Call> {
+        let receivers = self.receivers();
+        if receivers == 0 {
+            return Vec::new();
+        }
+        let rects = self.rects();
+        let mut sender = if self.reads_on_writer {
+            self.load(residents)
+        } else {
+            vec![Call::SemWait {
+                sem: LOADED,
+                value: 1,
+            }]
+        };
+        sender.push(Call::SemWait {
+            sem: READY,
+            value: receivers,
+        });
+        sender.extend(residents.iter().map(|r| Call::McastWrite {
+            cb: r.cb,
+            pages: r.pages,
+            page_bytes: r.page_bytes,
+            dests: receivers,
+            rects,
+        }));
+        sender.extend([
+            Call::SemSet {
+                sem: VALID,
+                value: 1,
+            },
+            Call::SemMcast {
+                sem: VALID,
+                dests: receivers,
+                rects,
+            },
+        ]);
+        vec![Call::Loop {
+            trips: Trips::OnSender,
+            body: sender,
+        }]
+    }
 }
 
 #[cfg(test)]
@@ -264,6 +335,7 @@ mod tests {
                 sender: Core { x: 0, y: 0 },
                 rects: grid.first_cores(cores),
             }],
+            reads_on_writer: false,
         }
     }
 
@@ -272,7 +344,7 @@ mod tests {
         // 12×10, 30 cores: rows 0 and 1 (with the sender) and 6 cores of row 2.
         let m = multicast(Grid::ETH_DISPATCH, 30);
         assert_eq!(m.receivers(), 29);
-        assert_eq!(m.semaphores(), 2);
+        assert_eq!(m.semaphores(), 3);
         let g = &m.groups[0];
         let flags: Vec<bool> = g.rects.iter().map(|r| contains(r, g.sender)).collect();
         assert_eq!(flags, [true, false]);
@@ -300,7 +372,7 @@ mod tests {
 
     /// Two groups of 5 rows on 12×10 (a conv sliced in two): each core's args name its own
     /// group's sender, each sender multicasts to its own rows only (loopback: it is in them),
-    /// and the fill waits for the 59 receivers of one group.
+    /// and the send waits for the 59 receivers of one group.
     #[test]
     fn each_group_has_its_sender_and_rectangle() {
         let rows = |y: u32| CoreRange {
@@ -318,6 +390,7 @@ mod tests {
                     rects: vec![rows(5)],
                 },
             ],
+            reads_on_writer: false,
         };
         assert_eq!(m.receivers(), 59);
         assert_eq!(m.senders(), vec![Core { x: 0, y: 0 }, Core { x: 0, y: 5 }]);
@@ -343,7 +416,7 @@ mod tests {
             ]
         );
         let waits: Vec<u32> = m
-            .fill(&[])
+            .send(&[])
             .iter()
             .filter_map(|c| match c {
                 Call::Loop { body, .. } => body.iter().find_map(|b| match b {

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use superpoint_graph::{Graph, GraphError, Op};
 
 use thiserror::Error;
+use tt_runtime::{CostModel, NOC_SIZE_CLASSES, NOC_SIZE_CLASS_LIMITS};
 
 use crate::device::{Core, CoreRange, Fidelity, Format, Grid, Limits, Precision};
 use crate::layout::{
@@ -451,15 +452,17 @@ pub struct ConvPlan {
     /// its taps can touch either side (they reach `pad·W + pad` pixels, so
     /// `⌈(pad·W + pad)/32⌉`). Shifted views: `W/32 + 2` (the taps reach `W/32` blocks; a
     /// block's views are started one output block before, and finished with, the block whose
-    /// last tap row it is).
+    /// last tap row it is); with [`ConvPlan::half_rows`] `W/32 + 4` (the last tap row is the
+    /// half part of block `b + W/32 + 1`, built one output block after its views).
     pub ring_reach: u32,
     /// The reader keeps, next to each ring block, its two views shifted by one pixel (row r =
     /// pixel 32q + r ± 1 of the same image row, zero outside it), built once per block; each
-    /// im2col tap row is then a block's three views, which the compute reads from the ring
-    /// itself (no im2col copy; `cb_im2col` carries one data-less page per output block
-    /// saying its tap rows are complete). Only for a 3×3 pad-1 conv with whole channel tiles
-    /// and W a multiple of 32 (every block inside one image row) whose ring leaves room for
-    /// double-buffered streams; otherwise row runs.
+    /// im2col tap row is then a block's three views (or with [`ConvPlan::half_rows`] those of
+    /// a half-block shifted slot), which the compute reads from the ring itself (no im2col
+    /// copy; `cb_im2col` carries one data-less page per output block saying its tap rows are
+    /// complete). Only for a 3×3 pad-1 conv with whole channel tiles, W a multiple of 16 (image
+    /// rows start at a face row) and whole blocks, whose ring leaves room for double-buffered
+    /// streams; otherwise row runs.
     pub shifted: bool,
     /// Bytes of one activation tile (2048 bf16, 4096 Float32).
     pub tile_bytes: u32,
@@ -502,6 +505,15 @@ impl ConvPlan {
         }
     }
 
+    /// Shifted views with W = 32m + 16: the tap rows above and below an output block start
+    /// half a block (16 pixels, faces 2/3 of a tile) into a block, so each ring slot p also
+    /// keeps a half part, the views of pixels `32p − 16 ..= 32p + 15` (the faces 2/3 of block
+    /// p − 1's views, then the faces 0/1 of block p's), and tap row ∓1 of output block b is
+    /// the half part of slot b − m (above) or b + m + 1 (below).
+    pub fn half_rows(&self) -> bool {
+        self.shifted && self.width % 32 == 16
+    }
+
     /// Tiles the ring keeps per block and channel tile: the block, and its two shifted views.
     pub fn ring_views(&self) -> u32 {
         if self.shifted {
@@ -511,10 +523,12 @@ impl ConvPlan {
         }
     }
 
-    /// Pages of the ring CB; with shifted views a zero slot (the tap rows above and below the
-    /// image) comes first.
+    /// Pages of the ring CB; with shifted views a zero part (the tap rows above and below the
+    /// image) comes first, then per block its views and with [`ConvPlan::half_rows`] its half
+    /// part.
     pub fn ring_pages(&self) -> u32 {
-        (self.ring_blocks() + u32::from(self.shifted)) * self.ring_views() * self.in_tiles
+        let parts = 1 + u32::from(self.half_rows());
+        (self.ring_blocks() * parts + u32::from(self.shifted)) * self.ring_views() * self.in_tiles
     }
 
     /// Pages the reader pushes on `cb_im2col` per output block: the im2col tiles, or with
@@ -745,12 +759,39 @@ fn row_run_block_cycles(kernel: u32, in_tiles: u32, k_tiles: u32, tile_bytes: u3
     u64::from(in_tiles * tile_bytes) / 48 + u64::from(k_tiles * tile_bytes) / im2col_rate
 }
 
+/// Cycles of `n` NoC transfers of `bytes` bytes each in tt_runtime's `CostModel::BLACKHOLE`
+/// (the rate of their size class, plus the issue).
+fn transfer_cycles(n: u32, bytes: u32) -> f64 {
+    let model = CostModel::BLACKHOLE;
+    let class = NOC_SIZE_CLASS_LIMITS
+        .iter()
+        .position(|&limit| bytes <= limit)
+        .unwrap_or(NOC_SIZE_CLASSES - 1);
+    f64::from(n) * (f64::from(bytes) / model.noc_bytes_per_cycle[class] + model.noc_issue_cycles)
+}
+
+/// Estimated reader cycles per output block of a shifted-views conv reader
+/// ([`ConvPlan::shifted`]; `half`: [`ConvPlan::half_rows`]) from its transfers: the block's
+/// `in_tiles` tiles fetched, its views moved by one face row (two reads), the first or last row
+/// of each face of each view fixed (one read per 16-column half), and with half rows the half
+/// part copied as two face pairs a view tile.
+fn shifted_block_cycles(in_tiles: u32, tile_bytes: u32, half: bool) -> u64 {
+    let row = tile_bytes / 64;
+    let mut cycles = transfer_cycles(in_tiles, tile_bytes)
+        + transfer_cycles(2, in_tiles * tile_bytes - row)
+        + transfer_cycles(2 * 2 * 2 * in_tiles, row);
+    if half {
+        cycles += transfer_cycles(2 * 3 * in_tiles, tile_bytes / 2);
+    }
+    cycles.ceil() as u64
+}
+
 /// Estimated cycles of the slowest core of a conv split into `slices` output-channel slices of
 /// `cores` cores each, the busiest taking `most` blocks and each group's first, which reads its
 /// slice's weights and multicasts them to `rects` rectangles, `sender_blocks`: the compute's
-/// matmuls (16 cycles a tile per fidelity phase, tt_runtime's `CostModel::BLACKHOLE`), the
-/// reader's blocks ([`ConvWork::block_cycles`]) and the sender's weight bytes read and
-/// multicast per rectangle (61 B a cycle: 16 KiB transfers).
+/// matmuls (tt_runtime's `CostModel::BLACKHOLE` cycles a tile per fidelity phase), the
+/// reader's blocks ([`ConvWork::block_cycles`]), and the sender's weight pages read and
+/// multicast once per rectangle.
 fn conv_split_cycles(w: ConvWork, slices: u32, split: &Split) -> u64 {
     let group = split.work.iter().filter(|c| c.slice == 0);
     let most = u64::from(group.clone().map(|c| c.count).max().unwrap_or(0));
@@ -762,16 +803,29 @@ fn conv_split_cycles(w: ConvWork, slices: u32, split: &Split) -> u64 {
     } as u64;
     let slice_tiles = u64::from(w.out_tiles / slices);
     let rows = u64::from(w.weight_rows);
-    let compute = most * slice_tiles * rows * 16 * u64::from(w.phases);
+    let matmul = CostModel::BLACKHOLE.matmul_cycles_per_phase as u64;
+    let compute = most * slice_tiles * rows * matmul * u64::from(w.phases);
     let block = w.block_cycles;
-    let weights = if cores > 1 {
-        (1 + rects) * rows * slice_tiles * u64::from(TILE_BYTES) / 61
+    // The sender's DRAM pages ([`ConvPlan::weight_page_tiles`]) and one multicast of its
+    // whole slice per rectangle, on its writer, which also reads the pages when the sender
+    // computes blocks ([`crate::multicast::Multicast::reads_on_writer`]).
+    let (reader, writer) = if cores > 1 {
+        let tiles = w.weight_rows * (w.out_tiles / slices);
+        let per_page = largest_divisor_within(
+            if slices == 1 { tiles } else { w.out_tiles / slices },
+            WEIGHT_PAGE_TILES,
+        );
+        let read = transfer_cycles(tiles / per_page, per_page * TILE_BYTES) as u64;
+        let multicast = rects * transfer_cycles(1, tiles * TILE_BYTES) as u64;
+        if sender_blocks > 0 {
+            (sender_blocks * block, read + multicast)
+        } else {
+            (read, multicast)
+        }
     } else {
-        0
+        (0, 0)
     };
-    compute
-        .max(most * block)
-        .max(sender_blocks * block + weights)
+    compute.max(most * block).max(reader).max(writer)
 }
 
 /// A conv's split of `blocks` output blocks on `grid`, and its output-channel slices: the
@@ -804,14 +858,18 @@ fn ring_reach(reach: u32) -> u32 {
     reach.div_ceil(32)
 }
 
+/// Whether a conv of this shape can read its tap rows from shifted views
+/// ([`ConvPlan::shifted`]): 3×3 pad 1, whole channel tiles, W a multiple of 16 and whole blocks.
+fn shifts(kernel: u32, pad: u32, in_channels: u32, height: u32, width: u32) -> bool {
+    kernel == 3 && pad == 1 && in_channels % 32 == 0 && width % 16 == 0 && height * width % 32 == 0
+}
+
 /// `c` with shifted views ([`ConvPlan::shifted`]) when its shape allows them.
 fn shifted_views(c: &ConvPlan) -> Option<ConvPlan> {
-    (c.kernel == 3 && c.pad == 1 && c.in_channels % 32 == 0 && c.width % 32 == 0).then(|| {
-        ConvPlan {
-            ring_reach: c.width / 32 + 2,
-            shifted: true,
-            ..c.clone()
-        }
+    shifts(c.kernel, c.pad, c.in_channels, c.height, c.width).then(|| ConvPlan {
+        ring_reach: c.width / 32 + if c.width % 32 == 0 { 2 } else { 4 },
+        shifted: true,
+        ..c.clone()
     })
 }
 
@@ -988,12 +1046,23 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         ConvWork {
                             out_tiles,
                             weight_rows: weight_parts * k_tiles,
-                            block_cycles: row_run_block_cycles(
+                            block_cycles: if shifts(
                                 *kernel as u32,
-                                in_tiles,
-                                k_tiles,
-                                format.tile_bytes(),
-                            ),
+                                *pad as u32,
+                                *in_channels as u32,
+                                shape.height as u32,
+                                width,
+                            ) && width % 32 != 0
+                            {
+                                shifted_block_cycles(in_tiles, format.tile_bytes(), true)
+                            } else {
+                                row_run_block_cycles(
+                                    *kernel as u32,
+                                    in_tiles,
+                                    k_tiles,
+                                    format.tile_bytes(),
+                                )
+                            },
                             phases: precision.fidelity.phases(),
                         },
                     );
@@ -1384,7 +1453,8 @@ mod tests {
     /// SuperPoint at 640×480 on 12×10: shifted views for the 3×3 convs at W 640, 320 and 160
     /// with whole channel tiles (ring: a zero slot, W/32 + 2 blocks ahead, W/32 behind and 2
     /// the compute may still read, three tiles a block and channel tile; cb_im2col: two
-    /// 16-byte pages), row runs for the 1-channel conv1a and the 80-wide convs.
+    /// 16-byte pages), half-block shifted ones for the 80-wide 3×3 convs (10 ring slots of two
+    /// parts at 128 channels), row runs for the 1-channel conv1a and the 1×1 convs.
     #[test]
     fn shifted_views_where_blocks_stay_inside_image_rows() {
         let planned = plan(&superpoint(640, 480), &PlanParams::default()).expect("plans");
@@ -1407,7 +1477,7 @@ mod tests {
             ("conv3b", 5, 4),
         ] {
             let (c, cbs) = conv(name);
-            assert!(c.shifted, "{name}");
+            assert!(c.shifted && !c.half_rows(), "{name}");
             assert_eq!(c.ring_reach, row_blocks + 2, "{name}");
             assert_eq!(c.ring_blocks(), 2 * row_blocks + 4, "{name}");
             let ring = cbs.iter().find(|b| b.name == "cb_ring").expect("ring");
@@ -1416,20 +1486,32 @@ mod tests {
             let im2col = cbs.iter().find(|b| b.name == "cb_im2col").expect("im2col");
             assert_eq!((im2col.pages, im2col.page_bytes), (2, 16), "{name}");
         }
-        for name in ["conv1a", "conv4a", "conv4b", "convPa", "convDa", "convPb"] {
+        // W = 80 = 2 · 32 + 16: half-block shifted tap rows, ring_reach W/32 + 4; each slot
+        // also keeps its half part.
+        for name in ["conv4a", "conv4b", "convPa", "convDa"] {
+            let (c, cbs) = conv(name);
+            assert!(c.half_rows(), "{name}");
+            assert_eq!(c.ring_reach, 6, "{name}");
+            assert_eq!(c.ring_blocks(), 10, "{name}");
+            let ring = cbs.iter().find(|b| b.name == "cb_ring").expect("ring");
+            assert_eq!(ring.pages, (1 + 2 * 10) * 3 * 4, "{name}");
+        }
+        for name in ["conv1a", "convPb", "convDb"] {
             assert!(!conv(name).0.shifted, "{name}");
         }
     }
 
     /// Weight DRAM pages of up to 8 tiles, a divisor of the weight tiles: conv1a 1 × 2 tiles
-    /// (2), conv1b 18 × 2 (6), conv4a 36 × 4 (8), convPb 8 × 3 (8: 24 tiles).
+    /// (2), conv1b 18 × 2 (6), conv3b 36 × 4 (8), convPb 8 × 3 (8: 24 tiles); sliced, a divisor
+    /// of a slice's run in a weight row: conv4a 36 × 4 in 2 slices (2).
     #[test]
     fn conv_weights_are_read_in_pages_of_up_to_8_tiles() {
         let planned = plan(&superpoint(640, 480), &PlanParams::default()).expect("plans");
         for (name, per_page, pages) in [
             ("conv1a", 2, 1),
             ("conv1b", 6, 6),
-            ("conv4a", 8, 18),
+            ("conv3b", 8, 18),
+            ("conv4a", 2, 72),
             ("convPb", 8, 3),
         ] {
             let node = planned.nodes.iter().find(|n| n.name == name).expect(name);
@@ -1510,11 +1592,12 @@ mod tests {
         assert_eq!(Split::sliced(Grid { x: 2, y: 1 }, 10, 4), None);
     }
 
-    /// SuperPoint at 640×480: convPa, convDa (2 × 4 of 8 output tiles) and convDb slice on
-    /// both grids, each group 5 full rows; conv4a/b stay unsliced (their weights' sender bounds
-    /// them, and 2 slices would make the reader, at 3 blocks a core, slower still), as do the
-    /// larger convs (an even split leaves nothing to gain) and convPb (3 output tiles; its
-    /// sender reads little).
+    /// SuperPoint at 640×480: the 80×60 convs slice on both grids but convPb (3 output tiles;
+    /// its sender reads little), the larger ones do not (an even split leaves nothing to
+    /// gain). conv4a/b (4 output tiles) and convDb (8) in 2 slices of 5 full rows: 3 blocks a
+    /// core for half the tiles beat 2 for all of them. convPa/convDa (8 output tiles) in 4
+    /// slices of 3 full columns on 12×10 (5 blocks a core, the half-block shifted views keeping
+    /// the reader under the matmuls), in 2 on 11×10 (27 cores a group would take 6 blocks).
     #[test]
     fn the_80x60_convs_slice_where_it_shortens_the_slowest_core() {
         for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
@@ -1527,31 +1610,42 @@ mod tests {
                 let OpPlan::Conv2d(c) = &node.op else {
                     continue;
                 };
-                let sliced = ["convPa", "convDa", "convDb"].contains(&node.name.as_str());
-                assert_eq!(c.slices, if sliced { 2 } else { 1 }, "{}", node.name);
+                let name = node.name.as_str();
+                let slices = match name {
+                    "conv4a" | "conv4b" | "convDb" => 2,
+                    "convPa" | "convDa" if grid == Grid::ETH_DISPATCH => 4,
+                    "convPa" | "convDa" => 2,
+                    _ => 1,
+                };
+                assert_eq!(c.slices, slices, "{name}");
                 let weights = node
                     .cbs
                     .iter()
                     .find(|b| b.name == "cb_weights")
                     .expect("cb");
                 assert_eq!(weights.pages, c.weight_parts * c.k_tiles * c.slice_tiles());
-                if sliced {
-                    assert_eq!(c.group, 4, "{}", node.name);
-                    assert_eq!(c.weight_page_tiles, 4, "{}", node.name);
-                    for (i, rects) in node.split.slices.iter().enumerate() {
-                        let y = 5 * i as u32;
-                        assert_eq!(rects.len(), 1);
-                        assert_eq!(rects[0].start, Core { x: 0, y });
-                        assert_eq!(
-                            rects[0].end,
+                if slices == 1 {
+                    assert!(node.split.slices.is_empty(), "{name}");
+                    continue;
+                }
+                let slice_tiles = c.out_tiles / slices;
+                assert_eq!(c.group, slice_tiles, "{name}");
+                assert_eq!(c.weight_page_tiles, slice_tiles, "{name}");
+                for (i, rects) in node.split.slices.iter().enumerate() {
+                    let i = i as u32;
+                    let (start, end) = if slices == 4 {
+                        (Core { x: 3 * i, y: 0 }, Core { x: 3 * i + 2, y: 9 })
+                    } else {
+                        (
+                            Core { x: 0, y: 5 * i },
                             Core {
                                 x: grid.x - 1,
-                                y: y + 4
-                            }
-                        );
-                    }
-                } else {
-                    assert!(node.split.slices.is_empty(), "{}", node.name);
+                                y: 5 * i + 4,
+                            },
+                        )
+                    };
+                    assert_eq!(rects.len(), 1, "{name}");
+                    assert_eq!((rects[0].start, rects[0].end), (start, end), "{name}");
                 }
             }
         }

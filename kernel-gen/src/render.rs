@@ -36,6 +36,7 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "common/runtime_args.cpp.tera",
     "common/zero_fill.cpp.tera",
     "conv2d/weights.cpp.tera",
+    "conv2d/weights_read.cpp.tera",
     "conv2d/reader.cpp.tera",
     "conv2d/frame_reader.cpp.tera",
     "conv2d/frame_compute.cpp.tera",

@@ -124,7 +124,9 @@ fn assert_conv(
 }
 
 /// 80×60 (the network's conv4 size): 150 blocks of 32 pixels cross image rows; on 12×10 the
-/// first 30 cores take two blocks, so runs start and end mid-row.
+/// first 30 cores take two blocks, so runs start and end mid-row. The tap rows above and below
+/// are half a block off (W = 2 · 32 + 16): the reader's half-block shifted views
+/// (`ConvPlan::half_rows`), bit-identical to the old reader's output.
 #[test]
 fn conv_32_to_64_at_80x60_blocks_cross_rows() {
     let layers: &[Layer] = &[
@@ -134,6 +136,13 @@ fn conv_32_to_64_at_80x60_blocks_cross_rows() {
         ("pool3", 0, 0, 0, false),
         ("conv", 32, 64, 3, true),
     ];
+    let params = PlanParams {
+        grid: Grid::ETH_DISPATCH,
+        ..PlanParams::default()
+    };
+    let plan = kernel_gen::plan::plan(&chain(640, 480, layers), &params).expect("plans");
+    assert!(plan.nodes.iter().any(|n| matches!(&n.op,
+        kernel_gen::plan::OpPlan::Conv2d(c) if n.name == "conv" && c.half_rows())));
     assert_conv(80, 60, layers, 4, Grid::ETH_DISPATCH, 0x4cc2_cf24_7ae9_5a33);
 }
 
@@ -441,13 +450,39 @@ fn conv_pool_chain_down_to_a_partial_block() {
 }
 
 /// The reader reads every input block its run's taps touch from DRAM exactly once: on a 7×1
-/// grid at 80×60 (150 blocks; 3×3 taps reach 81 pixels, ⌈81/32⌉ = 3 blocks either side) core i
-/// has blocks [start, start + count) and reads blocks [start − 3, start + count + 2] ∩ [0, 149],
-/// 2 channel tiles each; core 0, the weights' multicast sender, also the 18 weight tiles and the
-/// bias tile. The emulator counts what the kernel read; the static report (kernel IR) is the
+/// grid at 72×60 (135 blocks; W not a multiple of 16, so row runs; 3×3 taps reach 73 pixels,
+/// ⌈73/32⌉ = 3 blocks either side) core i has blocks [start, start + count) and reads blocks
+/// [start − 3, start + count + 2] ∩ [0, 134], 2 channel tiles each; core 0, the weights'
+/// multicast sender, also computes blocks, so its writer reads the 18 weight tiles and the
+/// bias tile. The emulator counts what the kernels read; the static report (kernel IR) is the
 /// bound without the skipped blocks.
 #[test]
 fn conv_reader_reads_each_input_block_once_per_core() {
+    let layers: &[Layer] = &[
+        ("c0", 1, 64, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("conv", 64, 32, 3, true),
+    ];
+    // 135 blocks on 7 cores: at most 20 a core (7 × 19 < 135), so the weights' sender takes
+    // 135 − 6 × 20 = 15 and the others 20 each.
+    assert_reads_each_block_once(
+        layers,
+        (576, 480),
+        (72, 60),
+        3,
+        false,
+        [15, 20, 20, 20, 20, 20, 20],
+    );
+}
+
+/// The same with half-block shifted views at 80×60 (W = 2 · 32 + 16): the tap rows of a run
+/// reach the half parts of the blocks 3 either side, built from the views of the blocks 3 either
+/// side, built from the blocks 4 either side, so core i reads blocks
+/// [start − 4, start + count + 3] ∩ [0, 149], once each.
+#[test]
+fn conv_reader_with_half_block_rows_reads_each_input_block_once_per_core() {
     let layers: &[Layer] = &[
         ("c0", 1, 64, 3, true),
         ("pool1", 0, 0, 0, false),
@@ -461,8 +496,8 @@ fn conv_reader_reads_each_input_block_once_per_core() {
         layers,
         (640, 480),
         (80, 60),
-        3,
-        false,
+        4,
+        true,
         [18, 22, 22, 22, 22, 22, 22],
     );
 }
@@ -485,10 +520,11 @@ fn conv_reader_with_shifted_views_reads_each_input_block_once_per_core() {
 }
 
 /// Runs the last layer of `layers` (3×3, 64→32) of a `frame`-sized chain on a 7×1 grid on an
-/// `input` (W, H) activation and checks each core's DRAM reads: blocks `reach` either side of
-/// its run, inside the image, 2 tiles each, plus the 19 weight and bias tiles on core 0; and the
-/// static report's bound. `shifted`: which reader the planner must have chosen; `counts`: the
-/// output blocks of each core.
+/// `input` (W, H) activation and checks each core's DRAM reads: its reader's, blocks `reach`
+/// either side of its run, inside the image, 2 tiles each; its writer's, the 19 weight and bias
+/// tiles on core 0 (the sender computes blocks: `Multicast::reads_on_writer`), none elsewhere;
+/// and the static report's bound. `shifted`: which reader the planner must have chosen (a
+/// half-block one when W is not a multiple of 32); `counts`: the output blocks of each core.
 fn assert_reads_each_block_once(
     layers: &[Layer],
     frame: (usize, usize),
@@ -504,9 +540,9 @@ fn assert_reads_each_block_once(
         ..PlanParams::default()
     };
     let p = kernel_gen::plan::plan(&graph, &params).expect("plans");
-    assert!(p.nodes.iter().any(
-        |n| matches!(&n.op, kernel_gen::plan::OpPlan::Conv2d(c) if n.name == "conv" && c.shifted == shifted)
-    ));
+    assert!(p.nodes.iter().any(|n| matches!(&n.op,
+        kernel_gen::plan::OpPlan::Conv2d(c) if n.name == "conv" && c.shifted == shifted
+            && c.half_rows() == (shifted && input.0 % 32 != 0))));
     let compiled = compile(&graph, &params).expect("compiles");
     let ws = weights(layers, 1);
     let x = bf16_rounded(&random_tensor(64, input.1, input.0, 2));
@@ -522,11 +558,8 @@ fn assert_reads_each_block_once(
     loaded.run_nodes(&dev, &["conv"]).expect("runs");
     let counters = loaded.counters().expect("counters");
     let step = counters.iter().find(|s| s.node == "conv").expect("step");
-    let reader = step
-        .kernels
-        .iter()
-        .find(|k| k.role == Role::Reader)
-        .expect("reader");
+    let role = |role: Role| step.kernels.iter().find(|k| k.role == role).expect("kernel");
+    let (reader, writer) = (role(Role::Reader), role(Role::Writer));
     let blocks = (input.0 * input.1 / 32) as u64;
     let tile = 2048u64;
     let mut start = 0u64;
@@ -538,11 +571,14 @@ fn assert_reads_each_block_once(
         let first = start.saturating_sub(reach);
         let last = (start + count - 1 + reach).min(blocks - 1);
         let weights = if i == 0 { 19 * tile } else { 0 };
-        let expected = (last - first + 1) * 2 * tile + weights;
+        let expected = (last - first + 1) * 2 * tile;
         let (core, got) = &reader.cores[i as usize];
         assert_eq!(core.x as u64, i);
         assert_eq!(got.dram_read_bytes, expected, "core {i}");
-        total += expected;
+        let (core, wrote) = &writer.cores[i as usize];
+        assert_eq!(core.x as u64, i);
+        assert_eq!(wrote.dram_read_bytes, weights, "core {i}'s writer");
+        total += expected + weights;
         bound += (2 * reach + count) * 2 * tile + weights;
         start += count;
     }
@@ -555,13 +591,17 @@ fn assert_reads_each_block_once(
 }
 
 /// Runs layer 1 of `layers` (1×1, `inp` channels) alone on a `width`×`height` frame, checks its
-/// PCC, and returns the reader's counters per core in split order (the sender first).
-fn reader_counters(
+/// PCC, and returns the reader's and the writer's counters per core in split order (the sender
+/// first).
+fn kernel_counters(
     width: usize,
     height: usize,
     layers: &[Layer],
     grid: Grid,
-) -> (kernel_gen::program::Step, Vec<tt_runtime::Counters>) {
+) -> (
+    kernel_gen::program::Step,
+    Vec<(tt_runtime::Counters, tt_runtime::Counters)>,
+) {
     let graph = chain(width, height, layers);
     let params = PlanParams {
         grid,
@@ -590,36 +630,36 @@ fn reader_counters(
     assert!(r >= PCC_MIN, "{name}: PCC {r}");
     let step = compiled.program.step(name).expect("step").clone();
     let counters = loaded.counters().expect("counters");
-    let reader = counters
-        .iter()
-        .find(|s| s.node == name)
-        .and_then(|s| s.kernels.iter().find(|k| k.role == Role::Reader))
-        .expect("reader counters");
-    let order: Vec<Core> = step.kernels[0]
+    let kernel = |role: Role| {
+        counters
+            .iter()
+            .find(|s| s.node == name)
+            .and_then(|s| s.kernels.iter().find(|k| k.role == role))
+            .expect("kernel counters")
+    };
+    let (reader, writer) = (kernel(Role::Reader), kernel(Role::Writer));
+    let on = |k: &kernel_gen::runner::KernelCounters, c: &Core| {
+        k.cores
+            .iter()
+            .find(|(core, _)| core == c)
+            .map(|(_, n)| *n)
+            .expect("core counters")
+    };
+    let per_core = step.kernels[0]
         .runtime_args
         .iter()
-        .map(|a| a.core)
-        .collect();
-    let per_core = order
-        .iter()
-        .map(|c| {
-            reader
-                .cores
-                .iter()
-                .find(|(core, _)| core == c)
-                .map(|(_, n)| *n)
-                .expect("core counters")
-        })
+        .map(|a| (on(reader, &a.core), on(writer, &a.core)))
         .collect();
     (step, per_core)
 }
 
 /// The first core reads the 1×1 64→32 conv's weights (2 tiles) and bias (1 tile) from DRAM
-/// and multicasts them once per rectangle of the split: the full rows (with the sender, by
-/// loopback) and the partial last row on 64 cores of either grid, one rectangle on the whole
-/// 12×10 grid. Every other core reads only its own input tile rows (2 tiles per block). 64
-/// blocks on 64 cores: one each; 128 on 120: at most 2 a core, so the sender takes none and
-/// cores 1 to 9 two each.
+/// and its writer multicasts them once per rectangle of the split: the full rows (with the
+/// sender, by loopback) and the partial last row on 64 cores of either grid, one rectangle on
+/// the whole 12×10 grid. Every other core reads only its own input tile rows (2 tiles per
+/// block). 64 blocks on 64 cores: one each, so the sender computes a block and its writer also
+/// does the DRAM reads; 128 on 120: at most 2 a core, so the sender takes none and its reader
+/// reads them, and cores 1 to 9 two each.
 #[test]
 fn conv_weights_are_read_once_and_multicast_per_rectangle_on_both_grids() {
     let layers: &[Layer] = &[("conv_a", 1, 64, 3, true), ("conv_b", 64, 32, 1, true)];
@@ -629,11 +669,11 @@ fn conv_weights_are_read_once_and_multicast_per_rectangle_on_both_grids() {
         (64, 32, Grid::TENSIX_DISPATCH, 64, 2),
         (64, 64, Grid::ETH_DISPATCH, 120, 1),
     ] {
-        let (step, counters) = reader_counters(width, height, layers, grid);
+        let (step, counters) = kernel_counters(width, height, layers, grid);
         assert_eq!(counters.len() as u64, cores);
-        assert_eq!(step.semaphores, 2);
+        assert_eq!(step.semaphores, 3);
         let blocks = (width * height / 32) as u64;
-        for (i, c) in counters.iter().enumerate() {
+        for (i, (r, w)) in counters.iter().enumerate() {
             let own = match (blocks, i) {
                 (64, _) => 1,
                 (_, 0) => 0,
@@ -641,17 +681,22 @@ fn conv_weights_are_read_once_and_multicast_per_rectangle_on_both_grids() {
                 _ => 1,
             };
             if i == 0 {
-                assert_eq!(c.dram_read_bytes, (2 + 1 + 2 * own) * tile);
+                // The reads on the writer when the sender computes a block, else on the reader.
+                let (loads, on_reader) = if own > 0 { (w, 0) } else { (r, 2 + 1) };
+                assert_eq!(r.dram_read_bytes, (on_reader + 2 * own) * tile);
+                assert_eq!(w.dram_read_bytes, (2 + 1 - on_reader) * tile);
                 // The two weight tiles are one 4 KiB DRAM page (size class 6: 2049..=4096 B).
-                assert_eq!(c.noc_reads[6], 1);
-                assert_eq!(c.noc_mcasts, 2 * rects);
-                assert_eq!(c.noc_mcast_bytes, rects * (2 + 1) * tile);
+                assert_eq!(loads.noc_reads[6], 1);
+                assert_eq!((r.noc_mcasts, r.noc_mcast_bytes), (0, 0));
+                assert_eq!(w.noc_mcasts, 2 * rects);
+                assert_eq!(w.noc_mcast_bytes, rects * (2 + 1) * tile);
                 // Destinations reached per CB: every core, the sender by loopback.
-                assert_eq!(c.noc_mcast_dests, 2 * cores);
-                assert_eq!(c.noc_sem_ops, rects);
+                assert_eq!(w.noc_mcast_dests, 2 * cores);
+                assert_eq!(w.noc_sem_ops, rects);
             } else {
-                assert_eq!(c.dram_read_bytes, 2 * own * tile, "core {i}");
-                assert_eq!((c.noc_mcasts, c.noc_sem_ops), (0, 1), "core {i}");
+                assert_eq!(r.dram_read_bytes, 2 * own * tile, "core {i}");
+                assert_eq!((r.noc_mcasts, r.noc_sem_ops), (0, 1), "core {i}");
+                assert_eq!((w.dram_read_bytes, w.noc_mcasts), (0, 0), "core {i}");
             }
         }
     }
@@ -663,11 +708,13 @@ fn conv_weights_are_read_once_and_multicast_per_rectangle_on_both_grids() {
 #[test]
 fn conv_on_a_single_core_reads_its_weights_without_multicast() {
     let layers: &[Layer] = &[("conv_a", 1, 64, 3, true), ("conv_b", 64, 32, 1, false)];
-    let (step, cores) = reader_counters(32, 32, layers, Grid { x: 1, y: 1 });
+    let (step, cores) = kernel_counters(32, 32, layers, Grid { x: 1, y: 1 });
     assert_eq!(cores.len(), 1);
     assert_eq!(step.semaphores, 0);
-    assert_eq!(cores[0].dram_read_bytes, (2 + 1 + 32 * 2) * 2048);
-    assert_eq!((cores[0].noc_mcasts, cores[0].noc_sem_ops), (0, 0));
+    let (reader, writer) = &cores[0];
+    assert_eq!(reader.dram_read_bytes, (2 + 1 + 32 * 2) * 2048);
+    assert_eq!((reader.noc_mcasts, reader.noc_sem_ops), (0, 0));
+    assert_eq!((writer.dram_read_bytes, writer.noc_mcasts, writer.noc_sem_ops), (0, 0, 0));
 }
 
 /// The slices of output channels `conv` gets on `grid` at `precision`
@@ -692,9 +739,11 @@ fn conv_slices(graph: &superpoint_graph::Graph, grid: Grid, precision: Precision
 }
 
 /// Output channels split over groups of cores: at 80×60 (150 blocks) 128→256 3×3 (convPa's
-/// shape) in 2 slices of 4 output tiles on both full grids (rows 0–4 and 5–9, each group's
-/// weights from its own sender), in 4 of 2 at the accurate precision (hi + lo weights, Float32
-/// activations; 3 columns of 10 cores a group), and 256→256 1×1 (convDb's) in 2, also on a 7×3 grid (groups of 10 cores as
+/// shape) in 4 slices of 2 output tiles on the 12×10 grid (3 columns of 10 cores a group, each
+/// group's weights from its own sender), in 2 of 4 on the 11×10 grid (rows 0–4 and 5–9), in 4
+/// at the accurate precision (hi + lo weights, Float32 activations; there the unsliced 7×1
+/// conv has no room for shifted views, so its row-run reader checks the half-block shifted
+/// views bit for bit), and 256→256 1×1 (convDb's) in 2, also on a 7×3 grid (groups of 10 cores as
 /// two rectangles each: a row and 3 cores, 4 cores and a row of 6; two multicasts per CB); at
 /// 40×16 (20 blocks) 64→128 3×3 in 4 slices of one output tile on an 8×8 grid (two rows of 8
 /// cores a group). Each meets the PCC gate and
@@ -725,7 +774,7 @@ fn convs_sliced_over_output_channels_equal_the_unsliced_conv() {
     ];
     let unsliced = Grid { x: 7, y: 1 };
     for (layers, (width, height), grid, precision, slices) in [
-        (wide, (80, 60), Grid::ETH_DISPATCH, Precision::PORT, (2, 1)),
+        (wide, (80, 60), Grid::ETH_DISPATCH, Precision::PORT, (4, 1)),
         (
             wide,
             (80, 60),

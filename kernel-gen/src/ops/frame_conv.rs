@@ -184,7 +184,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             ),
         ],
     };
-    add_conv_weights_fill(&mut reader, node, c, weights, bias)?;
+    add_conv_weights_fill(&mut reader, node, c)?;
     let block = vec![
         Call::CbReserve {
             cb: im2col,
@@ -282,7 +282,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             },
         ],
     };
-    let writer = conv_writer(node, c, shape, out, tile, row_tiles);
+    let writer = conv_writer(node, c, shape, out, tile, row_tiles)?;
     Ok(vec![reader, compute, writer])
 }
 
