@@ -601,7 +601,7 @@ pub(crate) fn conv_writer(
         "weight_addr",
         "bias_addr",
     ]);
-    runtime_arg_names.extend(Multicast::arg_names());
+    runtime_arg_names.extend(Multicast::send_arg_names());
     let mut body = multicast.send(&conv_residents(node, c)?);
     body.push(blocks(
             Trips::Blocks,
@@ -646,7 +646,7 @@ pub(crate) fn conv_writer(
                         Arg::BufferAddress(c.weights.clone()),
                         Arg::BufferAddress(c.bias.clone()),
                     ],
-                    multicast.args(w.core),
+                    multicast.send_args(w.core),
                 ]
                 .concat(),
             })

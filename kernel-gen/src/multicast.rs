@@ -186,6 +186,30 @@ impl Multicast {
         names
     }
 
+    /// Whether the sender's writer ([`Multicast::send`]) takes the arg named `name`: all but
+    /// the sender's coordinates.
+    fn sends_with(name: &str) -> bool {
+        name != "sender_x" && name != "sender_y"
+    }
+
+    /// [`Multicast::arg_names`] for the sender's writer.
+    pub fn send_arg_names() -> Vec<String> {
+        Multicast::arg_names()
+            .into_iter()
+            .filter(|name| Multicast::sends_with(name))
+            .collect()
+    }
+
+    /// [`Multicast::args`] of `core` for the sender's writer.
+    pub fn send_args(&self, core: Core) -> Vec<Arg> {
+        Multicast::arg_names()
+            .iter()
+            .zip(self.args(core))
+            .filter(|(name, _)| Multicast::sends_with(name))
+            .map(|(_, arg)| arg)
+            .collect()
+    }
+
     /// The runtime args of `core` (all 0 for a core in no group).
     pub fn args(&self, core: Core) -> Vec<Arg> {
         let Some(group) = self.groups.iter().find(|g| g.holds(core)) else {

@@ -222,7 +222,7 @@ fn cb_ids_below_64() {
 fn noc_alignment_of_dram_reads_and_l1_pages() {
     let mut k = kir();
     let mut first = true;
-    each_call(&mut reader_mut(&mut k, "conv_b").body, &mut |c| {
+    each_call(&mut kernel_mut(&mut k, "conv_b", Role::Reader).body, &mut |c| {
         if let Call::DramRead { page_bytes, .. } = c {
             if first {
                 *page_bytes = 2080;
@@ -331,35 +331,37 @@ fn each_call(calls: &mut [Call], f: &mut impl FnMut(&mut Call)) {
     }
 }
 
-fn reader_mut<'a>(kir: &'a mut Kir, name: &str) -> &'a mut kernel_gen::kir::Kernel {
+fn kernel_mut<'a>(kir: &'a mut Kir, name: &str, role: Role) -> &'a mut kernel_gen::kir::Kernel {
     node_mut(kir, name)
         .kernels
         .iter_mut()
-        .find(|k| k.role == Role::Reader)
-        .expect("reader")
+        .find(|k| k.role == role)
+        .expect("kernel")
 }
 
 #[test]
 fn semaphore_ids_are_below_the_node_count() {
+    // conv_b's sender also computes a block: its reader waits for semaphore 2, which its
+    // writer sets once it has read the weights.
     let mut k = kir();
-    node_mut(&mut k, "conv_b").semaphores = 1;
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("semaphore 1 of 1");
+    node_mut(&mut k, "conv_b").semaphores = 2;
+    let err = check(&k, &Limits::BLACKHOLE).expect_err("semaphore 2 of 2");
     assert_eq!(
         err,
         CheckError::UnknownSemaphore {
             node: "conv_b".into(),
             role: Role::Reader,
-            sem: 1,
-            count: 1
+            sem: 2,
+            count: 2
         }
     );
 }
 
 #[test]
 fn multicast_must_reach_every_other_core() {
-    // conv_b: 64 blocks of 32 pixels on 64 cores, the first sends to 63.
+    // conv_b: 64 blocks of 32 pixels on 64 cores, the first's writer sends to 63.
     let mut k = kir();
-    each_call(&mut reader_mut(&mut k, "conv_b").body, &mut |c| {
+    each_call(&mut kernel_mut(&mut k, "conv_b", Role::Writer).body, &mut |c| {
         if let Call::McastWrite { dests, .. } = c {
             *dests = 62;
         }
@@ -369,7 +371,7 @@ fn multicast_must_reach_every_other_core() {
         err,
         CheckError::MulticastDests {
             node: "conv_b".into(),
-            role: Role::Reader,
+            role: Role::Writer,
             transfer: "multicast write",
             dests: 62,
             receivers: 63
@@ -380,7 +382,7 @@ fn multicast_must_reach_every_other_core() {
 #[test]
 fn multicast_size_is_noc_aligned() {
     let mut k = kir();
-    each_call(&mut reader_mut(&mut k, "conv_b").body, &mut |c| {
+    each_call(&mut kernel_mut(&mut k, "conv_b", Role::Writer).body, &mut |c| {
         if let Call::McastWrite { page_bytes, .. } = c {
             *page_bytes = 2050;
         }
@@ -390,7 +392,7 @@ fn multicast_size_is_noc_aligned() {
         err,
         CheckError::Misaligned {
             node: "conv_b".into(),
-            role: Role::Reader,
+            role: Role::Writer,
             transfer: "multicast write",
             bytes: 2050,
             alignment: 16
