@@ -604,27 +604,27 @@ pub(crate) fn conv_writer(
     runtime_arg_names.extend(Multicast::send_arg_names());
     let mut body = multicast.send(&conv_residents(node, c)?);
     body.push(blocks(
-            Trips::Blocks,
-            vec![Call::Loop {
-                trips: Trips::Fixed(blocks_per_unit * c.slice_tiles() / c.group),
-                body: vec![
-                    Call::CbWait {
-                        cb: out,
-                        pages: c.group,
-                    },
-                    Call::DramWrite {
-                        buffer: node.output.clone(),
-                        pages: c.group,
-                        page_bytes: tile,
-                        cb: out,
-                    },
-                    Call::CbPop {
-                        cb: out,
-                        pages: c.group,
-                    },
-                ],
-            }],
-        ));
+        Trips::Blocks,
+        vec![Call::Loop {
+            trips: Trips::Fixed(blocks_per_unit * c.slice_tiles() / c.group),
+            body: vec![
+                Call::CbWait {
+                    cb: out,
+                    pages: c.group,
+                },
+                Call::DramWrite {
+                    buffer: node.output.clone(),
+                    pages: c.group,
+                    page_bytes: tile,
+                    cb: out,
+                },
+                Call::CbPop {
+                    cb: out,
+                    pages: c.group,
+                },
+            ],
+        }],
+    ));
     Ok(Kernel {
         role: Role::Writer,
         template: "conv2d/writer.cpp.tera".into(),

@@ -742,8 +742,12 @@ struct ConvWork {
     out_tiles: u32,
     /// Weight rows of tiles (`weight_parts · k_tiles`): tile matmuls per output tile.
     weight_rows: u32,
-    /// Estimated reader cycles per output block ([`row_run_block_cycles`]).
+    /// Estimated reader cycles per output block ([`row_run_block_cycles`],
+    /// [`shifted_block_cycles`]).
     block_cycles: u64,
+    /// Estimated reader cycles a core spends besides its blocks' ([`half_rows_halo_cycles`];
+    /// 0 for row runs, whose extra blocks are only fetched).
+    halo_cycles: u64,
     phases: u32,
 }
 
@@ -786,6 +790,19 @@ fn shifted_block_cycles(in_tiles: u32, tile_bytes: u32, half: bool) -> u64 {
     cycles.ceil() as u64
 }
 
+/// Estimated cycles a half-block shifted-views reader ([`ConvPlan::half_rows`]) spends on the
+/// blocks around a core's run, however few blocks it has: W/32 + 2 more fetched either side,
+/// W/32 + 1 more views either side, and 2 · W/32 + 1 more half parts.
+fn half_rows_halo_cycles(width: u32, in_tiles: u32, tile_bytes: u32) -> u64 {
+    let m = width / 32;
+    let fetch = shifted_block_cycles(in_tiles, tile_bytes, false);
+    let views = fetch - transfer_cycles(in_tiles, tile_bytes) as u64;
+    let half = shifted_block_cycles(in_tiles, tile_bytes, true) - fetch;
+    u64::from(2 * m + 4) * transfer_cycles(in_tiles, tile_bytes) as u64
+        + u64::from(2 * m + 2) * views
+        + u64::from(2 * m + 1) * half
+}
+
 /// Estimated cycles of the slowest core of a conv split into `slices` output-channel slices of
 /// `cores` cores each, the busiest taking `most` blocks and each group's first, which reads its
 /// slice's weights and multicasts them to `rects` rectangles, `sender_blocks`: the compute's
@@ -812,7 +829,11 @@ fn conv_split_cycles(w: ConvWork, slices: u32, split: &Split) -> u64 {
     let (reader, writer) = if cores > 1 {
         let tiles = w.weight_rows * (w.out_tiles / slices);
         let per_page = largest_divisor_within(
-            if slices == 1 { tiles } else { w.out_tiles / slices },
+            if slices == 1 {
+                tiles
+            } else {
+                w.out_tiles / slices
+            },
             WEIGHT_PAGE_TILES,
         );
         let read = transfer_cycles(tiles / per_page, per_page * TILE_BYTES) as u64;
@@ -825,14 +846,17 @@ fn conv_split_cycles(w: ConvWork, slices: u32, split: &Split) -> u64 {
     } else {
         (0, 0)
     };
-    compute.max(most * block).max(reader).max(writer)
+    compute
+        .max(most * block + w.halo_cycles)
+        .max(reader + w.halo_cycles)
+        .max(writer)
 }
 
-/// A conv's split of `blocks` output blocks on `grid`, and its output-channel slices: the
-/// divisor of `out_tiles` whose [`Split::sliced`] has the fewest estimated cycles
-/// ([`conv_split_cycles`]), the fewest slices among equals; one slice is
+/// A conv's split of `blocks` output blocks on `grid`, its output-channel slices and their
+/// estimated cycles: the divisor of `out_tiles` whose [`Split::sliced`] has the fewest
+/// estimated cycles ([`conv_split_cycles`]), the fewest slices among equals; one slice is
 /// [`Split::sender_light`] over the grid's first cores.
-fn conv_split(grid: Grid, blocks: u32, w: ConvWork) -> (u32, Split) {
+fn conv_split(grid: Grid, blocks: u32, w: ConvWork) -> (u64, u32, Split) {
     let unsliced = Split::sender_light(grid, blocks);
     let mut best = (conv_split_cycles(w, 1, &unsliced), 1, unsliced);
     for slices in (2..=w.out_tiles).filter(|s| w.out_tiles % s == 0) {
@@ -843,7 +867,7 @@ fn conv_split(grid: Grid, blocks: u32, w: ConvWork) -> (u32, Split) {
             }
         }
     }
-    (best.1, best.2)
+    best
 }
 
 /// The largest divisor of `n` that is at most `cap`.
@@ -1037,36 +1061,59 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 let width = shape.width as u32;
                 let format = precision.format;
                 let weight_parts = conv_weight_parts(format) as u32;
+                // Half-block shifted views ([`ConvPlan::half_rows`]) where their estimate, with
+                // the views they build around each core's run, beats row runs'.
+                let mut half_rows = false;
                 let (slices, split) = if frame.is_some() {
                     (1, None)
                 } else {
-                    let (slices, split) = conv_split(
-                        params.grid,
-                        shape.pixel_tiles() as u32,
-                        ConvWork {
-                            out_tiles,
-                            weight_rows: weight_parts * k_tiles,
-                            block_cycles: if shifts(
-                                *kernel as u32,
-                                *pad as u32,
-                                *in_channels as u32,
-                                shape.height as u32,
-                                width,
-                            ) && width % 32 != 0
-                            {
-                                shifted_block_cycles(in_tiles, format.tile_bytes(), true)
-                            } else {
-                                row_run_block_cycles(
-                                    *kernel as u32,
+                    let row_runs = ConvWork {
+                        out_tiles,
+                        weight_rows: weight_parts * k_tiles,
+                        block_cycles: row_run_block_cycles(
+                            *kernel as u32,
+                            in_tiles,
+                            k_tiles,
+                            format.tile_bytes(),
+                        ),
+                        halo_cycles: 0,
+                        phases: precision.fidelity.phases(),
+                    };
+                    let blocks = shape.pixel_tiles() as u32;
+                    let (cycles, slices, split) = conv_split(params.grid, blocks, row_runs);
+                    let halves = shifts(
+                        *kernel as u32,
+                        *pad as u32,
+                        *in_channels as u32,
+                        shape.height as u32,
+                        width,
+                    ) && width % 32 != 0;
+                    let half = halves.then(|| {
+                        conv_split(
+                            params.grid,
+                            blocks,
+                            ConvWork {
+                                block_cycles: shifted_block_cycles(
                                     in_tiles,
-                                    k_tiles,
                                     format.tile_bytes(),
-                                )
+                                    true,
+                                ),
+                                halo_cycles: half_rows_halo_cycles(
+                                    width,
+                                    in_tiles,
+                                    format.tile_bytes(),
+                                ),
+                                ..row_runs
                             },
-                            phases: precision.fidelity.phases(),
-                        },
-                    );
-                    (slices, Some(split))
+                        )
+                    });
+                    match half {
+                        Some((c, s, split)) if c < cycles => {
+                            half_rows = true;
+                            (s, Some(split))
+                        }
+                        _ => (slices, Some(split)),
+                    }
                 };
                 let slice_tiles = out_tiles / slices;
                 let group = largest_divisor_within(slice_tiles, precision.dst_tiles());
@@ -1115,7 +1162,12 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     conv_stream_depth(params.limits.l1_usable(), arena_reserve, fixed(c), stage(c))
                 };
                 let conv = match shifted_views(&row_runs) {
-                    Some(shifted) if depth_of(&shifted) == SHIFTED_TOKENS => shifted,
+                    Some(shifted)
+                        if depth_of(&shifted) == SHIFTED_TOKENS
+                            && (half_rows || !shifted.half_rows()) =>
+                    {
+                        shifted
+                    }
                     _ => row_runs,
                 };
                 let depth = depth_of(&conv);
@@ -1453,8 +1505,7 @@ mod tests {
     /// SuperPoint at 640×480 on 12×10: shifted views for the 3×3 convs at W 640, 320 and 160
     /// with whole channel tiles (ring: a zero slot, W/32 + 2 blocks ahead, W/32 behind and 2
     /// the compute may still read, three tiles a block and channel tile; cb_im2col: two
-    /// 16-byte pages), half-block shifted ones for the 80-wide 3×3 convs (10 ring slots of two
-    /// parts at 128 channels), row runs for the 1-channel conv1a and the 1×1 convs.
+    /// 16-byte pages), row runs for the 1-channel conv1a and the 80-wide convs.
     #[test]
     fn shifted_views_where_blocks_stay_inside_image_rows() {
         let planned = plan(&superpoint(640, 480), &PlanParams::default()).expect("plans");
@@ -1477,7 +1528,7 @@ mod tests {
             ("conv3b", 5, 4),
         ] {
             let (c, cbs) = conv(name);
-            assert!(c.shifted && !c.half_rows(), "{name}");
+            assert!(c.shifted, "{name}");
             assert_eq!(c.ring_reach, row_blocks + 2, "{name}");
             assert_eq!(c.ring_blocks(), 2 * row_blocks + 4, "{name}");
             let ring = cbs.iter().find(|b| b.name == "cb_ring").expect("ring");
@@ -1486,32 +1537,20 @@ mod tests {
             let im2col = cbs.iter().find(|b| b.name == "cb_im2col").expect("im2col");
             assert_eq!((im2col.pages, im2col.page_bytes), (2, 16), "{name}");
         }
-        // W = 80 = 2 · 32 + 16: half-block shifted tap rows, ring_reach W/32 + 4; each slot
-        // also keeps its half part.
-        for name in ["conv4a", "conv4b", "convPa", "convDa"] {
-            let (c, cbs) = conv(name);
-            assert!(c.half_rows(), "{name}");
-            assert_eq!(c.ring_reach, 6, "{name}");
-            assert_eq!(c.ring_blocks(), 10, "{name}");
-            let ring = cbs.iter().find(|b| b.name == "cb_ring").expect("ring");
-            assert_eq!(ring.pages, (1 + 2 * 10) * 3 * 4, "{name}");
-        }
-        for name in ["conv1a", "convPb", "convDb"] {
+        for name in ["conv1a", "conv4a", "conv4b", "convPa", "convDa", "convPb"] {
             assert!(!conv(name).0.shifted, "{name}");
         }
     }
 
     /// Weight DRAM pages of up to 8 tiles, a divisor of the weight tiles: conv1a 1 × 2 tiles
-    /// (2), conv1b 18 × 2 (6), conv3b 36 × 4 (8), convPb 8 × 3 (8: 24 tiles); sliced, a divisor
-    /// of a slice's run in a weight row: conv4a 36 × 4 in 2 slices (2).
+    /// (2), conv1b 18 × 2 (6), conv4a 36 × 4 (8), convPb 8 × 3 (8: 24 tiles).
     #[test]
     fn conv_weights_are_read_in_pages_of_up_to_8_tiles() {
         let planned = plan(&superpoint(640, 480), &PlanParams::default()).expect("plans");
         for (name, per_page, pages) in [
             ("conv1a", 2, 1),
             ("conv1b", 6, 6),
-            ("conv3b", 8, 18),
-            ("conv4a", 2, 72),
+            ("conv4a", 8, 18),
             ("convPb", 8, 3),
         ] {
             let node = planned.nodes.iter().find(|n| n.name == name).expect(name);
@@ -1592,12 +1631,11 @@ mod tests {
         assert_eq!(Split::sliced(Grid { x: 2, y: 1 }, 10, 4), None);
     }
 
-    /// SuperPoint at 640×480: the 80×60 convs slice on both grids but convPb (3 output tiles;
-    /// its sender reads little), the larger ones do not (an even split leaves nothing to
-    /// gain). conv4a/b (4 output tiles) and convDb (8) in 2 slices of 5 full rows: 3 blocks a
-    /// core for half the tiles beat 2 for all of them. convPa/convDa (8 output tiles) in 4
-    /// slices of 3 full columns on 12×10 (5 blocks a core, the half-block shifted views keeping
-    /// the reader under the matmuls), in 2 on 11×10 (27 cores a group would take 6 blocks).
+    /// SuperPoint at 640×480: convPa, convDa (2 × 4 of 8 output tiles) and convDb slice on
+    /// both grids, each group 5 full rows; conv4a/b stay unsliced (their weights' sender bounds
+    /// them, and 2 slices would make the reader, at 3 blocks a core, slower still), as do the
+    /// larger convs (an even split leaves nothing to gain) and convPb (3 output tiles; its
+    /// sender reads little).
     #[test]
     fn the_80x60_convs_slice_where_it_shortens_the_slowest_core() {
         for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
@@ -1610,44 +1648,67 @@ mod tests {
                 let OpPlan::Conv2d(c) = &node.op else {
                     continue;
                 };
-                let name = node.name.as_str();
-                let slices = match name {
-                    "conv4a" | "conv4b" | "convDb" => 2,
-                    "convPa" | "convDa" if grid == Grid::ETH_DISPATCH => 4,
-                    "convPa" | "convDa" => 2,
-                    _ => 1,
-                };
-                assert_eq!(c.slices, slices, "{name}");
+                let sliced = ["convPa", "convDa", "convDb"].contains(&node.name.as_str());
+                assert_eq!(c.slices, if sliced { 2 } else { 1 }, "{}", node.name);
                 let weights = node
                     .cbs
                     .iter()
                     .find(|b| b.name == "cb_weights")
                     .expect("cb");
                 assert_eq!(weights.pages, c.weight_parts * c.k_tiles * c.slice_tiles());
-                if slices == 1 {
-                    assert!(node.split.slices.is_empty(), "{name}");
-                    continue;
-                }
-                let slice_tiles = c.out_tiles / slices;
-                assert_eq!(c.group, slice_tiles, "{name}");
-                assert_eq!(c.weight_page_tiles, slice_tiles, "{name}");
-                for (i, rects) in node.split.slices.iter().enumerate() {
-                    let i = i as u32;
-                    let (start, end) = if slices == 4 {
-                        (Core { x: 3 * i, y: 0 }, Core { x: 3 * i + 2, y: 9 })
-                    } else {
-                        (
-                            Core { x: 0, y: 5 * i },
+                if sliced {
+                    assert_eq!(c.group, 4, "{}", node.name);
+                    assert_eq!(c.weight_page_tiles, 4, "{}", node.name);
+                    for (i, rects) in node.split.slices.iter().enumerate() {
+                        let y = 5 * i as u32;
+                        assert_eq!(rects.len(), 1);
+                        assert_eq!(rects[0].start, Core { x: 0, y });
+                        assert_eq!(
+                            rects[0].end,
                             Core {
                                 x: grid.x - 1,
-                                y: 5 * i + 4,
-                            },
-                        )
-                    };
-                    assert_eq!(rects.len(), 1, "{name}");
-                    assert_eq!((rects[0].start, rects[0].end), (start, end), "{name}");
+                                y: y + 4
+                            }
+                        );
+                    }
+                } else {
+                    assert!(node.split.slices.is_empty(), "{}", node.name);
                 }
             }
+        }
+    }
+
+    /// A 64→32 3×3 conv at 80×60 (W = 2 · 32 + 16; 150 blocks), whose reader bounds it: on a
+    /// 7×1 grid (22 blocks a core) the half-block shifted views (about 0.9k cycles a block
+    /// against row runs' 1.8k, plus about 5k for the views around each core's run) estimate
+    /// fewer cycles; on 12×10 (2 blocks a core) row runs do. Transfer cycles by hand from
+    /// tt_runtime's `CostModel::BLACKHOLE`.
+    #[test]
+    fn half_block_shifted_views_where_cores_have_many_blocks() {
+        // 4 tiles fetched (2 KiB at 58 B a cycle, + 8 to issue: 173.2), 2 moves of 8160 B
+        // (at 60: 144 each), 32 row fixes of 32 B (at 3: 18.7), 24 face pairs (at 48: 29.3).
+        assert_eq!(shifted_block_cycles(4, 2048, true), 1763);
+        // 8 more fetched (173 each), 6 more views (1059 − 173), 5 more half parts (1763 − 1059).
+        assert_eq!(
+            half_rows_halo_cycles(80, 4, 2048),
+            8 * 173 + 6 * 886 + 5 * 704
+        );
+        let row_runs = ConvWork {
+            out_tiles: 1,
+            weight_rows: 18,
+            block_cycles: row_run_block_cycles(3, 2, 18, 2048),
+            halo_cycles: 0,
+            phases: 2,
+        };
+        let half = ConvWork {
+            block_cycles: shifted_block_cycles(2, 2048, true),
+            halo_cycles: half_rows_halo_cycles(80, 2, 2048),
+            ..row_runs
+        };
+        for (grid, halves) in [(Grid { x: 7, y: 1 }, true), (Grid::ETH_DISPATCH, false)] {
+            let (rows, _, _) = conv_split(grid, 150, row_runs);
+            let (halved, _, _) = conv_split(grid, 150, half);
+            assert_eq!(halved < rows, halves, "{grid:?}: {halved} vs {rows}");
         }
     }
 

@@ -222,14 +222,17 @@ fn cb_ids_below_64() {
 fn noc_alignment_of_dram_reads_and_l1_pages() {
     let mut k = kir();
     let mut first = true;
-    each_call(&mut kernel_mut(&mut k, "conv_b", Role::Reader).body, &mut |c| {
-        if let Call::DramRead { page_bytes, .. } = c {
-            if first {
-                *page_bytes = 2080;
-                first = false;
+    each_call(
+        &mut kernel_mut(&mut k, "conv_b", Role::Reader).body,
+        &mut |c| {
+            if let Call::DramRead { page_bytes, .. } = c {
+                if first {
+                    *page_bytes = 2080;
+                    first = false;
+                }
             }
-        }
-    });
+        },
+    );
     let err = check(&k, &Limits::BLACKHOLE).expect_err("2080 is not a multiple of 64");
     assert_eq!(
         err,
@@ -361,11 +364,14 @@ fn semaphore_ids_are_below_the_node_count() {
 fn multicast_must_reach_every_other_core() {
     // conv_b: 64 blocks of 32 pixels on 64 cores, the first's writer sends to 63.
     let mut k = kir();
-    each_call(&mut kernel_mut(&mut k, "conv_b", Role::Writer).body, &mut |c| {
-        if let Call::McastWrite { dests, .. } = c {
-            *dests = 62;
-        }
-    });
+    each_call(
+        &mut kernel_mut(&mut k, "conv_b", Role::Writer).body,
+        &mut |c| {
+            if let Call::McastWrite { dests, .. } = c {
+                *dests = 62;
+            }
+        },
+    );
     let err = check(&k, &Limits::BLACKHOLE).expect_err("62 of 63 receivers");
     assert_eq!(
         err,
@@ -382,11 +388,14 @@ fn multicast_must_reach_every_other_core() {
 #[test]
 fn multicast_size_is_noc_aligned() {
     let mut k = kir();
-    each_call(&mut kernel_mut(&mut k, "conv_b", Role::Writer).body, &mut |c| {
-        if let Call::McastWrite { page_bytes, .. } = c {
-            *page_bytes = 2050;
-        }
-    });
+    each_call(
+        &mut kernel_mut(&mut k, "conv_b", Role::Writer).body,
+        &mut |c| {
+            if let Call::McastWrite { page_bytes, .. } = c {
+                *page_bytes = 2050;
+            }
+        },
+    );
     let err = check(&k, &Limits::BLACKHOLE).expect_err("odd bytes");
     assert_eq!(
         err,
