@@ -795,11 +795,11 @@ fn shifted_block_cycles(in_tiles: u32, tile_bytes: u32, half: bool) -> u64 {
 /// W/32 + 1 more views either side, and 2 · W/32 + 1 more half parts.
 fn half_rows_halo_cycles(width: u32, in_tiles: u32, tile_bytes: u32) -> u64 {
     let m = width / 32;
-    let fetch = shifted_block_cycles(in_tiles, tile_bytes, false);
-    let views = fetch - transfer_cycles(in_tiles, tile_bytes) as u64;
-    let half = shifted_block_cycles(in_tiles, tile_bytes, true) - fetch;
-    u64::from(2 * m + 4) * transfer_cycles(in_tiles, tile_bytes) as u64
-        + u64::from(2 * m + 2) * views
+    let block = shifted_block_cycles(in_tiles, tile_bytes, false);
+    let fetch = transfer_cycles(in_tiles, tile_bytes) as u64;
+    let half = shifted_block_cycles(in_tiles, tile_bytes, true) - block;
+    u64::from(2 * m + 4) * fetch
+        + u64::from(2 * m + 2) * (block - fetch)
         + u64::from(2 * m + 1) * half
 }
 
@@ -839,7 +839,7 @@ fn conv_split_cycles(w: ConvWork, slices: u32, split: &Split) -> u64 {
         let read = transfer_cycles(tiles / per_page, per_page * TILE_BYTES) as u64;
         let multicast = rects * transfer_cycles(1, tiles * TILE_BYTES) as u64;
         if sender_blocks > 0 {
-            (sender_blocks * block, read + multicast)
+            (sender_blocks * block + w.halo_cycles, read + multicast)
         } else {
             (read, multicast)
         }
@@ -848,7 +848,7 @@ fn conv_split_cycles(w: ConvWork, slices: u32, split: &Split) -> u64 {
     };
     compute
         .max(most * block + w.halo_cycles)
-        .max(reader + w.halo_cycles)
+        .max(reader)
         .max(writer)
 }
 
