@@ -53,12 +53,18 @@ fn conv_pool(width: usize, height: usize, inp: usize, out: usize, relu: bool, gr
         inputs.insert("c1".to_string(), pack_activation(&x, Format::Bf16));
         let dev = common::open(&compiled);
         let (buffers, times) = run(&dev, &compiled, &inputs, steps);
-        println!("{width}x{height} {inp}->{out} relu={relu} on {}x{}: {times:?}", grid.x, grid.y);
+        println!(
+            "{width}x{height} {inp}->{out} relu={relu} on {}x{}: {times:?}",
+            grid.x, grid.y
+        );
         buffers
     };
     let together = outputs(&fused_params, &["c2"]);
     let apart = outputs(&apart_params, &["c2", "pool"]);
-    assert!(!together.contains_key("c2"), "the fused conv writes no output of its own");
+    assert!(
+        !together.contains_key("c2"),
+        "the fused conv writes no output of its own"
+    );
     assert_eq!(together["pool"], apart["pool"], "fused and apart differ");
 
     let conv_shape = ActivationShape {
@@ -74,9 +80,16 @@ fn conv_pool(width: usize, height: usize, inp: usize, out: usize, relu: bool, gr
     };
     let device_conv = unpack_activation(&apart["c2"], conv_shape).expect("conv output size");
     let got = unpack_activation(&together["pool"], pool_shape).expect("pool output size");
-    assert_eq!(got, max_pool2(&device_conv), "not the max-pool of the conv's output");
+    assert_eq!(
+        got,
+        max_pool2(&device_conv),
+        "not the max-pool of the conv's output"
+    );
     if !relu {
-        assert!(got.data.iter().any(|v| *v < 0.0), "no negative maximum tested");
+        assert!(
+            got.data.iter().any(|v| *v < 0.0),
+            "no negative maximum tested"
+        );
     }
     let expected = max_pool2(&conv2d(&x, &ws["c2"], 1, relu));
     let r = pcc(&got.data, &expected.data);
