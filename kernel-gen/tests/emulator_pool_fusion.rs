@@ -156,3 +156,68 @@ fn runs_that_split_a_pair_keep_the_pool_apart() {
     .expect("pool output size");
     assert_eq!(pooled, max_pool2(&conv));
 }
+
+/// SuperPoint's conv1b → pool1 → conv2a → conv2b → pool2 at 640×480 on 12×10 (conv1b: 80
+/// blocks a core, two pairs of 20-block rows; conv2b: one pair of 10-block rows), from a random
+/// conv1a output: pool1 and pool2 are bit-identical to the programs with the pools apart, and
+/// pool1 is the exact max-pool of the unfused conv1b output.
+#[test]
+fn superpoint_pools_at_640x480_on_12x10_bit_for_bit() {
+    let layers: &[Layer] = &[
+        ("conv1b", 64, 64, 3, true),
+        ("conv2a", 64, 64, 3, true),
+        ("conv2b", 64, 64, 3, true),
+    ];
+    let graph = superpoint_graph::superpoint(640, 480).pruned(&["pool2"]);
+    let fused_params = PlanParams {
+        grid: Grid::ETH_DISPATCH,
+        external: BTreeSet::from(["conv1a".to_string()]),
+        ..PlanParams::default()
+    };
+    let apart_params = PlanParams {
+        keep_in_dram: BTreeSet::from(["conv1b".to_string(), "conv2b".to_string()]),
+        ..fused_params.clone()
+    };
+    for conv in ["conv1b", "conv2b"] {
+        assert!(fused(&graph, &fused_params, conv), "{conv}");
+        assert!(!fused(&graph, &apart_params, conv), "{conv}");
+    }
+    let ws = weights(layers, 8);
+    let x = bf16_rounded(&random_tensor(64, 480, 640, 12));
+    let outputs = |params: &PlanParams, steps: &[&str]| {
+        let compiled = compile(&graph, params).expect("compiles");
+        let mut inputs = weight_inputs(&compiled, &ws);
+        inputs.insert("conv1a".to_string(), pack_activation(&x, Format::Bf16));
+        let dev = common::open(&compiled);
+        let (buffers, times) = run(&dev, &compiled, &inputs, steps);
+        println!("{times:?}");
+        buffers
+    };
+    let together = outputs(&fused_params, &["conv1b", "conv2a", "conv2b"]);
+    let apart = outputs(
+        &apart_params,
+        &["conv1b", "pool1", "conv2a", "conv2b", "pool2"],
+    );
+    assert!(together["pool1"] == apart["pool1"], "pool1 differs");
+    assert!(together["pool2"] == apart["pool2"], "pool2 differs");
+    let shape = ActivationShape {
+        channels: 64,
+        height: 480,
+        width: 640,
+        format: Format::Bf16,
+    };
+    let conv1b = unpack_activation(&apart["conv1b"], shape).expect("conv1b size");
+    let pool1 = unpack_activation(
+        &together["pool1"],
+        ActivationShape {
+            height: 240,
+            width: 320,
+            ..shape
+        },
+    )
+    .expect("pool1 size");
+    assert!(
+        pool1 == max_pool2(&conv1b),
+        "pool1 is not the max-pool of conv1b"
+    );
+}
