@@ -3,7 +3,8 @@
 //! output kept in DRAM, which keeps them apart), equals the reference max-pool of that unfused
 //! conv output exactly, and meets the conv's PCC gate against the reference conv + pool. Shapes
 //! cover one and two row pairs a core, one to four output-channel tiles (DST groups of one and
-//! two, two groups a block), with and without ReLU (negative maxima).
+//! two, two groups a block), with and without ReLU (negative maxima), with the shifted views and
+//! the row-run reader.
 
 mod common;
 
@@ -11,23 +12,40 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::{bf16_rounded, chain, pcc, random_tensor, run, weight_inputs, weights, Layer};
 use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
-use kernel_gen::plan::OpPlan;
+use kernel_gen::plan::{ConvPlan, OpPlan};
 use kernel_gen::{compile, Format, Grid, PlanParams};
 use superpoint_graph::reference::{conv::conv2d, pool::max_pool2};
 
 const PCC_MIN: f64 = 0.9999;
 
-/// Whether the plan of `params` runs conv `conv` with its pool fused.
-fn fused(graph: &superpoint_graph::Graph, params: &PlanParams, conv: &str) -> bool {
+/// The plan of conv `conv` under `params`.
+fn conv_plan(graph: &superpoint_graph::Graph, params: &PlanParams, conv: &str) -> ConvPlan {
     let plan = kernel_gen::plan::plan(graph, params).expect("plans");
     plan.nodes
         .iter()
-        .any(|n| n.name == conv && matches!(&n.op, OpPlan::Conv2d(c) if c.pooled))
+        .find(|n| n.name == conv)
+        .and_then(|n| match &n.op {
+            OpPlan::Conv2d(c) => Some(c.clone()),
+            _ => None,
+        })
+        .expect("a conv step")
+}
+
+/// Whether the plan of `params` runs conv `conv` with its pool fused.
+fn fused(graph: &superpoint_graph::Graph, params: &PlanParams, conv: &str) -> bool {
+    conv_plan(graph, params, conv).pooled
 }
 
 /// Conv `c2` (`inp` → `out` channels, 3×3, `relu`) and a pool on a random `width`×`height`
-/// input uploaded as `c1`'s output, on `grid`, fused and apart.
-fn conv_pool(width: usize, height: usize, inp: usize, out: usize, relu: bool, grid: Grid) {
+/// input uploaded as `c1`'s output, on `grid`, fused and apart; `shifted`: whether the conv
+/// reads shifted views (else row runs).
+fn conv_pool(
+    (width, height): (usize, usize),
+    (inp, out): (usize, usize),
+    relu: bool,
+    grid: Grid,
+    shifted: bool,
+) {
     let layers: &[Layer] = &[
         ("c1", 1, inp, 3, true),
         ("c2", inp, out, 3, relu),
@@ -43,6 +61,7 @@ fn conv_pool(width: usize, height: usize, inp: usize, out: usize, relu: bool, gr
         ..fused_params.clone()
     };
     assert!(fused(&graph, &fused_params, "c2"), "{width}x{height}");
+    assert_eq!(conv_plan(&graph, &fused_params, "c2").shifted, shifted);
     assert!(!fused(&graph, &apart_params, "c2"), "{width}x{height}");
 
     let ws = weights(layers, 21);
@@ -100,20 +119,27 @@ fn conv_pool(width: usize, height: usize, inp: usize, out: usize, relu: bool, gr
 /// DST group of two (beside the upper row's two).
 #[test]
 fn one_row_pair_a_core() {
-    conv_pool(128, 32, 64, 64, true, Grid { x: 4, y: 4 });
+    conv_pool((128, 32), (64, 64), true, Grid { x: 4, y: 4 }, true);
 }
 
 /// 128×32 on 2×2: 16 blocks a core, two pairs each; four output tiles, two groups of two a block.
 #[test]
 fn two_row_pairs_a_core_and_two_groups_a_block() {
-    conv_pool(128, 32, 32, 128, true, Grid { x: 2, y: 2 });
+    conv_pool((128, 32), (32, 128), true, Grid { x: 2, y: 2 }, true);
 }
 
 /// 256×32 on 4×2, no ReLU: 8-block rows, two pairs a core; three output tiles in groups of one;
 /// negative maxima.
 #[test]
 fn without_relu_and_three_output_tiles() {
-    conv_pool(256, 32, 64, 96, false, Grid { x: 4, y: 2 });
+    conv_pool((256, 32), (64, 96), false, Grid { x: 4, y: 2 }, true);
+}
+
+/// 16 input channels (not whole tiles): the row-run reader's im2col tiles instead of the shifted
+/// views, on 4×4 (one pair a core).
+#[test]
+fn with_the_row_run_reader() {
+    conv_pool((128, 32), (16, 64), true, Grid { x: 4, y: 4 }, false);
 }
 
 /// Where a core's run starts mid-pair (128 blocks of 128×32 on 3×1: 43, 43, 42) the pool keeps
