@@ -101,6 +101,9 @@ pub enum Trips {
     OnSender,
     /// Once on every core of the node but the multicast senders.
     OnReceivers,
+    /// The core's output blocks in whole units of this many (a conv with its pool fused loops
+    /// over pairs of image rows, and writes a quarter of its blocks' pixels).
+    Units(u32),
 }
 
 /// What the loops of a kernel run over on one core: its output blocks, the trips of its
@@ -383,6 +386,7 @@ pub fn walk(calls: &[Call], on: OnCore, times: u64, f: &mut impl FnMut(&Call, u6
                     Trips::Counted => on.counted,
                     Trips::OnSender => u32::from(on.sender),
                     Trips::OnReceivers => u32::from(!on.sender),
+                    Trips::Units(n) => on.blocks / (*n).max(1),
                 };
                 walk(body, on, times * u64::from(n), f);
             }
@@ -542,21 +546,36 @@ pub(crate) fn add_conv_weights_fill(
 /// slice of output tiles, the bias copy, the matmuls over K and the pack to CB `out` (a fused
 /// ReLU is the packer's, configured once per kernel: no SFPU work).
 pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
-    let dst_body = vec![
-        Call::Copy { tiles: c.group },
-        Call::Loop {
-            trips: Trips::Fixed(c.weight_parts * c.k_tiles),
-            body: vec![Call::Matmul {
-                ct: c.group,
-                rt: 1,
-                kt: 1,
-            }],
-        },
-        Call::Pack {
+    conv_block_groups_with(c, out, 0, Vec::new())
+}
+
+/// [`conv_block_groups`] with an `epilogue` after each group's matmuls that uses `extra_dst`
+/// DST tiles above the group's.
+pub(crate) fn conv_block_groups_with(
+    c: &ConvPlan,
+    out: u32,
+    extra_dst: u32,
+    epilogue: Vec<Call>,
+) -> Call {
+    let dst_body = [
+        vec![
+            Call::Copy { tiles: c.group },
+            Call::Loop {
+                trips: Trips::Fixed(c.weight_parts * c.k_tiles),
+                body: vec![Call::Matmul {
+                    ct: c.group,
+                    rt: 1,
+                    kt: 1,
+                }],
+            },
+        ],
+        epilogue,
+        vec![Call::Pack {
             cb: out,
             tiles: c.group,
-        },
-    ];
+        }],
+    ]
+    .concat();
     Call::Loop {
         trips: Trips::Fixed(c.slice_tiles() / c.group),
         body: vec![
@@ -565,7 +584,7 @@ pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
                 pages: c.group,
             },
             Call::Dst {
-                tiles: c.group,
+                tiles: c.group + extra_dst,
                 body: dst_body,
             },
             Call::CbPush {
@@ -800,6 +819,9 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         body: conv_reader_body(c, &input, [im2col, ring, zero]),
     };
     add_conv_weights_fill(&mut reader, node, c, weights, bias)?;
+    if c.pooled {
+        return ops::conv_pool::kernels(node, c, reader, [shape, ring_args].concat());
+    }
     let compute = Kernel {
         role: Role::Compute,
         template: "conv2d/compute.cpp.tera".into(),
@@ -972,23 +994,84 @@ fn pool_writer(node: &NodePlan, p: &PoolPlan, shape: Vec<CompileArg>) -> Result<
             ]
         }),
         precision: None,
-        body: vec![blocks(
-            Trips::Blocks,
-            vec![Call::Loop {
-                trips: Trips::Fixed(p.in_tiles),
-                body: vec![
-                    Call::CbWait { cb: out, pages: 1 },
-                    Call::DramWrite {
-                        buffer: node.output.clone(),
-                        pages: 1,
-                        page_bytes: tile,
-                        cb: out,
-                    },
-                    Call::CbPop { cb: out, pages: 1 },
-                ],
-            }],
-        )],
+        body: vec![pooled_writes(node, out, tile, p.in_tiles, Trips::Blocks)],
     })
+}
+
+/// The pooled tiles' writes (`max_pool2/write_tiles.cpp.tera`): `trips` output blocks of
+/// `in_tiles` tiles of CB `out`, one tile at a time.
+pub(crate) fn pooled_writes(
+    node: &NodePlan,
+    out: u32,
+    tile: u32,
+    in_tiles: u32,
+    trips: Trips,
+) -> Call {
+    blocks(
+        trips,
+        vec![Call::Loop {
+            trips: Trips::Fixed(in_tiles),
+            body: vec![
+                Call::CbWait { cb: out, pages: 1 },
+                Call::DramWrite {
+                    buffer: node.output.clone(),
+                    pages: 1,
+                    page_bytes: tile,
+                    cb: out,
+                },
+                Call::CbPop { cb: out, pages: 1 },
+            ],
+        }],
+    )
+}
+
+/// The four 0/1 selection tiles of CB `select` (`max_pool2/selection.cpp.tera`): 64 zero bytes
+/// stored and doubled by local NoC copies, then 64 bf16 ones stored.
+pub(crate) fn selection_fill(select: u32) -> Vec<Call> {
+    vec![
+        Call::CbReserve {
+            cb: select,
+            pages: 4,
+        },
+        Call::L1Gather { bytes: 64 + 64 * 2 },
+        Call::L1Copy {
+            from: select,
+            cb: select,
+            tiles: 4,
+            row_bytes: 64,
+        },
+        Call::CbPush {
+            cb: select,
+            pages: 4,
+        },
+    ]
+}
+
+/// One output tile pooled from two vertical-maximum tiles (`max_pool2/select_tile.cpp.tera`):
+/// four selection matmuls, the SFPU maximum of the two taps, the pack to CB `out`.
+pub(crate) fn select_tile(out: u32) -> Vec<Call> {
+    vec![
+        Call::CbReserve { cb: out, pages: 1 },
+        Call::Dst {
+            tiles: 2,
+            body: vec![
+                Call::Loop {
+                    trips: Trips::Fixed(4),
+                    body: vec![Call::Matmul {
+                        ct: 1,
+                        rt: 1,
+                        kt: 1,
+                    }],
+                },
+                Call::Sfpu {
+                    op: SfpuOp::Max,
+                    tiles: 1,
+                },
+                Call::Pack { cb: out, tiles: 1 },
+            ],
+        },
+        Call::CbPush { cb: out, pages: 1 },
+    ]
 }
 
 /// Pooling by row-selection matmuls ([`PoolPlan::select`]): the reader writes the four 0/1
@@ -1024,24 +1107,9 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
             ]
         }),
         precision: None,
-        body: vec![
-            Call::CbReserve {
-                cb: select,
-                pages: 4,
-            },
-            // 64 zero bytes stored and doubled by local NoC copies, then 64 bf16 ones stored.
-            Call::L1Gather { bytes: 64 + 64 * 2 },
-            Call::L1Copy {
-                from: select,
-                cb: select,
-                tiles: 4,
-                row_bytes: 64,
-            },
-            Call::CbPush {
-                cb: select,
-                pages: 4,
-            },
-            blocks(
+        body: [
+            selection_fill(select),
+            vec![blocks(
                 Trips::Blocks,
                 vec![Call::Loop {
                     trips: Trips::Fixed(p.in_tiles),
@@ -1056,8 +1124,9 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                         Call::CbPush { cb: src, pages: 4 },
                     ],
                 }],
-            ),
-        ],
+            )],
+        ]
+        .concat(),
     };
     let compute = Kernel {
         role: Role::Compute,
@@ -1076,45 +1145,29 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                 Trips::Blocks,
                 vec![Call::Loop {
                     trips: Trips::Fixed(p.in_tiles),
-                    body: vec![
-                        Call::CbWait { cb: src, pages: 4 },
-                        Call::CbReserve { cb: vmax, pages: 2 },
-                        Call::Dst {
-                            tiles: 4,
-                            body: vec![
-                                Call::Copy { tiles: 4 },
-                                Call::Sfpu {
-                                    op: SfpuOp::Max,
-                                    tiles: 2,
-                                },
-                                Call::Pack { cb: vmax, tiles: 2 },
-                            ],
-                        },
-                        Call::CbPush { cb: vmax, pages: 2 },
-                        Call::CbPop { cb: src, pages: 4 },
-                        Call::CbWait { cb: vmax, pages: 2 },
-                        Call::CbReserve { cb: out, pages: 1 },
-                        Call::Dst {
-                            tiles: 2,
-                            body: vec![
-                                Call::Loop {
-                                    trips: Trips::Fixed(4),
-                                    body: vec![Call::Matmul {
-                                        ct: 1,
-                                        rt: 1,
-                                        kt: 1,
-                                    }],
-                                },
-                                Call::Sfpu {
-                                    op: SfpuOp::Max,
-                                    tiles: 1,
-                                },
-                                Call::Pack { cb: out, tiles: 1 },
-                            ],
-                        },
-                        Call::CbPush { cb: out, pages: 1 },
-                        Call::CbPop { cb: vmax, pages: 2 },
-                    ],
+                    body: [
+                        vec![
+                            Call::CbWait { cb: src, pages: 4 },
+                            Call::CbReserve { cb: vmax, pages: 2 },
+                            Call::Dst {
+                                tiles: 4,
+                                body: vec![
+                                    Call::Copy { tiles: 4 },
+                                    Call::Sfpu {
+                                        op: SfpuOp::Max,
+                                        tiles: 2,
+                                    },
+                                    Call::Pack { cb: vmax, tiles: 2 },
+                                ],
+                            },
+                            Call::CbPush { cb: vmax, pages: 2 },
+                            Call::CbPop { cb: src, pages: 4 },
+                            Call::CbWait { cb: vmax, pages: 2 },
+                        ],
+                        select_tile(out),
+                        vec![Call::CbPop { cb: vmax, pages: 2 }],
+                    ]
+                    .concat(),
                 }],
             ),
             Call::CbPop {

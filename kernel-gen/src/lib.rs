@@ -11,8 +11,9 @@
 //! Every op of the SuperPoint graph lowers: the u8 plane upload and the resize, `conv2d` (any
 //! odd kernel with "same" padding, bias, fused ReLU), `max_pool2`, softmax + dustbin fold, NMS
 //! (r = 1..=8), keypoint candidates, L2 normalisation and descriptor sampling (each below). The
-//! shipped programs are in [`variants`]. Each node is its own program (step) today: nothing is
-//! fused across nodes except softmax with the fold and candidates with the NMS writer.
+//! shipped programs are in [`variants`]. Each node is its own program (step) today, except
+//! softmax with the fold, candidates with the NMS writer, and a conv with the max-pool after it
+//! where every core computes whole pairs of image rows ([`ops::conv_pool`]).
 //!
 //! * **Placement** ([`arena`]): with [`PlanParams::l1_activations`] (the shipped main programs)
 //!   the activations a program writes and reads itself live in L1, interleaved page by page over
@@ -78,7 +79,10 @@
 //!   SrcA) and takes the maximum of the two taps — no RISC-V element loops. Otherwise
 //!   (narrower outputs, Float32 activations, where SrcA would cut tf32 values, LoFi) the reader
 //!   gathers the four tap tiles of each (block, channel tile) through a small tile cache and the
-//!   compute kernel takes their maximum with `binary_max_tile`.
+//!   compute kernel takes their maximum with `binary_max_tile`. Where the conv before the pool
+//!   gives every core whole pairs of image rows (conv1b and conv2b on 12×10) the pool runs in
+//!   the conv's step ([`ops::conv_pool`]): the vertical maximum in DST as each lower-row block is
+//!   packed, the same selection matmuls after every two, only the pooled tiles written.
 //! * **input plane + resize** ([`ops::resize`]): the host uploads the full-size u8 plane (one
 //!   DRAM page per row, padded to 64 B); the program is specialised per input size
 //!   ([`PlanParams::input_size`], default the frame size, where the resize is the identity).
