@@ -108,7 +108,7 @@ fn run_from(graph: &Graph, grid: Grid, external: &str, map: &Tensor<f32>) -> Dev
         pack_map(map).expect("a one-channel map of whole tiles"),
     );
     let dev = common::open(&compiled);
-    let steps = ["nms.vertical", names::NMS, names::KEYPOINTS];
+    let steps = [names::NMS, names::KEYPOINTS];
     let (buffers, times) = run(&dev, &compiled, &inputs, &steps);
     println!(
         "{}x{} grid {}x{}: {times:?}",
@@ -341,7 +341,7 @@ fn fixture_scores_640x480() {
     print!("{}", report::table(&report::report(&kir)));
 }
 
-/// The selection fuses into the NMS writer when both are planned: two steps. From an uploaded
+/// The selection fuses into the NMS writer when both are planned: one step. From an uploaded
 /// NMS map (as an NMS-variant program or a host NMS leaves it) it is a program of its own.
 #[test]
 fn selection_fused_with_nms_or_alone_from_an_uploaded_map() {
@@ -355,7 +355,7 @@ fn selection_fused_with_nms_or_alone_from_an_uploaded_map() {
         .iter()
         .map(|s| s.node.as_str())
         .collect();
-    assert_eq!(steps, vec!["nms.vertical", names::NMS]);
+    assert_eq!(steps, vec![names::NMS]);
     let device = run_from(
         &graph,
         Grid::TENSIX_DISPATCH,
@@ -383,7 +383,7 @@ fn nms_alone_with_the_plain_mask_writer() {
     let mut inputs = BTreeMap::new();
     inputs.insert(names::SCORES.to_string(), pack_map(&scores).expect("map"));
     let dev = common::open(&compiled);
-    let (buffers, _) = run(&dev, &compiled, &inputs, &["nms.vertical", names::NMS]);
+    let (buffers, _) = run(&dev, &compiled, &inputs, &[names::NMS]);
     assert!(!buffers.contains_key(names::KEYPOINTS));
     let map = unpack_map(&buffers[names::NMS], height, width).expect("map size");
     assert_eq!(bits(&map), bits(&nms(&scores, radius)));
