@@ -552,3 +552,78 @@ fn the_candidate_bit_scan_is_charged_with_the_run_counts() {
         .collect();
     assert_eq!(charged(Counts::Bound), bound);
 }
+
+/// The NMS program of `scores` (160×128: 20 tiles on a 4×2 grid, so runs of 2 or 3 tiles that
+/// end mid tile row and every core exchanges column maxima with a neighbour) with the reader's
+/// `signals` compile-time arg set to `signals`, run after the intermediate buffer of column
+/// maxima was filled with +inf. The NMS map, or the emulator's error.
+fn run_poisoned(scores: &Tensor<f32>, signals: u32) -> Result<Tensor<f32>, String> {
+    use kernel_gen::runner::Loaded;
+
+    let graph = nms_graph(scores.width, scores.height, 2, 0.5, 4).pruned(&[names::NMS]);
+    let mut compiled = compile(&graph, &params(Grid { x: 4, y: 2 })).expect("compiles");
+    let step = compiled
+        .program
+        .steps
+        .iter_mut()
+        .find(|s| s.node == names::NMS)
+        .expect("one NMS step");
+    assert_eq!(step.semaphores, 1);
+    let reader = step
+        .kernels
+        .iter_mut()
+        .find(|k| k.source.ends_with("reader.cpp"))
+        .expect("a reader");
+    let arg = reader
+        .compile_args
+        .iter_mut()
+        .find(|a| a.name == "signals")
+        .expect("the reader waits for `signals` increments");
+    assert_eq!(arg.value, 3);
+    arg.value = signals;
+    let dev = common::open(&compiled);
+    let loaded = Loaded::load(&dev, &compiled).expect("loads");
+    loaded
+        .write(names::SCORES, &pack_map(scores).expect("whole tiles"))
+        .expect("scores");
+    let vertical = format!("{}.vertical", names::NMS);
+    let poison = f32::INFINITY.to_le_bytes().repeat(scores.data.len());
+    loaded.write(&vertical, &poison).expect("poison");
+    loaded
+        .run_nodes(&dev, &[names::NMS])
+        .map_err(|e| e.to_string())?;
+    let bytes = loaded.read(names::NMS).expect("the map");
+    Ok(unpack_map(&bytes, scores.height, scores.width).expect("map size"))
+}
+
+/// The row pass reads column maxima other cores store in the same program: with the
+/// intermediate buffer poisoned (+inf, which would suppress every pixel it reaches), the map is
+/// the reference's only because each reader waits for the three signals; without the wait
+/// (`signals` 0) the same program reads poison.
+#[test]
+fn the_row_pass_reads_column_maxima_only_after_their_signals() {
+    let scores = quantised_map(160, 128, 4, density(2), 17);
+    let expected = bits(&nms(&scores, 2));
+    let waited = run_poisoned(&scores, 3).expect("runs");
+    assert!(bits(&waited) == expected, "NMS map differs from the reference");
+    let unsynchronised = run_poisoned(&scores, 0).expect("runs");
+    let stale = bits(&unsynchronised)
+        .iter()
+        .zip(&expected)
+        .filter(|(a, b)| a != b)
+        .count();
+    println!("{stale} pixels differ without the wait");
+    assert!(stale > 0, "the poison was never read without the wait");
+}
+
+/// A signal that never comes (the reader waits for one more than the cores send) is a deadlock
+/// the emulator reports, naming the semaphore wait, not a run that passes.
+#[test]
+fn a_missing_signal_deadlocks_visibly() {
+    let scores = quantised_map(160, 128, 4, density(2), 18);
+    let err = run_poisoned(&scores, 4).expect_err("deadlocks");
+    assert!(
+        err.contains("noc_semaphore_wait_min") && err.contains(">= 4): its value is 3"),
+        "{err}"
+    );
+}
