@@ -605,7 +605,10 @@ fn the_row_pass_reads_column_maxima_only_after_their_signals() {
     let scores = quantised_map(160, 128, 4, density(2), 17);
     let expected = bits(&nms(&scores, 2));
     let waited = run_poisoned(&scores, 3).expect("runs");
-    assert!(bits(&waited) == expected, "NMS map differs from the reference");
+    assert!(
+        bits(&waited) == expected,
+        "NMS map differs from the reference"
+    );
     let unsynchronised = run_poisoned(&scores, 0).expect("runs");
     let stale = bits(&unsynchronised)
         .iter()
