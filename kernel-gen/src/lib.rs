@@ -162,7 +162,8 @@
 //!   row stands in for the one beyond it); the compute kernel transposes each of the 2r+1 shifted
 //!   tiles into the fp32 DST and takes their maximum with `binary_max_tile`. Pass 1 shifts along
 //!   y and the writer stores the column maxima transposed in an intermediate buffer
-//!   (`<node>.vertical`); pass 2 shifts those along x (their rows) and transposes back, which
+//!   (`<node>.vertical`; faces 1 and 2 swapped, so that pass 1 copies and pass 2 reads 2 KiB
+//!   runs); pass 2 shifts those along x (their rows) and transposes back, which
 //!   also serves as the halo exchange between cores: each core's writer then increments semaphore
 //!   0 of itself and of its neighbours in the split, and its reader starts pass 2 once it has
 //!   three increments. The compute kernel then keeps S (fed by the writer through `cb_scores`)

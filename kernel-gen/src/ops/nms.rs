@@ -15,7 +15,11 @@
 //! compute code, in one program:
 //! 1. shift along y (neighbours one tile row away), max over the 2r+1 shifts, transposed → the
 //!    column maxima, which the writer stores transposed in an intermediate Map-sized buffer
-//!    (`<node>.vertical`, scratch);
+//!    (`<node>.vertical`, scratch). The reader builds these shifted tiles with their faces 1
+//!    and 2 swapped, so that each half of the rows (faces 0 and 2, or 1 and 3) is one 2 KiB copy
+//!    from its strip instead of two of 1 KiB; the transpose of such a tile is the transpose of
+//!    the tile with its faces 1 and 2 swapped again, so the column maxima are stored in that
+//!    swapped layout, in which each strip the second pass reads is one 2 KiB read;
 //! 2. shift those along their rows (= x; neighbours one tile column away), max, transposed back
 //!    → the window maximum M. The writer feeds the score tile S to compute (`cb_scores`), which
 //!    keeps S where S == M and +0 elsewhere on the SFPU (`eq_binary_tile`, then `where_tile`), and
@@ -198,8 +202,10 @@ pub fn count_source(p: &NmsPlan) -> Option<CountSource> {
         .map(select_keypoints::count_source)
 }
 
-/// The reader's calls of one pass over `source` (the score map, or the column maxima).
-fn shifts(source: &str, radius: u32, shift: u32, window: u32) -> Call {
+/// The reader's calls of one pass over `source` (the score map, or the column maxima), whose
+/// tiles it reads into the window's two strips in runs of `faces` faces (1: the 4-face layout;
+/// 2: faces 1 and 2 swapped, each strip's faces next to each other).
+fn shifts(source: &str, faces: u32, radius: u32, shift: u32, window: u32) -> Call {
     blocks(
         Trips::Blocks,
         vec![
@@ -209,8 +215,8 @@ fn shifts(source: &str, radius: u32, shift: u32, window: u32) -> Call {
             Call::DramPart {
                 buffer: source.to_string(),
                 write: false,
-                transfers: 4,
-                bytes: FACE_BYTES,
+                transfers: 4 / faces,
+                bytes: faces * FACE_BYTES,
                 offset_step: FACE_BYTES,
                 cb: window,
             },
@@ -224,9 +230,9 @@ fn shifts(source: &str, radius: u32, shift: u32, window: u32) -> Call {
             },
             Call::Loop {
                 trips: Trips::Fixed(2 * radius + 1),
-                // A shifted tile: a 1 KiB local NoC copy per face from the window's strips,
-                // two where it clips at an edge (NoC work the emulator counts, no RISC-V
-                // element loop).
+                // A shifted tile: local NoC copies from the window's strips, a 2 KiB one per
+                // strip along y and a 1 KiB one per face along x, one more where it clips at
+                // an edge (NoC work the emulator counts, no RISC-V element loop).
                 body: vec![
                     Call::CbReserve {
                         cb: shift,
@@ -276,12 +282,12 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
                 cb: window,
                 pages: 3,
             },
-            shifts(&scores, p.radius, shift, window),
+            shifts(&scores, 1, p.radius, shift, window),
             Call::SemWait {
                 sem: 0,
                 value: SIGNALS,
             },
-            shifts(&p.vertical, p.radius, shift, window),
+            shifts(&p.vertical, 2, p.radius, shift, window),
         ],
     };
     let bits = p
