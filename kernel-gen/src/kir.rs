@@ -292,12 +292,14 @@ pub enum Call {
         sem: u32,
         value: u32,
     },
-    /// `noc_semaphore_wait` until the core's own semaphore `sem` equals `value`.
+    /// `noc_semaphore_wait` until the core's own semaphore `sem` equals `value`
+    /// (`noc_semaphore_wait_min`, NMS: at least `value`, which is where it stops).
     SemWait {
         sem: u32,
         value: u32,
     },
-    /// `noc_semaphore_inc` by one of semaphore `sem` on the node's multicast sender.
+    /// `noc_semaphore_inc` by one of semaphore `sem` on the node's multicast sender, or (NMS)
+    /// on the core itself or a neighbour ([`crate::ops::nms`]).
     SemInc {
         sem: u32,
     },
@@ -1197,7 +1199,14 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
                 let multicast = Multicast::of(node)?;
                 (multicast.semaphores(), multicast.senders())
             }
-            _ => (0, node.split.work.iter().take(1).map(|w| w.core).collect()),
+            op => (
+                if matches!(op, OpPlan::Nms(_)) {
+                    ops::nms::SEMAPHORES
+                } else {
+                    0
+                },
+                node.split.work.iter().take(1).map(|w| w.core).collect(),
+            ),
         };
         let (op, kernels) = match &node.op {
             OpPlan::Conv2d(c) => ("conv2d", conv_kernels(node, c)?),

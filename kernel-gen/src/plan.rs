@@ -1252,7 +1252,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         input: node.inputs[0].clone(),
                     });
                 };
-                let (scratch, steps) = ops::nms::plan(
+                let (scratch, step) = ops::nms::plan(
                     &node.name,
                     &node.inputs[0],
                     (height, width),
@@ -1262,7 +1262,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 )?;
                 buffers.extend(scratch);
                 buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
-                nodes.extend(steps);
+                nodes.push(step);
                 on_device.insert(&node.name);
             }
             Op::SelectKeypoints {
