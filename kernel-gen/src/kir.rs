@@ -12,7 +12,7 @@ use thiserror::Error;
 use crate::device::{Core, CoreRange, Format, Precision};
 use crate::multicast::{Multicast, Resident};
 use crate::ops;
-use crate::plan::{CbPlan, ConvPlan, NodePlan, OpPlan, Plan, PoolPlan};
+use crate::plan::{CbPlan, ConvPlan, CoreWork, NodePlan, OpPlan, Plan, PoolPlan};
 
 /// What cannot be lowered to kernel IR.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -101,6 +101,9 @@ pub enum Trips {
     OnSender,
     /// Once on every core of the node but the multicast senders.
     OnReceivers,
+    /// The core's output blocks in whole units of this many (a conv with its pool fused loops
+    /// over pairs of image rows, and writes a quarter of its blocks' pixels).
+    Units(u32),
 }
 
 /// What the loops of a kernel run over on one core: its output blocks, the trips of its
@@ -289,12 +292,14 @@ pub enum Call {
         sem: u32,
         value: u32,
     },
-    /// `noc_semaphore_wait` until the core's own semaphore `sem` equals `value`.
+    /// `noc_semaphore_wait` until the core's own semaphore `sem` equals `value`
+    /// (`noc_semaphore_wait_min`, NMS: at least `value`, which is where it stops).
     SemWait {
         sem: u32,
         value: u32,
     },
-    /// `noc_semaphore_inc` by one of semaphore `sem` on the node's multicast sender.
+    /// `noc_semaphore_inc` by one of semaphore `sem` on the node's multicast sender, or (NMS)
+    /// on the core itself or a neighbour ([`crate::ops::nms`]).
     SemInc {
         sem: u32,
     },
@@ -383,6 +388,7 @@ pub fn walk(calls: &[Call], on: OnCore, times: u64, f: &mut impl FnMut(&Call, u6
                     Trips::Counted => on.counted,
                     Trips::OnSender => u32::from(on.sender),
                     Trips::OnReceivers => u32::from(!on.sender),
+                    Trips::Units(n) => on.blocks / (*n).max(1),
                 };
                 walk(body, on, times * u64::from(n), f);
             }
@@ -545,21 +551,36 @@ pub(crate) fn add_conv_weights_fill(
 /// slice of output tiles, the bias copy, the matmuls over K and the pack to CB `out` (a fused
 /// ReLU is the packer's, configured once per kernel: no SFPU work).
 pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
-    let dst_body = vec![
-        Call::Copy { tiles: c.group },
-        Call::Loop {
-            trips: Trips::Fixed(c.weight_parts * c.k_tiles),
-            body: vec![Call::Matmul {
-                ct: c.group,
-                rt: 1,
-                kt: 1,
-            }],
-        },
-        Call::Pack {
+    conv_block_groups_with(c, out, 0, Vec::new())
+}
+
+/// [`conv_block_groups`] with an `epilogue` after each group's matmuls that uses `extra_dst`
+/// DST tiles above the group's.
+pub(crate) fn conv_block_groups_with(
+    c: &ConvPlan,
+    out: u32,
+    extra_dst: u32,
+    epilogue: Vec<Call>,
+) -> Call {
+    let dst_body = [
+        vec![
+            Call::Copy { tiles: c.group },
+            Call::Loop {
+                trips: Trips::Fixed(c.weight_parts * c.k_tiles),
+                body: vec![Call::Matmul {
+                    ct: c.group,
+                    rt: 1,
+                    kt: 1,
+                }],
+            },
+        ],
+        epilogue,
+        vec![Call::Pack {
             cb: out,
             tiles: c.group,
-        },
-    ];
+        }],
+    ]
+    .concat();
     Call::Loop {
         trips: Trips::Fixed(c.slice_tiles() / c.group),
         body: vec![
@@ -568,7 +589,7 @@ pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
                 pages: c.group,
             },
             Call::Dst {
-                tiles: c.group,
+                tiles: c.group + extra_dst,
                 body: dst_body,
             },
             Call::CbPush {
@@ -579,8 +600,51 @@ pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
     }
 }
 
+/// The weights' multicast a conv's writer does first on each group's sender
+/// (`conv2d/weights_send.cpp.tera`, [`Multicast::send`]): the compile args it adds, its runtime
+/// args after the writer's own, and its calls.
+pub(crate) struct WeightsSend {
+    multicast: Multicast,
+    pub compile_args: Vec<CompileArg>,
+    pub body: Vec<Call>,
+}
+
+impl WeightsSend {
+    pub(crate) fn of(node: &NodePlan, c: &ConvPlan) -> Result<Self, KirError> {
+        let multicast = Multicast::of(node)?;
+        Ok(WeightsSend {
+            compile_args: multicast.compile_args(),
+            body: multicast.send(&conv_residents(node, c)?),
+            multicast,
+        })
+    }
+
+    /// The names of [`WeightsSend::args`].
+    pub(crate) fn arg_names() -> Vec<String> {
+        [
+            names(&["out_start", "weight_addr", "bias_addr"]),
+            Multicast::send_arg_names(),
+        ]
+        .concat()
+    }
+
+    /// The runtime args of the core doing `w`: the first output tile of its slice, the weights'
+    /// and bias's buffers, the multicast's.
+    pub(crate) fn args(&self, c: &ConvPlan, w: &CoreWork) -> Vec<Arg> {
+        [
+            vec![
+                Arg::Const(w.slice * c.slice_tiles()),
+                Arg::BufferAddress(c.weights.clone()),
+                Arg::BufferAddress(c.bias.clone()),
+            ],
+            self.multicast.send_args(w.core),
+        ]
+        .concat()
+    }
+}
+
 /// A conv's writer (`conv2d/writer.cpp.tera`): on each group's sender, the multicast of the
-/// weights and bias its reader read ([`Multicast::send`]); then each core's output blocks, the
+/// weights and bias ([`WeightsSend`]); then each core's output blocks, the
 /// tiles of its slice `group` at a time, to the node's output; a split unit is
 /// `blocks_per_unit` output blocks (1, or the image row's W/32 for the frame conv).
 pub(crate) fn conv_writer(
@@ -591,18 +655,8 @@ pub(crate) fn conv_writer(
     tile: u32,
     blocks_per_unit: u32,
 ) -> Result<Kernel, KirError> {
-    let multicast = Multicast::of(node)?;
-    let compile_args = [compile_args, multicast.compile_args()].concat();
-    let mut runtime_arg_names = names(&[
-        "output_addr",
-        "block_start",
-        "block_count",
-        "out_start",
-        "weight_addr",
-        "bias_addr",
-    ]);
-    runtime_arg_names.extend(Multicast::send_arg_names());
-    let mut body = multicast.send(&conv_residents(node, c)?);
+    let mut send = WeightsSend::of(node, c)?;
+    let mut body = std::mem::take(&mut send.body);
     body.push(blocks(
         Trips::Blocks,
         vec![Call::Loop {
@@ -629,8 +683,12 @@ pub(crate) fn conv_writer(
         role: Role::Writer,
         template: "conv2d/writer.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
-        compile_args,
-        runtime_arg_names,
+        compile_args: [compile_args, send.compile_args.clone()].concat(),
+        runtime_arg_names: [
+            names(&["output_addr", "block_start", "block_count"]),
+            WeightsSend::arg_names(),
+        ]
+        .concat(),
         runtime_args: node
             .split
             .work
@@ -642,11 +700,8 @@ pub(crate) fn conv_writer(
                         Arg::BufferAddress(node.output.clone()),
                         Arg::Const(w.start * blocks_per_unit),
                         Arg::Const(w.count * blocks_per_unit),
-                        Arg::Const(w.slice * c.slice_tiles()),
-                        Arg::BufferAddress(c.weights.clone()),
-                        Arg::BufferAddress(c.bias.clone()),
                     ],
-                    multicast.send_args(w.core),
+                    send.args(c, w),
                 ]
                 .concat(),
             })
@@ -838,6 +893,9 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         body: conv_reader_body(c, &input, [im2col, ring, zero]),
     };
     add_conv_weights_fill(&mut reader, node, c)?;
+    if c.pooled {
+        return ops::conv_pool::kernels(node, c, reader, [shape, ring_args].concat());
+    }
     let compute = Kernel {
         role: Role::Compute,
         template: "conv2d/compute.cpp.tera".into(),
@@ -1010,23 +1068,84 @@ fn pool_writer(node: &NodePlan, p: &PoolPlan, shape: Vec<CompileArg>) -> Result<
             ]
         }),
         precision: None,
-        body: vec![blocks(
-            Trips::Blocks,
-            vec![Call::Loop {
-                trips: Trips::Fixed(p.in_tiles),
-                body: vec![
-                    Call::CbWait { cb: out, pages: 1 },
-                    Call::DramWrite {
-                        buffer: node.output.clone(),
-                        pages: 1,
-                        page_bytes: tile,
-                        cb: out,
-                    },
-                    Call::CbPop { cb: out, pages: 1 },
-                ],
-            }],
-        )],
+        body: vec![pooled_writes(node, out, tile, p.in_tiles, Trips::Blocks)],
     })
+}
+
+/// The pooled tiles' writes (`max_pool2/write_tiles.cpp.tera`): `trips` output blocks of
+/// `in_tiles` tiles of CB `out`, one tile at a time.
+pub(crate) fn pooled_writes(
+    node: &NodePlan,
+    out: u32,
+    tile: u32,
+    in_tiles: u32,
+    trips: Trips,
+) -> Call {
+    blocks(
+        trips,
+        vec![Call::Loop {
+            trips: Trips::Fixed(in_tiles),
+            body: vec![
+                Call::CbWait { cb: out, pages: 1 },
+                Call::DramWrite {
+                    buffer: node.output.clone(),
+                    pages: 1,
+                    page_bytes: tile,
+                    cb: out,
+                },
+                Call::CbPop { cb: out, pages: 1 },
+            ],
+        }],
+    )
+}
+
+/// The four 0/1 selection tiles of CB `select` (`max_pool2/selection.cpp.tera`): 64 zero bytes
+/// stored and doubled by local NoC copies, then 64 bf16 ones stored.
+pub(crate) fn selection_fill(select: u32) -> Vec<Call> {
+    vec![
+        Call::CbReserve {
+            cb: select,
+            pages: 4,
+        },
+        Call::L1Gather { bytes: 64 + 64 * 2 },
+        Call::L1Copy {
+            from: select,
+            cb: select,
+            tiles: 4,
+            row_bytes: 64,
+        },
+        Call::CbPush {
+            cb: select,
+            pages: 4,
+        },
+    ]
+}
+
+/// One output tile pooled from two vertical-maximum tiles (`max_pool2/select_tile.cpp.tera`):
+/// four selection matmuls, the SFPU maximum of the two taps, the pack to CB `out`.
+pub(crate) fn select_tile(out: u32) -> Vec<Call> {
+    vec![
+        Call::CbReserve { cb: out, pages: 1 },
+        Call::Dst {
+            tiles: 2,
+            body: vec![
+                Call::Loop {
+                    trips: Trips::Fixed(4),
+                    body: vec![Call::Matmul {
+                        ct: 1,
+                        rt: 1,
+                        kt: 1,
+                    }],
+                },
+                Call::Sfpu {
+                    op: SfpuOp::Max,
+                    tiles: 1,
+                },
+                Call::Pack { cb: out, tiles: 1 },
+            ],
+        },
+        Call::CbPush { cb: out, pages: 1 },
+    ]
 }
 
 /// Pooling by row-selection matmuls ([`PoolPlan::select`]): the reader writes the four 0/1
@@ -1062,24 +1181,9 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
             ]
         }),
         precision: None,
-        body: vec![
-            Call::CbReserve {
-                cb: select,
-                pages: 4,
-            },
-            // 64 zero bytes stored and doubled by local NoC copies, then 64 bf16 ones stored.
-            Call::L1Gather { bytes: 64 + 64 * 2 },
-            Call::L1Copy {
-                from: select,
-                cb: select,
-                tiles: 4,
-                row_bytes: 64,
-            },
-            Call::CbPush {
-                cb: select,
-                pages: 4,
-            },
-            blocks(
+        body: [
+            selection_fill(select),
+            vec![blocks(
                 Trips::Blocks,
                 vec![Call::Loop {
                     trips: Trips::Fixed(p.in_tiles),
@@ -1094,8 +1198,9 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                         Call::CbPush { cb: src, pages: 4 },
                     ],
                 }],
-            ),
-        ],
+            )],
+        ]
+        .concat(),
     };
     let compute = Kernel {
         role: Role::Compute,
@@ -1114,45 +1219,29 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                 Trips::Blocks,
                 vec![Call::Loop {
                     trips: Trips::Fixed(p.in_tiles),
-                    body: vec![
-                        Call::CbWait { cb: src, pages: 4 },
-                        Call::CbReserve { cb: vmax, pages: 2 },
-                        Call::Dst {
-                            tiles: 4,
-                            body: vec![
-                                Call::Copy { tiles: 4 },
-                                Call::Sfpu {
-                                    op: SfpuOp::Max,
-                                    tiles: 2,
-                                },
-                                Call::Pack { cb: vmax, tiles: 2 },
-                            ],
-                        },
-                        Call::CbPush { cb: vmax, pages: 2 },
-                        Call::CbPop { cb: src, pages: 4 },
-                        Call::CbWait { cb: vmax, pages: 2 },
-                        Call::CbReserve { cb: out, pages: 1 },
-                        Call::Dst {
-                            tiles: 2,
-                            body: vec![
-                                Call::Loop {
-                                    trips: Trips::Fixed(4),
-                                    body: vec![Call::Matmul {
-                                        ct: 1,
-                                        rt: 1,
-                                        kt: 1,
-                                    }],
-                                },
-                                Call::Sfpu {
-                                    op: SfpuOp::Max,
-                                    tiles: 1,
-                                },
-                                Call::Pack { cb: out, tiles: 1 },
-                            ],
-                        },
-                        Call::CbPush { cb: out, pages: 1 },
-                        Call::CbPop { cb: vmax, pages: 2 },
-                    ],
+                    body: [
+                        vec![
+                            Call::CbWait { cb: src, pages: 4 },
+                            Call::CbReserve { cb: vmax, pages: 2 },
+                            Call::Dst {
+                                tiles: 4,
+                                body: vec![
+                                    Call::Copy { tiles: 4 },
+                                    Call::Sfpu {
+                                        op: SfpuOp::Max,
+                                        tiles: 2,
+                                    },
+                                    Call::Pack { cb: vmax, tiles: 2 },
+                                ],
+                            },
+                            Call::CbPush { cb: vmax, pages: 2 },
+                            Call::CbPop { cb: src, pages: 4 },
+                            Call::CbWait { cb: vmax, pages: 2 },
+                        ],
+                        select_tile(out),
+                        vec![Call::CbPop { cb: vmax, pages: 2 }],
+                    ]
+                    .concat(),
                 }],
             ),
             Call::CbPop {
@@ -1182,7 +1271,14 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
                 let multicast = Multicast::of(node)?;
                 (multicast.semaphores(), multicast.senders())
             }
-            _ => (0, node.split.work.iter().take(1).map(|w| w.core).collect()),
+            op => (
+                if matches!(op, OpPlan::Nms(_)) {
+                    ops::nms::SEMAPHORES
+                } else {
+                    0
+                },
+                node.split.work.iter().take(1).map(|w| w.core).collect(),
+            ),
         };
         let (op, kernels) = match &node.op {
             OpPlan::Conv2d(c) => ("conv2d", conv_kernels(node, c)?),

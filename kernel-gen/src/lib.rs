@@ -11,8 +11,9 @@
 //! Every op of the SuperPoint graph lowers: the u8 plane upload and the resize, `conv2d` (any
 //! odd kernel with "same" padding, bias, fused ReLU), `max_pool2`, softmax + dustbin fold, NMS
 //! (r = 1..=8), keypoint candidates, L2 normalisation and descriptor sampling (each below). The
-//! shipped programs are in [`variants`]. Each node is its own program (step) today: nothing is
-//! fused across nodes except softmax with the fold and candidates with the NMS writer.
+//! shipped programs are in [`variants`]. Each node is its own program (step) today, except
+//! softmax with the fold, candidates with the NMS writer, and a conv with the max-pool after it
+//! where every core computes whole pairs of image rows ([`ops::conv_pool`]).
 //!
 //! * **Placement** ([`arena`]): with [`PlanParams::l1_activations`] (the shipped main programs)
 //!   the activations a program writes and reads itself live in L1, interleaved page by page over
@@ -78,7 +79,10 @@
 //!   SrcA) and takes the maximum of the two taps — no RISC-V element loops. Otherwise
 //!   (narrower outputs, Float32 activations, where SrcA would cut tf32 values, LoFi) the reader
 //!   gathers the four tap tiles of each (block, channel tile) through a small tile cache and the
-//!   compute kernel takes their maximum with `binary_max_tile`.
+//!   compute kernel takes their maximum with `binary_max_tile`. Where the conv before the pool
+//!   gives every core whole pairs of image rows (conv1b and conv2b on 12×10) the pool runs in
+//!   the conv's step ([`ops::conv_pool`]): the vertical maximum in DST as each lower-row block is
+//!   packed, the same selection matmuls after every two, only the pooled tiles written.
 //! * **input plane + resize** ([`ops::resize`]): the host uploads the full-size u8 plane (one
 //!   DRAM page per row, padded to 64 B); the program is specialised per input size
 //!   ([`PlanParams::input_size`], default the frame size, where the resize is the identity).
@@ -154,19 +158,22 @@
 //!   HiFi4 0.64; the score map's largest error is 7.7e-3 at HiFi2 and 4.4e-4 at HiFi4. Both
 //!   need the fp32 DST of the default precision: with a bf16 DST (HiFi4) L2 is 2.2 ulp off and
 //!   the map 5.5e-3.
-//! * **nms** (radius 1..=8; 0 and larger radii stay on the host): the separable window maximum
-//!   in two programs over the map's tiles ([`ops::nms`]). The reader reads a tile and the r rows
-//!   next to it of its two neighbours along the pass's axis once, each half of the rows as a
-//!   strip of consecutive 64-byte face rows; a tile shifted by d rows is then 4 local NoC copies
-//!   of 1 KiB (one more per face that clips at the image's edge, where the unshifted row stands
-//!   in for the one beyond it); the compute kernel transposes each of the 2r+1 shifted
-//!   tiles into the fp32 DST and takes their maximum with `binary_max_tile`. Pass 1
-//!   (`<node>.vertical`) shifts along y and stores the column maxima transposed in an
-//!   intermediate buffer; pass 2 shifts those along x (their rows) and transposes back, which
-//!   also serves as the halo exchange between cores. Its compute kernel then keeps S (fed by the
-//!   writer through `cb_scores`) where S == max on the SFPU (`eq_binary_tile`, `where_tile`) and
-//!   the writer writes the Map. Bit-identical to the reference. CBs `cb_shift` (0, 2),
-//!   `cb_scores` (1, 2), `cb_window` (2, 3 pages, scratch), `cb_out` (16, 2), fp32.
+//! * **nms** (radius 1..=8; 0 and larger radii stay on the host): the separable window maximum in
+//!   two passes of one program over the map's tiles ([`ops::nms`]). The reader reads a tile and
+//!   the r rows next to it of its two neighbours along the pass's axis once, each half of the
+//!   rows as a strip of consecutive 64-byte face rows; a tile shifted by d rows is then 4 local
+//!   NoC copies of 1 KiB (one more per face that clips at the image's edge, where the unshifted
+//!   row stands in for the one beyond it); the compute kernel transposes each of the 2r+1 shifted
+//!   tiles into the fp32 DST and takes their maximum with `binary_max_tile`. Pass 1 shifts along
+//!   y and the writer stores the column maxima transposed in an intermediate buffer
+//!   (`<node>.vertical`; faces 1 and 2 swapped, so that pass 1 copies and pass 2 reads 2 KiB
+//!   runs); pass 2 shifts those along x (their rows) and transposes back, which
+//!   also serves as the halo exchange between cores: each core's writer then increments semaphore
+//!   0 of itself and of its neighbours in the split, and its reader starts pass 2 once it has
+//!   three increments. The compute kernel then keeps S (fed by the writer through `cb_scores`)
+//!   where S == max on the SFPU (`eq_binary_tile`, `where_tile`) and the writer writes the Map.
+//!   Bit-identical to the reference. CBs `cb_shift` (0, 2), `cb_scores` (1, 2), `cb_window` (2, 3
+//!   pages, scratch), `cb_out` (16, 2), fp32.
 //! * **select_keypoints**: each core of the map's tile split scans its tiles (strict `>`
 //!   threshold on f32 bit patterns, border) and appends candidate records into its region of the
 //!   Candidates layout (a tile's records staged in L1, then one 8-byte page write each), then its

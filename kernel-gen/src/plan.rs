@@ -476,6 +476,11 @@ pub struct ConvPlan {
     /// by the frame conv's kernels ([`crate::ops::frame_conv`]), split by image rows.
     #[serde(default)]
     pub frame_rows: bool,
+    /// The 2×2 max-pool that is the conv's only consumer runs in the same step
+    /// ([`crate::ops::conv_pool`]): the node's output is the pool's, `group` leaves DST room for
+    /// the vertical maximum.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pooled: bool,
 }
 
 fn one_slice() -> u32 {
@@ -1149,6 +1154,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     weights: weight_name.clone(),
                     bias: bias_name.clone(),
                     frame_rows: frame.is_some(),
+                    pooled: false,
                 };
                 // Resident weights and bias, the ring and the zero tile; one stage of the streams.
                 let fixed = |c: &ConvPlan| {
@@ -1203,8 +1209,8 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     content: bias_content,
                     l1_offset: None,
                 });
-                buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
                 let Some(split) = split else {
+                    buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
                     nodes.push(crate::ops::frame_conv::plan_node(
                         node,
                         precision,
@@ -1214,7 +1220,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     on_device.insert(&node.name);
                     continue;
                 };
-                nodes.push(NodePlan {
+                let planned = NodePlan {
                     name: node.name.clone(),
                     inputs: node.inputs.clone(),
                     output: node.name.clone(),
@@ -1253,9 +1259,29 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         cb_of(format, 16, "cb_out", depth * group, CbKind::Stream),
                     ],
                     op: OpPlan::Conv2d(conv),
-                });
-                on_device.insert(&node.name);
+                };
+                let fused =
+                    ops::conv_pool::consumer(graph, node, &keep_in_dram, params).and_then(|pool| {
+                        let pool_format = node_precision(params, &pool.name).format;
+                        ops::conv_pool::fuse(
+                            &planned,
+                            pool,
+                            pool_format,
+                            &params.limits,
+                            arena_reserve,
+                        )
+                        .map(|fused| (pool, fused))
+                    });
+                let (output, planned) = match fused {
+                    Some((pool, fused)) => (pool.name.as_str(), fused),
+                    None => (node.name.as_str(), planned),
+                };
+                buffers.extend(output_buffers(output, layout_of(output)?));
+                nodes.push(planned);
+                on_device.insert(output);
             }
+            // Already planned with the conv it pools (ops::conv_pool).
+            Op::MaxPool2 if on_device.contains(node.name.as_str()) => {}
             Op::MaxPool2 => {
                 let input = input_shape(0)?;
                 let shape = ActivationShape {
@@ -1347,7 +1373,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                         input: node.inputs[0].clone(),
                     });
                 };
-                let (scratch, steps) = ops::nms::plan(
+                let (scratch, step) = ops::nms::plan(
                     &node.name,
                     &node.inputs[0],
                     (height, width),
@@ -1357,7 +1383,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 )?;
                 buffers.extend(scratch);
                 buffers.extend(output_buffers(&node.name, layout_of(&node.name)?));
-                nodes.extend(steps);
+                nodes.push(step);
                 on_device.insert(&node.name);
             }
             Op::SelectKeypoints {

@@ -108,7 +108,7 @@ fn run_from(graph: &Graph, grid: Grid, external: &str, map: &Tensor<f32>) -> Dev
         pack_map(map).expect("a one-channel map of whole tiles"),
     );
     let dev = common::open(&compiled);
-    let steps = ["nms.vertical", names::NMS, names::KEYPOINTS];
+    let steps = [names::NMS, names::KEYPOINTS];
     let (buffers, times) = run(&dev, &compiled, &inputs, &steps);
     println!(
         "{}x{} grid {}x{}: {times:?}",
@@ -328,20 +328,23 @@ fn scores_a_denormal_apart_nan_and_inf_compare_exactly() {
 }
 
 /// The fixture's 640×480 dense score map (softmax and fold computed by the HF implementation)
-/// with the case's radius, threshold and border.
+/// with the case's radius, threshold and border, on both grids (300 tiles: runs of 3 and 2 that
+/// end mid tile row, so cores exchange column maxima with one or both neighbours).
 #[test]
 fn fixture_scores_640x480() {
     let scores = fixture_dense("astronaut_default", "scores_dense");
     let (radius, threshold, border) = (4, 0.005, 4);
     let graph = nms_graph(scores.width, scores.height, radius, threshold, border);
-    let device = run_device(&graph, Grid::ETH_DISPATCH, &scores);
-    check(&device, &scores, radius, threshold, border);
+    for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
+        let device = run_device(&graph, grid, &scores);
+        check(&device, &scores, radius, threshold, border);
+    }
     let plan = kernel_gen::plan::plan(&graph, &params(Grid::ETH_DISPATCH)).expect("plans");
     let kir = kernel_gen::kir::lower(&plan).expect("lowers");
     print!("{}", report::table(&report::report(&kir)));
 }
 
-/// The selection fuses into the NMS writer when both are planned: two steps. From an uploaded
+/// The selection fuses into the NMS writer when both are planned: one step. From an uploaded
 /// NMS map (as an NMS-variant program or a host NMS leaves it) it is a program of its own.
 #[test]
 fn selection_fused_with_nms_or_alone_from_an_uploaded_map() {
@@ -355,7 +358,7 @@ fn selection_fused_with_nms_or_alone_from_an_uploaded_map() {
         .iter()
         .map(|s| s.node.as_str())
         .collect();
-    assert_eq!(steps, vec!["nms.vertical", names::NMS]);
+    assert_eq!(steps, vec![names::NMS]);
     let device = run_from(
         &graph,
         Grid::TENSIX_DISPATCH,
@@ -383,7 +386,7 @@ fn nms_alone_with_the_plain_mask_writer() {
     let mut inputs = BTreeMap::new();
     inputs.insert(names::SCORES.to_string(), pack_map(&scores).expect("map"));
     let dev = common::open(&compiled);
-    let (buffers, _) = run(&dev, &compiled, &inputs, &["nms.vertical", names::NMS]);
+    let (buffers, _) = run(&dev, &compiled, &inputs, &[names::NMS]);
     assert!(!buffers.contains_key(names::KEYPOINTS));
     let map = unpack_map(&buffers[names::NMS], height, width).expect("map size");
     assert_eq!(bits(&map), bits(&nms(&scores, radius)));
@@ -551,4 +554,82 @@ fn the_candidate_bit_scan_is_charged_with_the_run_counts() {
         .map(|(_, n)| cycles(u64::from(*n), u64::from(*n) * 1024))
         .collect();
     assert_eq!(charged(Counts::Bound), bound);
+}
+
+/// The NMS program of `scores` (160×128: 20 tiles on a 4×2 grid, so runs of 2 or 3 tiles that
+/// end mid tile row and every core exchanges column maxima with a neighbour) with the reader's
+/// `signals` compile-time arg set to `signals`, run after the intermediate buffer of column
+/// maxima was filled with +inf. The NMS map, or the emulator's error.
+fn run_poisoned(scores: &Tensor<f32>, signals: u32) -> Result<Tensor<f32>, String> {
+    use kernel_gen::runner::Loaded;
+
+    let graph = nms_graph(scores.width, scores.height, 2, 0.5, 4).pruned(&[names::NMS]);
+    let mut compiled = compile(&graph, &params(Grid { x: 4, y: 2 })).expect("compiles");
+    let step = compiled
+        .program
+        .steps
+        .iter_mut()
+        .find(|s| s.node == names::NMS)
+        .expect("one NMS step");
+    assert_eq!(step.semaphores, 1);
+    let reader = step
+        .kernels
+        .iter_mut()
+        .find(|k| k.source.ends_with("reader.cpp"))
+        .expect("a reader");
+    let arg = reader
+        .compile_args
+        .iter_mut()
+        .find(|a| a.name == "signals")
+        .expect("the reader waits for `signals` increments");
+    assert_eq!(arg.value, 3);
+    arg.value = signals;
+    let dev = common::open(&compiled);
+    let loaded = Loaded::load(&dev, &compiled).expect("loads");
+    loaded
+        .write(names::SCORES, &pack_map(scores).expect("whole tiles"))
+        .expect("scores");
+    let vertical = format!("{}.vertical", names::NMS);
+    let poison = f32::INFINITY.to_le_bytes().repeat(scores.data.len());
+    loaded.write(&vertical, &poison).expect("poison");
+    loaded
+        .run_nodes(&dev, &[names::NMS])
+        .map_err(|e| e.to_string())?;
+    let bytes = loaded.read(names::NMS).expect("the map");
+    Ok(unpack_map(&bytes, scores.height, scores.width).expect("map size"))
+}
+
+/// The row pass reads column maxima other cores store in the same program: with the
+/// intermediate buffer poisoned (+inf, which would suppress every pixel it reaches), the map is
+/// the reference's only because each reader waits for the three signals; without the wait
+/// (`signals` 0) the same program reads poison.
+#[test]
+fn the_row_pass_reads_column_maxima_only_after_their_signals() {
+    let scores = quantised_map(160, 128, 4, density(2), 17);
+    let expected = bits(&nms(&scores, 2));
+    let waited = run_poisoned(&scores, 3).expect("runs");
+    assert!(
+        bits(&waited) == expected,
+        "NMS map differs from the reference"
+    );
+    let unsynchronised = run_poisoned(&scores, 0).expect("runs");
+    let stale = bits(&unsynchronised)
+        .iter()
+        .zip(&expected)
+        .filter(|(a, b)| a != b)
+        .count();
+    println!("{stale} pixels differ without the wait");
+    assert!(stale > 0, "the poison was never read without the wait");
+}
+
+/// A signal that never comes (the reader waits for one more than the cores send) is a deadlock
+/// the emulator reports, naming the semaphore wait, not a run that passes.
+#[test]
+fn a_missing_signal_deadlocks_visibly() {
+    let scores = quantised_map(160, 128, 4, density(2), 18);
+    let err = run_poisoned(&scores, 4).expect_err("deadlocks");
+    assert!(
+        err.contains("noc_semaphore_wait_min") && err.contains(">= 4): its value is 3"),
+        "{err}"
+    );
 }

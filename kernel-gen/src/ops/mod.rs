@@ -2,6 +2,7 @@
 //! module plans one op family (its cores, CBs and parameters) and builds its reader / compute /
 //! writer calls, against the layouts of [`crate::layout::DeviceTensor`].
 
+pub mod conv_pool;
 pub mod frame_conv;
 pub mod l2_normalize;
 pub mod nms;

@@ -11,14 +11,30 @@
 //! image is the unshifted row instead (a second copy for that face), which every window of that
 //! row holds: the maximum is the clipped one exactly, with no padding value. Columns become rows by a
 //! transpose, which the compute kernel applies to every shifted tile on its way into DST
-//! (`transpose_tile`; max commutes with it). So the op is two programs of the same reader and
-//! compute kernels:
-//! 1. `<node>.vertical`: shift along y (neighbours one tile row away), max over the 2r+1 shifts,
-//!    transposed → the column maxima, stored transposed in an intermediate Map-sized buffer;
-//! 2. `<node>`: shift those along their rows (= x; neighbours one tile column away), max,
-//!    transposed back → the window maximum M. The writer feeds the score tile S to compute
-//!    (`cb_scores`), which keeps S where S == M and +0 elsewhere on the SFPU (`eq_binary_tile`,
-//!    then `where_tile`), and writes the output.
+//! (`transpose_tile`; max commutes with it). So the op is two passes of the same reader and
+//! compute code, in one program:
+//! 1. shift along y (neighbours one tile row away), max over the 2r+1 shifts, transposed → the
+//!    column maxima, which the writer stores transposed in an intermediate Map-sized buffer
+//!    (`<node>.vertical`, scratch). The reader builds these shifted tiles with their faces 1
+//!    and 2 swapped, so that each half of the rows (faces 0 and 2, or 1 and 3) is one 2 KiB copy
+//!    from its strip instead of two of 1 KiB; the transpose of such a tile is the transpose of
+//!    the tile with its faces 1 and 2 swapped again, so the column maxima are stored in that
+//!    swapped layout, in which each strip the second pass reads is one 2 KiB read;
+//! 2. shift those along their rows (= x; neighbours one tile column away), max, transposed back
+//!    → the window maximum M. The writer feeds the score tile S to compute (`cb_scores`), which
+//!    keeps S where S == M and +0 elsewhere on the SFPU (`eq_binary_tile`, then `where_tile`), and
+//!    writes the output.
+//!
+//! The second pass is also the halo exchange: it reads the column maxima of the tiles next to
+//! the core's run along x, which other cores compute. The split gives each core a run of
+//! consecutive tiles, so those are the last tile of the core before it in the split and the first
+//! of the core after it, where they are in the same tile row ([`exchange_partners`]); each such
+//! pair of cores reads each other's tiles. Handshake on semaphore 0 ([`SEMAPHORES`]): once a
+//! core's writer has stored its column maxima (write barrier), it increments the semaphore of
+//! itself and of its partners before and after, itself in place of a partner it does not have,
+//! so every core receives exactly [`SIGNALS`] increments; the reader runs the second pass once
+//! its semaphore has reached them (`noc_semaphore_wait_min`). A program instead of two saves a
+//! launch.
 //!
 //! The equality is `eq_binary_tile`, IEEE equality as its LLK computes it: equal bits and no
 //! NaN, or both zero (subnormals count as zero; the unpacker flushes them anyway). It is not a
@@ -32,10 +48,9 @@
 //! of two, handing the writer one small integer per 8 columns of each row
 //! (`nms/bits_compute.cpp.tera`, [`select_keypoints::candidate_bits`]).
 //!
-//! Both programs split the map's tiles over the grid like every node (`Split`). A second program
-//! instead of one is the halo exchange: the row pass needs column maxima of the neighbouring
-//! tiles, which other cores compute. Max and transpose are exact in the fp32 DST, so the result
-//! is bit for bit the reference's (denormal scores excepted: the unpacker flushes them).
+//! The program splits the map's tiles over the grid like every node (`Split::new`). Max and
+//! transpose are exact in the fp32 DST, so the result is bit for bit the reference's (denormal
+//! scores excepted: the unpacker flushes them).
 //!
 //! On silicon the compute kernel must unpack `cb_shift` and `cb_scores` straight to the fp32 DST
 //! (`UnpackToDestFp32`, with which tt-metal transposes 32-bit tiles in DST); through SrcA an fp32
@@ -44,7 +59,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::device::{Grid, Precision};
+use crate::device::{Core, Grid, Precision};
 use crate::kir::{
     args, blocks, cb_id, input, names, per_core, Arg, Call, CompileArg, CoreArgs, CountSource,
     Kernel, KirError, Role, SfpuOp, Trips,
@@ -65,29 +80,29 @@ const FACE_BYTES: u32 = 16 * FACE_ROW_BYTES;
 /// a shift must cut a 16-row face into at most two runs. Larger radii run on the host.
 pub const MAX_DEVICE_RADIUS: usize = 8;
 
-/// Which of the two passes a program runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NmsPass {
-    /// Column maxima along y, stored transposed.
-    Vertical,
-    /// Row maxima of the column maxima along x, transposed back, then the equality mask.
-    Horizontal,
-}
+/// Semaphores per core: 0, which counts the signals of the cores whose column maxima the
+/// core's second pass reads (module docs).
+pub const SEMAPHORES: u32 = 1;
 
-/// One pass of an NMS node, in tiles.
+/// Increments every core's semaphore receives once the column maxima it reads are stored: its
+/// own writer's, and its partners' before and after it, or its own writer's again in place of
+/// each it does not have ([`exchange_partners`]).
+pub const SIGNALS: u32 = 3;
+
+/// NMS on a map, in tiles.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NmsPlan {
-    pub pass: NmsPass,
     pub radius: u32,
     pub tiles_x: u32,
     pub tiles_y: u32,
-    /// The keypoint selection fused into the row pass's writer, if any.
+    /// The intermediate buffer of the first pass's column maxima (a scratch Map).
+    pub vertical: String,
+    /// The keypoint selection fused into the writer, if any.
     pub select: Option<SelectPlan>,
 }
 
-/// The buffers and the two programs of NMS node `name` on the `height`×`width` map `scores`.
-/// The caller adds the output buffer (the node's Map).
+/// The intermediate buffer and the program of NMS node `name` on the `height`×`width` map
+/// `scores`. The caller adds the output buffer (the node's Map).
 pub fn plan(
     name: &str,
     scores: &str,
@@ -95,7 +110,7 @@ pub fn plan(
     radius: usize,
     precision: Precision,
     grid: Grid,
-) -> Result<(Vec<BufferPlan>, Vec<NodePlan>), PlanError> {
+) -> Result<(Vec<BufferPlan>, NodePlan), PlanError> {
     if radius == 0 || radius > MAX_DEVICE_RADIUS {
         return Err(PlanError::NmsRadius {
             node: name.to_string(),
@@ -122,44 +137,64 @@ pub fn plan(
         node: name.to_string(),
         tensor: intermediate,
     });
-    let node = |step: &str, inputs: Vec<String>, pass: NmsPass| {
-        let mut cbs = vec![
+    let node = NodePlan {
+        name: name.to_string(),
+        inputs: vec![scores.to_string()],
+        output: name.to_string(),
+        precision,
+        split: Split::new(grid, tiles_x * tiles_y),
+        cbs: vec![
             cb_fp32(0, "cb_shift", 2, CbKind::Stream),
+            cb_fp32(1, "cb_scores", 2, CbKind::Stream),
             cb_fp32(2, "cb_window", 3, CbKind::Scratch),
             cb_fp32(16, "cb_out", 2, CbKind::Stream),
-        ];
-        if pass == NmsPass::Horizontal {
-            cbs.insert(1, cb_fp32(1, "cb_scores", 2, CbKind::Stream));
-        }
-        NodePlan {
-            name: step.to_string(),
-            inputs,
-            output: step.to_string(),
-            precision,
-            split: Split::new(grid, tiles_x * tiles_y),
-            cbs,
-            op: OpPlan::Nms(NmsPlan {
-                pass,
-                radius: radius as u32,
-                tiles_x,
-                tiles_y,
-                select: None,
-            }),
-        }
+        ],
+        op: OpPlan::Nms(NmsPlan {
+            radius: radius as u32,
+            tiles_x,
+            tiles_y,
+            vertical,
+            select: None,
+        }),
     };
-    let nodes = vec![
-        node(&vertical, vec![scores.to_string()], NmsPass::Vertical),
-        node(
-            name,
-            vec![vertical.clone(), scores.to_string()],
-            NmsPass::Horizontal,
-        ),
-    ];
-    Ok((buffers, nodes))
+    Ok((buffers, node))
 }
 
-/// Where the counted loop of the row pass's writer gets its trips: the fused selection's counts,
-/// when it scans by candidate bits.
+/// The cores each core of `split` signals besides itself, before and after it (itself where
+/// it has no partner there): the owners of the tiles next to its run along x in the same tile
+/// row of a `tiles_x`-wide map, whose column maxima it reads and which read its own. The split
+/// gives each core a run of consecutive tiles, so these are at most the last tile of the run
+/// before and the first of the run after.
+pub fn exchange_partners(split: &Split, tiles_x: u32) -> Vec<(Core, Core)> {
+    let owner = |tile: u32, own: Core| {
+        split
+            .work
+            .iter()
+            .find(|w| (w.start..w.start + w.count).contains(&tile))
+            .map_or(own, |w| w.core)
+    };
+    split
+        .work
+        .iter()
+        .map(|w| {
+            let end = w.start + w.count;
+            let before = if w.count > 0 && w.start % tiles_x != 0 {
+                owner(w.start - 1, w.core)
+            } else {
+                w.core
+            };
+            let after = if w.count > 0 && end % tiles_x != 0 {
+                owner(end, w.core)
+            } else {
+                w.core
+            };
+            (before, after)
+        })
+        .collect()
+}
+
+/// Where the counted loop of the writer gets its trips: the fused selection's counts, when it
+/// scans by candidate bits.
 pub fn count_source(p: &NmsPlan) -> Option<CountSource> {
     p.select
         .as_ref()
@@ -167,32 +202,76 @@ pub fn count_source(p: &NmsPlan) -> Option<CountSource> {
         .map(select_keypoints::count_source)
 }
 
-/// The reader, compute and writer of one pass.
+/// The reader's calls of one pass over `source` (the score map, or the column maxima), whose
+/// tiles it reads into the window's two strips in runs of `faces` faces (1: the 4-face layout;
+/// 2: faces 1 and 2 swapped, each strip's faces next to each other).
+fn shifts(source: &str, faces: u32, radius: u32, shift: u32, window: u32) -> Call {
+    blocks(
+        Trips::Blocks,
+        vec![
+            // The tile's four faces into the window's strips, and the `radius` rows next to it
+            // of its neighbours along the axis: a run of face rows in each of two faces (none
+            // at the edges).
+            Call::DramPart {
+                buffer: source.to_string(),
+                write: false,
+                transfers: 4 / faces,
+                bytes: faces * FACE_BYTES,
+                offset_step: FACE_BYTES,
+                cb: window,
+            },
+            Call::DramPart {
+                buffer: source.to_string(),
+                write: false,
+                transfers: 4,
+                bytes: radius * FACE_ROW_BYTES,
+                offset_step: FACE_ROW_BYTES,
+                cb: window,
+            },
+            Call::Loop {
+                trips: Trips::Fixed(2 * radius + 1),
+                // A shifted tile: local NoC copies from the window's strips, a 2 KiB one per
+                // strip along y and a 1 KiB one per face along x, one more where it clips at
+                // an edge (NoC work the emulator counts, no RISC-V element loop).
+                body: vec![
+                    Call::CbReserve {
+                        cb: shift,
+                        pages: 1,
+                    },
+                    Call::CbPush {
+                        cb: shift,
+                        pages: 1,
+                    },
+                ],
+            },
+        ],
+    )
+}
+
+/// The reader, compute and writer of the program.
 pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
-    let source = input(node, 0)?;
+    let scores = input(node, 0)?;
     let shift = cb_id(node, "cb_shift")?;
     let window = cb_id(node, "cb_window")?;
     let out = cb_id(node, "cb_out")?;
     let taps = 2 * p.radius + 1;
-    let axis = match p.pass {
-        NmsPass::Vertical => 0,
-        NmsPass::Horizontal => 1,
-    };
     let shape = args(&[
         ("tiles_x", p.tiles_x),
         ("tiles_y", p.tiles_y),
         ("radius", p.radius),
-        ("axis", axis),
     ]);
+    let mut reader_args = shape.clone();
+    reader_args.extend(args(&[("signals", SIGNALS)]));
     let reader = Kernel {
         role: Role::Reader,
         template: "nms/reader.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
-        compile_args: shape.clone(),
-        runtime_arg_names: names(&["input_addr", "tile_start", "tile_count"]),
+        compile_args: reader_args,
+        runtime_arg_names: names(&["scores_addr", "vertical_addr", "tile_start", "tile_count"]),
         runtime_args: per_core(node, |start, count| {
             vec![
-                Arg::BufferAddress(source.clone()),
+                Arg::BufferAddress(scores.clone()),
+                Arg::BufferAddress(p.vertical.clone()),
                 Arg::Const(start),
                 Arg::Const(count),
             ]
@@ -203,53 +282,19 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
                 cb: window,
                 pages: 3,
             },
-            blocks(
-                Trips::Blocks,
-                vec![
-                    // The tile's four faces into the window's strips, and the `radius` rows next
-                    // to it of its neighbours along the axis: a run of face rows in each of two
-                    // faces (none at the edges).
-                    Call::DramPart {
-                        buffer: source.clone(),
-                        write: false,
-                        transfers: 4,
-                        bytes: FACE_BYTES,
-                        offset_step: FACE_BYTES,
-                        cb: window,
-                    },
-                    Call::DramPart {
-                        buffer: source.clone(),
-                        write: false,
-                        transfers: 4,
-                        bytes: p.radius * FACE_ROW_BYTES,
-                        offset_step: FACE_ROW_BYTES,
-                        cb: window,
-                    },
-                    Call::Loop {
-                        trips: Trips::Fixed(taps),
-                        // A shifted tile: a 1 KiB local NoC copy per face from the window's
-                        // strips, two where it clips at an edge (NoC work the emulator counts,
-                        // no RISC-V element loop).
-                        body: vec![
-                            Call::CbReserve {
-                                cb: shift,
-                                pages: 1,
-                            },
-                            Call::CbPush {
-                                cb: shift,
-                                pages: 1,
-                            },
-                        ],
-                    },
-                ],
-            ),
+            shifts(&scores, 1, p.radius, shift, window),
+            Call::SemWait {
+                sem: 0,
+                value: SIGNALS,
+            },
+            shifts(&p.vertical, 2, p.radius, shift, window),
         ],
     };
     let bits = p
         .select
         .as_ref()
         .is_some_and(select_keypoints::candidate_bits);
-    let mut dst = vec![
+    let window_max = vec![
         Call::Loop {
             trips: Trips::Fixed(taps),
             body: vec![
@@ -269,57 +314,55 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             tiles: taps - 1,
         },
     ];
-    // The window pass's DST work per block, then one output tile packed and pushed.
-    let packed_per_block = |template: &'static str, mut dst: Vec<Call>| {
+    // A pass's DST work per block, then one output tile packed and pushed.
+    let packed_per_block = |mut dst: Vec<Call>| {
         dst.extend([
             Call::CbReserve { cb: out, pages: 1 },
             Call::Pack { cb: out, tiles: 1 },
         ]);
+        blocks(
+            Trips::Blocks,
+            vec![
+                Call::Dst {
+                    tiles: 2,
+                    body: dst,
+                },
+                Call::CbPush { cb: out, pages: 1 },
+            ],
+        )
+    };
+    let column_maxima = packed_per_block(window_max.clone());
+    let scores_cb = cb_id(node, "cb_scores")?;
+    let mut nms = window_max;
+    nms.extend([
+        Call::CbWait {
+            cb: scores_cb,
+            pages: 1,
+        },
+        Call::Copy { tiles: 1 },
+        Call::CbPop {
+            cb: scores_cb,
+            pages: 1,
+        },
+        Call::Sfpu {
+            op: SfpuOp::Eq,
+            tiles: 1,
+        },
+        Call::Sfpu {
+            op: SfpuOp::Where,
+            tiles: 1,
+        },
+    ]);
+    let (template, mut body, compute_args) = if bits {
+        bits_compute(node, nms, &shape)?
+    } else {
         (
-            template,
-            vec![blocks(
-                Trips::Blocks,
-                vec![
-                    Call::Dst {
-                        tiles: 2,
-                        body: dst,
-                    },
-                    Call::CbPush { cb: out, pages: 1 },
-                ],
-            )],
+            "nms/mask_compute.cpp.tera",
+            vec![packed_per_block(nms)],
             shape.clone(),
         )
     };
-    let (template, body, compute_args) = match p.pass {
-        NmsPass::Vertical => packed_per_block("nms/compute.cpp.tera", dst),
-        NmsPass::Horizontal => {
-            let scores = cb_id(node, "cb_scores")?;
-            dst.extend([
-                Call::CbWait {
-                    cb: scores,
-                    pages: 1,
-                },
-                Call::Copy { tiles: 1 },
-                Call::CbPop {
-                    cb: scores,
-                    pages: 1,
-                },
-                Call::Sfpu {
-                    op: SfpuOp::Eq,
-                    tiles: 1,
-                },
-                Call::Sfpu {
-                    op: SfpuOp::Where,
-                    tiles: 1,
-                },
-            ]);
-            if bits {
-                bits_compute(node, dst, &shape)?
-            } else {
-                packed_per_block("nms/mask_compute.cpp.tera", dst)
-            }
-        }
-    };
+    body.insert(0, column_maxima);
     let compute = Kernel {
         role: Role::Compute,
         template: template.into(),
@@ -330,38 +373,7 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
         precision: Some(node.precision),
         body,
     };
-    let write = Call::DramWrite {
-        buffer: node.output.clone(),
-        pages: 1,
-        page_bytes: MAP_PAGE_BYTES,
-        cb: out,
-    };
-    let writer = match p.pass {
-        NmsPass::Vertical => Kernel {
-            role: Role::Writer,
-            template: "nms/vertical_writer.cpp.tera".into(),
-            ranges: node.split.ranges.clone(),
-            compile_args: shape,
-            runtime_arg_names: names(&["output_addr", "tile_start", "tile_count"]),
-            runtime_args: per_core(node, |start, count| {
-                vec![
-                    Arg::BufferAddress(node.output.clone()),
-                    Arg::Const(start),
-                    Arg::Const(count),
-                ]
-            }),
-            precision: None,
-            body: vec![blocks(
-                Trips::Blocks,
-                vec![
-                    Call::CbWait { cb: out, pages: 1 },
-                    write,
-                    Call::CbPop { cb: out, pages: 1 },
-                ],
-            )],
-        },
-        NmsPass::Horizontal => mask_writer(node, p, shape, write)?,
-    };
+    let writer = writer(node, p, shape)?;
     Ok(vec![reader, compute, writer])
 }
 
@@ -446,19 +458,34 @@ fn bits_compute(
     Ok(("nms/bits_compute.cpp.tera", body, compile_args))
 }
 
-/// The writer of the row pass: feeds the score tiles to compute's equality mask and writes the
-/// output, fused with the keypoint selection when the plan put one here
-/// ([`crate::ops::select_keypoints::place`]).
-fn mask_writer(
+/// The writer: stores the column maxima and signals the cores that read them (module docs), then
+/// feeds the score tiles to compute's equality mask and writes the output, fused with the
+/// keypoint selection when the plan put one here ([`crate::ops::select_keypoints::place`]).
+fn writer(
     node: &NodePlan,
     p: &NmsPlan,
     mut compile_args: Vec<CompileArg>,
-    write: Call,
 ) -> Result<Kernel, KirError> {
-    let scores = input(node, 1)?;
+    let scores = input(node, 0)?;
     let scores_cb = cb_id(node, "cb_scores")?;
     let out = cb_id(node, "cb_out")?;
-    let mut arg_names = names(&["output_addr", "scores_addr", "tile_start", "tile_count"]);
+    let mut arg_names = names(&[
+        "output_addr",
+        "scores_addr",
+        "vertical_addr",
+        "tile_start",
+        "tile_count",
+        "before_x",
+        "before_y",
+        "after_x",
+        "after_y",
+    ]);
+    let write = |buffer: &str| Call::DramWrite {
+        buffer: buffer.to_string(),
+        pages: 1,
+        page_bytes: MAP_PAGE_BYTES,
+        cb: out,
+    };
     let mut per_tile = vec![
         Call::CbReserve {
             cb: scores_cb,
@@ -475,9 +502,22 @@ fn mask_writer(
             pages: 1,
         },
         Call::CbWait { cb: out, pages: 1 },
-        write,
+        write(&node.output),
     ];
-    let mut body = Vec::new();
+    let mut body = vec![
+        blocks(
+            Trips::Blocks,
+            vec![
+                Call::CbWait { cb: out, pages: 1 },
+                write(&p.vertical),
+                Call::CbPop { cb: out, pages: 1 },
+            ],
+        ),
+        Call::Loop {
+            trips: Trips::Fixed(SIGNALS),
+            body: vec![Call::SemInc { sem: 0 }],
+        },
+    ];
     let mut end = Vec::new();
     let template = match &p.select {
         None => "nms/writer.cpp.tera",
@@ -527,13 +567,19 @@ fn mask_writer(
             .split
             .work
             .iter()
+            .zip(exchange_partners(&node.split, p.tiles_x))
             .zip(0u32..)
-            .map(|(w, region)| {
+            .map(|((w, (before, after)), region)| {
                 let mut args = vec![
                     Arg::BufferAddress(node.output.clone()),
                     Arg::BufferAddress(scores.clone()),
+                    Arg::BufferAddress(p.vertical.clone()),
                     Arg::Const(w.start),
                     Arg::Const(w.count),
+                    Arg::NocX(before),
+                    Arg::NocY(before),
+                    Arg::NocX(after),
+                    Arg::NocY(after),
                 ];
                 if let Some(sel) = &p.select {
                     args.extend(select_keypoints::runtime_args(sel, region));
@@ -552,8 +598,8 @@ mod tests {
     use crate::device::Fidelity;
 
     #[test]
-    fn two_passes_over_the_map_tiles_with_an_intermediate_buffer() {
-        let (buffers, nodes) = plan(
+    fn one_program_over_the_map_tiles_with_an_intermediate_buffer() {
+        let (buffers, node) = plan(
             "nms",
             "scores",
             (64, 96),
@@ -567,10 +613,70 @@ mod tests {
             (buffers[0].name.as_str(), buffers[0].pages),
             ("nms.vertical", 6)
         );
-        let names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
-        assert_eq!(names, vec!["nms.vertical", "nms"]);
-        assert_eq!(nodes[1].inputs, vec!["nms.vertical", "scores"]);
-        assert_eq!(nodes[1].split.work.len(), 6);
+        assert_eq!(node.name, "nms");
+        assert_eq!(node.inputs, vec!["scores"]);
+        assert_eq!(node.split.work.len(), 6);
+        let OpPlan::Nms(p) = &node.op else {
+            panic!("not NMS: {:?}", node.op);
+        };
+        assert_eq!(p.vertical, "nms.vertical");
+    }
+
+    /// Independently of [`exchange_partners`]: core `j` must hear from every core that owns a
+    /// tile next to one of `j`'s along x (same tile row), and each core's semaphore must receive
+    /// exactly [`SIGNALS`] increments (its own writer's, plus one from each partner, or its own
+    /// again in place of a missing partner).
+    #[test]
+    fn every_core_hears_from_the_owners_of_the_tiles_its_row_pass_reads() {
+        let grids = [
+            Grid::ETH_DISPATCH,
+            Grid::TENSIX_DISPATCH,
+            Grid { x: 4, y: 2 },
+            Grid { x: 1, y: 1 },
+            Grid { x: 7, y: 3 },
+        ];
+        for grid in grids {
+            for (tiles_x, tiles_y) in [(20, 15), (1, 3), (5, 4), (3, 1), (2, 2), (7, 9)] {
+                let split = Split::new(grid, tiles_x * tiles_y);
+                let partners = exchange_partners(&split, tiles_x);
+                let owner = |t: u32| {
+                    split
+                        .work
+                        .iter()
+                        .position(|w| (w.start..w.start + w.count).contains(&t))
+                        .expect("every tile has an owner")
+                };
+                let mut received = vec![0u32; split.work.len()];
+                for (w, (before, after)) in split.work.iter().zip(&partners) {
+                    for target in [w.core, *before, *after] {
+                        let j = split
+                            .work
+                            .iter()
+                            .position(|v| v.core == target)
+                            .expect("a core of the split");
+                        received[j] += 1;
+                    }
+                }
+                for (j, w) in split.work.iter().enumerate() {
+                    let case = format!("{grid:?} {tiles_x}x{tiles_y} core {j}");
+                    assert_eq!(received[j], SIGNALS, "{case}");
+                    for t in w.start..w.start + w.count {
+                        let row = t / tiles_x;
+                        for n in [t.wrapping_sub(1), t + 1] {
+                            if n / tiles_x != row || n >= tiles_x * tiles_y {
+                                continue;
+                            }
+                            let o = owner(n);
+                            let (before, after) = partners[o];
+                            assert!(
+                                o == j || before == w.core || after == w.core,
+                                "{case}: tile {n} of core {o} is read without its signal"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The fused selection scans candidate bits for a positive normal threshold (the row pass's

@@ -27,7 +27,6 @@ use crate::kir::{
 use crate::layout::host::decode_candidates;
 use crate::layout::tensor::{CANDIDATE_BYTES, COUNT_STRIDE, MAP_PAGE_BYTES};
 use crate::layout::{DeviceTensor, Part};
-use crate::ops::nms::NmsPass;
 use crate::plan::{cb, cb_fp32, CbKind, CbPlan, NodePlan, OpPlan, PlanError, Split};
 
 /// The selection's parameters in the form the kernels take them.
@@ -164,7 +163,7 @@ pub fn place(select: NodePlan, nodes: &mut [NodePlan]) -> Option<NodePlan> {
     let nms = nodes.iter_mut().find(|n| {
         &n.output == map
             && n.split == select.split
-            && matches!(&n.op, OpPlan::Nms(p) if p.pass == NmsPass::Horizontal && p.select.is_none())
+            && matches!(&n.op, OpPlan::Nms(p) if p.select.is_none())
     });
     let Some(nms) = nms else {
         return Some(select);

@@ -73,7 +73,9 @@ struct OptionFields {
     return_descriptors: Option<bool>,
 }
 
-/// The JSON body of `POST /predict`.
+/// The JSON body of `POST /predict`. It repeats [`OptionFields`] rather than flattening it:
+/// serde does not support `flatten` together with `deny_unknown_fields`, and a flattened
+/// struct in a query string would see its numbers as strings.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PredictRequest {
@@ -85,7 +87,7 @@ struct PredictRequest {
     return_descriptors: Option<bool>,
 }
 
-/// The query of `POST /predict_plane`.
+/// The query of `POST /predict_plane` (the options repeated as in [`PredictRequest`]).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PlaneQuery {

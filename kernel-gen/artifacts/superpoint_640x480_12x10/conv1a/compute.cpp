@@ -35,11 +35,16 @@ constexpr uint32_t cb_out = 16;
 // of the out_tiles; the resident weights and bias hold the slice's), DST starts as the bias
 // rows, the matmul accumulates im2col x weights over the weight_parts * k_tiles weight rows of
 // tiles (with Float32 activations the weights are a bf16 high and a bf16 low matrix stacked
-// along K, both multiplied by the same im2col tile k % k_tiles), then pack. Im2col tile t is
-// tile `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to cb_out in the
-// format the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
-template <typename ActTile>
-void conv_block(uint32_t act, ActTile act_tile) {
+// along K, both multiplied by the same im2col tile k % k_tiles), then `epilogue(g)` may work on
+// the group's DST tiles 0..group (and above them), then pack. Im2col tile t is tile
+// `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to CB `out` in the format
+// the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
+struct NoEpilogue {
+    void operator()(uint32_t) const {}
+};
+
+template <typename ActTile, typename Epilogue = NoEpilogue>
+void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue epilogue = Epilogue{}) {
     for (uint32_t g = 0; g < slice_tiles / group; ++g) {
         tile_regs_acquire();
         reconfig_data_format_srca(cb_bias);
@@ -52,14 +57,15 @@ void conv_block(uint32_t act, ActTile act_tile) {
         for (uint32_t k = 0; k < weight_parts * k_tiles; ++k) {
             matmul_block(act, cb_weights, act_tile(k % k_tiles), k * slice_tiles + g * group, 0, 0, group, 1, k_tiles);
         }
+        epilogue(g);
         tile_regs_commit();
-        cb_reserve_back(cb_out, group);
+        cb_reserve_back(out, group);
         tile_regs_wait();
         for (uint32_t j = 0; j < group; ++j) {
-            pack_tile(j, cb_out);
+            pack_tile(j, out);
         }
         tile_regs_release();
-        cb_push_back(cb_out, group);
+        cb_push_back(out, group);
     }
 }
 

@@ -25,7 +25,8 @@ constexpr uint32_t tile_bytes = get_compile_time_arg_val(8);
 constexpr uint32_t fp32 = get_compile_time_arg_val(9);
 constexpr uint32_t weight_parts = get_compile_time_arg_val(10);
 constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(11);
-constexpr uint32_t input_dram = get_compile_time_arg_val(12);
+constexpr uint32_t weights_on_writer = get_compile_time_arg_val(12);
+constexpr uint32_t input_dram = get_compile_time_arg_val(13);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -91,15 +92,14 @@ void kernel_main() {
 
     // The core's slice of the weights (weight_parts * k_tiles rows x slice_tiles columns from
     // column out_start) and bias rows (slice_tiles) fill resident CBs: the sender (the first core
-    // of the slice's group) reads them from DRAM once and multicasts them to the same CB
-    // addresses on the group's other cores, one multicast per rectangle of the group; the
-    // rectangle that holds the sender (r[5]) takes the loopback variant, its destination count
-    // r[4] including the sender. The weights' DRAM buffer is the whole matrix (row-major tiles,
-    // weight_page_tiles a page): the slice is one run of the whole matrix when it is every
-    // column, else a run of slice_tiles tiles in each row (pages inside it). Handshake
-    // (kernel-gen src/multicast.rs): semaphore 0 on the sender counts the receivers that
-    // reserved their CBs, semaphore 1 on the receivers says the pages landed. Nothing is reserved
-    // before this, so every core's write pointers are the CB bases.
+    // of the slice's group) reads them from DRAM once (conv2d/weights_read.cpp.tera; with
+    // weights_on_writer, set when the senders also compute output blocks, its writer reads them
+    // and this waits for them), and its writer multicasts them to the same CB addresses on the
+    // group's other cores (conv2d/writer.cpp.tera), so the multicasts do not hold up this
+    // kernel. Handshake (kernel-gen src/multicast.rs): semaphore 2 on the sender says the pages
+    // are in its L1, semaphore 0 on the sender counts the receivers that reserved their CBs,
+    // semaphore 1 on the receivers says the pages landed. Nothing is reserved before this, so
+    // every core's write pointers are the CB bases.
     {
         const uint32_t rects[3][6] = {
             {mcast0_x0, mcast0_y0, mcast0_x1, mcast0_y1, mcast0_dests, mcast0_self},
@@ -111,61 +111,39 @@ void kernel_main() {
             receivers += r[4] - r[5];
         }
         constexpr uint32_t weight_pages = weight_parts * k_tiles * slice_tiles;
-        constexpr uint32_t runs = slice_tiles == out_tiles ? 1 : weight_parts * k_tiles;
-        constexpr uint32_t run_tiles = weight_pages / runs;
         cb_reserve_back(cb_weights, weight_pages);
         cb_reserve_back(cb_bias, slice_tiles);
         const uint32_t weights_l1 = get_write_ptr(cb_weights);
         const uint32_t bias_l1 = get_write_ptr(cb_bias);
-        const uint32_t weight_bytes = weight_pages * get_tile_size(cb_weights);
-        const uint32_t bias_bytes = slice_tiles * get_tile_size(cb_bias);
-        if (weights_sender != 0) {
-            const InterleavedAddrGen<true> weights{weight_addr, weight_page_tiles * get_tile_size(cb_weights)};
-            const uint32_t bias_tile = get_tile_size(cb_bias);
-            const InterleavedAddrGenFast<true> bias{bias_addr, bias_tile,
-                                                    bias_tile == 4096 ? DataFormat::Float32 : DataFormat::Float16_b};
-            for (uint32_t r = 0; r < runs; ++r) {
-                const uint32_t first = (r * out_tiles + out_start) / weight_page_tiles;
-                for (uint32_t p = 0; p < run_tiles / weight_page_tiles; ++p) {
-                    noc_async_read_page(first + p, weights, weights_l1 + (r * run_tiles / weight_page_tiles + p) * weights.page_size);
+        if (weights_sender != 0 && (weights_on_writer == 0 || receivers == 0)) {
+            // The slice's weights and bias from DRAM into the resident CBs at weights_l1 and
+            // bias_l1 (conv2d/weights.cpp.tera; on the reader or, when the sender also has output
+            // blocks, on its writer): the weights' buffer is the whole matrix (row-major tiles,
+            // weight_page_tiles a page): the slice is one run of the whole matrix when it is every
+            // column, else a run of slice_tiles tiles in each row (pages inside it).
+            {
+                constexpr uint32_t runs = slice_tiles == out_tiles ? 1 : weight_parts * k_tiles;
+                constexpr uint32_t run_tiles = weight_parts * k_tiles * slice_tiles / runs;
+                const InterleavedAddrGen<true> weights{weight_addr, weight_page_tiles * get_tile_size(cb_weights)};
+                const uint32_t bias_tile = get_tile_size(cb_bias);
+                const InterleavedAddrGenFast<true> bias{bias_addr, bias_tile,
+                                                        bias_tile == 4096 ? DataFormat::Float32 : DataFormat::Float16_b};
+                for (uint32_t r = 0; r < runs; ++r) {
+                    const uint32_t first = (r * out_tiles + out_start) / weight_page_tiles;
+                    for (uint32_t p = 0; p < run_tiles / weight_page_tiles; ++p) {
+                        noc_async_read_page(first + p, weights, weights_l1 + (r * run_tiles / weight_page_tiles + p) * weights.page_size);
+                    }
                 }
+                for (uint32_t p = 0; p < slice_tiles; ++p) {
+                    noc_async_read_page(out_start + p, bias, bias_l1 + p * bias.page_size);
+                }
+                noc_async_read_barrier();
             }
-            for (uint32_t p = 0; p < slice_tiles; ++p) {
-                noc_async_read_page(out_start + p, bias, bias_l1 + p * bias.page_size);
-            }
-            noc_async_read_barrier();
             if (receivers > 0) {
-                noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), receivers);
-                for (const auto& r : rects) {
-                    if (r[4] <= r[5]) {
-                        continue;
-                    }
-                    const uint64_t weights_dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], weights_l1);
-                    const uint64_t bias_dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], bias_l1);
-                    if (r[5] != 0) {
-                        noc_async_write_multicast_loopback_src(weights_l1, weights_dst, weight_bytes, r[4]);
-                        noc_async_write_multicast_loopback_src(bias_l1, bias_dst, bias_bytes, r[4]);
-                    } else {
-                        noc_async_write_multicast(weights_l1, weights_dst, weight_bytes, r[4]);
-                        noc_async_write_multicast(bias_l1, bias_dst, bias_bytes, r[4]);
-                    }
-                }
-                noc_async_write_barrier();
-                const uint32_t valid = get_semaphore(1);
-                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(valid), 1);
-                for (const auto& r : rects) {
-                    if (r[4] <= r[5]) {
-                        continue;
-                    }
-                    const uint64_t valid_dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], valid);
-                    if (r[5] != 0) {
-                        noc_semaphore_set_multicast_loopback_src(valid, valid_dst, r[4]);
-                    } else {
-                        noc_semaphore_set_multicast(valid, valid_dst, r[4]);
-                    }
-                }
-                noc_async_write_barrier();
+                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), 1);
             }
+        } else if (weights_sender != 0) {
+            noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), 1);
         } else {
             noc_semaphore_inc(get_noc_addr(sender_x, sender_y, get_semaphore(0)), 1);
             noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);

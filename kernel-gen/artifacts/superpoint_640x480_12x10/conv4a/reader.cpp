@@ -16,16 +16,20 @@
 // the rows the move gets wrong; otherwise by zeroing the tiles the
 // same way and gathering the taps * in_channels valid columns element by element. Activations
 // are bf16 or Float32 (`fp32`, `tile_bytes`).
-// With `shifted` (3x3 pad 1, whole channel tiles, W a multiple of 32 so every block lies in one
-// image row) each ring block q also keeps its views shifted by dx = -1 and +1 (row r = pixel
-// 32q + r + dx of the same image row, zero outside it), built once when the block enters the
-// ring; a ring slot holds [view -1, block, view +1] x in_tiles, which is the k tile order of
-// one tap row, so tap row dy of output block b is slot b + dy * W / 32 (the zero slot above and
-// below the image). The compute reads the tap rows from the ring itself (conv2d/compute): the
-// ring CB ([zero slot, ring slots]) is pushed whole once, and one cb_im2col page per output
-// block b (no data) says the views its taps read are complete; the ring keeps, besides the
-// blocks ahead and the tap rows of b, those of the two blocks the compute may still be reading
-// (cb_im2col holds two pages).
+// With `shifted` (3x3 pad 1, whole channel tiles, W a multiple of 16 and whole blocks) each
+// ring block q also keeps its views shifted by dx = -1 and +1 (row r = pixel 32q + r + dx of
+// the same image row, zero outside it), built once when the block enters the ring; a ring
+// part holds [view -1, block, view +1] x in_tiles, which is the k tile order of one tap row.
+// With W a multiple of 32, tap row dy of output block b is the part of block b + dy * W / 32
+// (the zero part above and below the image). With W = 32m + 16 (`half_rows`) the rows above and
+// below are half a block off: each ring slot p also keeps a half part, the views of pixels
+// 32p - 16 .. 32p + 15 (faces 2/3 of block p - 1's views, then faces 0/1 of block p's: whole
+// 1 KiB face pairs), and the tap rows of b are the half part of b - m, the views of b and the
+// half part of b + m + 1. The compute reads the tap rows from the ring itself
+// (conv2d/compute): the ring CB ([zero part, ring slots]) is pushed whole once, and one
+// cb_im2col page per output block b (no data) says the parts its taps read are complete; the
+// ring keeps, besides the blocks ahead and the tap rows of b, those of the two blocks the
+// compute may still be reading (cb_im2col holds two pages).
 #include <type_traits>
 
 #include "api/dataflow/dataflow_api.h"
@@ -48,7 +52,8 @@ constexpr uint32_t weight_parts = get_compile_time_arg_val(14);
 constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(15);
 constexpr uint32_t ring_blocks = get_compile_time_arg_val(16);
 constexpr uint32_t shifted = get_compile_time_arg_val(17);
-constexpr uint32_t input_dram = get_compile_time_arg_val(18);
+constexpr uint32_t weights_on_writer = get_compile_time_arg_val(18);
+constexpr uint32_t input_dram = get_compile_time_arg_val(19);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -83,11 +88,17 @@ constexpr int32_t rows = static_cast<int32_t>(height);
 constexpr int32_t cols = static_cast<int32_t>(width);
 constexpr int32_t in_blocks = (rows * cols + 31) / 32;
 constexpr uint32_t views = shifted != 0 ? 3 : 1;
-// Blocks an image row (shifted views only).
+// Whole blocks an image row (shifted views only).
 constexpr int32_t row_blocks = cols / 32;
+constexpr bool half_rows = shifted != 0 && cols % 32 == 16;
+// Parts per ring slot: the block's views, and with `half_rows` its half part.
+constexpr uint32_t parts = half_rows ? 2 : 1;
+// Blocks either side of an output block whose views its tap rows read.
+constexpr int32_t reach = row_blocks + (half_rows ? 1 : 0);
 static_assert(shifted == 0 ? ring_blocks == 2 * ring_reach + 1
-                           : kernel == 3 && pad == 1 && in_channels % 32 == 0 && cols % 32 == 0 &&
-                                 ring_reach == row_blocks + 2 && ring_blocks == 2 * row_blocks + 4,
+                           : kernel == 3 && pad == 1 && in_channels % 32 == 0 && cols % 16 == 0 &&
+                                 rows * cols % 32 == 0 && ring_reach == row_blocks + (half_rows ? 4 : 2) &&
+                                 ring_blocks == ring_reach + row_blocks + 2,
               "the plan's ring does not match the reader");
 constexpr uint32_t face_bytes = tile_bytes / 4;
 constexpr uint32_t row_bytes = tile_bytes / 64;
@@ -157,15 +168,14 @@ void kernel_main() {
 
     // The core's slice of the weights (weight_parts * k_tiles rows x slice_tiles columns from
     // column out_start) and bias rows (slice_tiles) fill resident CBs: the sender (the first core
-    // of the slice's group) reads them from DRAM once and multicasts them to the same CB
-    // addresses on the group's other cores, one multicast per rectangle of the group; the
-    // rectangle that holds the sender (r[5]) takes the loopback variant, its destination count
-    // r[4] including the sender. The weights' DRAM buffer is the whole matrix (row-major tiles,
-    // weight_page_tiles a page): the slice is one run of the whole matrix when it is every
-    // column, else a run of slice_tiles tiles in each row (pages inside it). Handshake
-    // (kernel-gen src/multicast.rs): semaphore 0 on the sender counts the receivers that
-    // reserved their CBs, semaphore 1 on the receivers says the pages landed. Nothing is reserved
-    // before this, so every core's write pointers are the CB bases.
+    // of the slice's group) reads them from DRAM once (conv2d/weights_read.cpp.tera; with
+    // weights_on_writer, set when the senders also compute output blocks, its writer reads them
+    // and this waits for them), and its writer multicasts them to the same CB addresses on the
+    // group's other cores (conv2d/writer.cpp.tera), so the multicasts do not hold up this
+    // kernel. Handshake (kernel-gen src/multicast.rs): semaphore 2 on the sender says the pages
+    // are in its L1, semaphore 0 on the sender counts the receivers that reserved their CBs,
+    // semaphore 1 on the receivers says the pages landed. Nothing is reserved before this, so
+    // every core's write pointers are the CB bases.
     {
         const uint32_t rects[3][6] = {
             {mcast0_x0, mcast0_y0, mcast0_x1, mcast0_y1, mcast0_dests, mcast0_self},
@@ -177,61 +187,39 @@ void kernel_main() {
             receivers += r[4] - r[5];
         }
         constexpr uint32_t weight_pages = weight_parts * k_tiles * slice_tiles;
-        constexpr uint32_t runs = slice_tiles == out_tiles ? 1 : weight_parts * k_tiles;
-        constexpr uint32_t run_tiles = weight_pages / runs;
         cb_reserve_back(cb_weights, weight_pages);
         cb_reserve_back(cb_bias, slice_tiles);
         const uint32_t weights_l1 = get_write_ptr(cb_weights);
         const uint32_t bias_l1 = get_write_ptr(cb_bias);
-        const uint32_t weight_bytes = weight_pages * get_tile_size(cb_weights);
-        const uint32_t bias_bytes = slice_tiles * get_tile_size(cb_bias);
-        if (weights_sender != 0) {
-            const InterleavedAddrGen<true> weights{weight_addr, weight_page_tiles * get_tile_size(cb_weights)};
-            const uint32_t bias_tile = get_tile_size(cb_bias);
-            const InterleavedAddrGenFast<true> bias{bias_addr, bias_tile,
-                                                    bias_tile == 4096 ? DataFormat::Float32 : DataFormat::Float16_b};
-            for (uint32_t r = 0; r < runs; ++r) {
-                const uint32_t first = (r * out_tiles + out_start) / weight_page_tiles;
-                for (uint32_t p = 0; p < run_tiles / weight_page_tiles; ++p) {
-                    noc_async_read_page(first + p, weights, weights_l1 + (r * run_tiles / weight_page_tiles + p) * weights.page_size);
+        if (weights_sender != 0 && (weights_on_writer == 0 || receivers == 0)) {
+            // The slice's weights and bias from DRAM into the resident CBs at weights_l1 and
+            // bias_l1 (conv2d/weights.cpp.tera; on the reader or, when the sender also has output
+            // blocks, on its writer): the weights' buffer is the whole matrix (row-major tiles,
+            // weight_page_tiles a page): the slice is one run of the whole matrix when it is every
+            // column, else a run of slice_tiles tiles in each row (pages inside it).
+            {
+                constexpr uint32_t runs = slice_tiles == out_tiles ? 1 : weight_parts * k_tiles;
+                constexpr uint32_t run_tiles = weight_parts * k_tiles * slice_tiles / runs;
+                const InterleavedAddrGen<true> weights{weight_addr, weight_page_tiles * get_tile_size(cb_weights)};
+                const uint32_t bias_tile = get_tile_size(cb_bias);
+                const InterleavedAddrGenFast<true> bias{bias_addr, bias_tile,
+                                                        bias_tile == 4096 ? DataFormat::Float32 : DataFormat::Float16_b};
+                for (uint32_t r = 0; r < runs; ++r) {
+                    const uint32_t first = (r * out_tiles + out_start) / weight_page_tiles;
+                    for (uint32_t p = 0; p < run_tiles / weight_page_tiles; ++p) {
+                        noc_async_read_page(first + p, weights, weights_l1 + (r * run_tiles / weight_page_tiles + p) * weights.page_size);
+                    }
                 }
+                for (uint32_t p = 0; p < slice_tiles; ++p) {
+                    noc_async_read_page(out_start + p, bias, bias_l1 + p * bias.page_size);
+                }
+                noc_async_read_barrier();
             }
-            for (uint32_t p = 0; p < slice_tiles; ++p) {
-                noc_async_read_page(out_start + p, bias, bias_l1 + p * bias.page_size);
-            }
-            noc_async_read_barrier();
             if (receivers > 0) {
-                noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), receivers);
-                for (const auto& r : rects) {
-                    if (r[4] <= r[5]) {
-                        continue;
-                    }
-                    const uint64_t weights_dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], weights_l1);
-                    const uint64_t bias_dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], bias_l1);
-                    if (r[5] != 0) {
-                        noc_async_write_multicast_loopback_src(weights_l1, weights_dst, weight_bytes, r[4]);
-                        noc_async_write_multicast_loopback_src(bias_l1, bias_dst, bias_bytes, r[4]);
-                    } else {
-                        noc_async_write_multicast(weights_l1, weights_dst, weight_bytes, r[4]);
-                        noc_async_write_multicast(bias_l1, bias_dst, bias_bytes, r[4]);
-                    }
-                }
-                noc_async_write_barrier();
-                const uint32_t valid = get_semaphore(1);
-                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(valid), 1);
-                for (const auto& r : rects) {
-                    if (r[4] <= r[5]) {
-                        continue;
-                    }
-                    const uint64_t valid_dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], valid);
-                    if (r[5] != 0) {
-                        noc_semaphore_set_multicast_loopback_src(valid, valid_dst, r[4]);
-                    } else {
-                        noc_semaphore_set_multicast(valid, valid_dst, r[4]);
-                    }
-                }
-                noc_async_write_barrier();
+                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), 1);
             }
+        } else if (weights_sender != 0) {
+            noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), 1);
         } else {
             noc_semaphore_inc(get_noc_addr(sender_x, sender_y, get_semaphore(0)), 1);
             noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);
@@ -246,17 +234,18 @@ void kernel_main() {
     zero_fill(zero_l1, tile_bytes);
 
     const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile_bytes, activation_format};
-    // With shifted views the ring starts with the zero slot.
-    constexpr uint32_t zero_slots = shifted != 0 ? 1 : 0;
-    constexpr uint32_t ring_pages = (zero_slots + ring_blocks) * views * in_tiles;
+    // With shifted views the ring starts with the zero part.
+    constexpr uint32_t zero_parts = shifted != 0 ? 1 : 0;
+    constexpr uint32_t ring_pages = (zero_parts + ring_blocks * parts) * views * in_tiles;
     cb_reserve_back(cb_ring, ring_pages);
     const uint32_t ring_l1 = get_write_ptr(cb_ring);
-    // View v (dx = v - views / 2) of channel tile c of input block q (0 <= q < in_blocks) lives
-    // in ring slot zero_slots + q % ring_blocks.
-    auto view_l1 = [&](int32_t q, uint32_t v, uint32_t c) {
-        const uint32_t slot = zero_slots + static_cast<uint32_t>(q) % ring_blocks;
-        return ring_l1 + ((slot * views + v) * in_tiles + c) * tile_bytes;
+    // View v (dx = v - views / 2) of channel tile c of part `part` (0: the block's views, 1:
+    // the half part) of ring slot q % ring_blocks (0 <= q <= in_blocks).
+    auto part_l1 = [&](int32_t q, uint32_t part, uint32_t v, uint32_t c) {
+        const uint32_t at = zero_parts + static_cast<uint32_t>(q) % ring_blocks * parts + part;
+        return ring_l1 + ((at * views + v) * in_tiles + c) * tile_bytes;
     };
+    auto view_l1 = [&](int32_t q, uint32_t v, uint32_t c) { return part_l1(q, 0, v, c); };
     auto slot_l1 = [&](int32_t q, uint32_t c) { return view_l1(q, views / 2, c); };
     auto fetch = [&](int32_t q) {
         if (q < 0 || q >= in_blocks) {
@@ -278,14 +267,14 @@ void kernel_main() {
     if constexpr (shifted != 0) {
         const int32_t last = first + static_cast<int32_t>(block_count) - 1;
         constexpr int32_t ahead = static_cast<int32_t>(ring_reach);
-        // The taps of blocks [first, last] read the views of blocks [first - row_blocks,
-        // last + row_blocks], built from the blocks one further either side.
+        // The taps of blocks [first, last] read the views of blocks [first - reach,
+        // last + reach], built from the blocks one further either side.
         auto fetch_needed = [&](int32_t q) {
-            if (q <= last + row_blocks + 1) {
+            if (q <= last + reach + 1) {
                 fetch(q);
             }
         };
-        auto needs_views = [&](int32_t q) { return q >= 0 && q < in_blocks && q <= last + row_blocks; };
+        auto needs_views = [&](int32_t q) { return q >= 0 && q < in_blocks && q <= last + reach; };
         // The views of block q moved by one face row in memory (all channel tiles at once):
         // every row whose source is in the same face lands in place.
         auto start_views = [&](int32_t q) {
@@ -298,27 +287,24 @@ void kernel_main() {
         };
         // Then (after a barrier: the same bytes) the first (dx = -1) or last (dx = +1) row of
         // each face, whose source is in the other face row, the neighbouring block, or outside
-        // the image row.
+        // the image row; W being a multiple of 16, image rows start and end only there.
         auto finish_views = [&](int32_t q) {
             if (!needs_views(q)) {
                 return;
             }
             for (int32_t dx = -1; dx <= 1; dx += 2) {
-                const int32_t next = q + dx;
-                const bool joined = dx < 0 ? q % row_blocks != 0 : next % row_blocks != 0;
                 for (uint32_t c = 0; c < in_tiles; ++c) {
                     const uint32_t view = view_l1(q, static_cast<uint32_t>(1 + dx), c);
                     for (uint32_t face_row = 0; face_row < 2; ++face_row) {
                         const uint32_t r = face_row * 16 + (dx < 0 ? 0 : 15);
-                        const int32_t s = static_cast<int32_t>(r) + dx;
+                        const int32_t p = q * 32 + static_cast<int32_t>(r);
+                        const int32_t s = p + dx;
+                        const bool row_end = dx < 0 ? p % cols == 0 : p % cols == cols - 1;
                         uint32_t src = zero_l1;
                         uint32_t s_row = 0;
-                        if (s >= 0 && s < 32) {
-                            src = slot_l1(q, c);
-                            s_row = static_cast<uint32_t>(s);
-                        } else if (joined) {
-                            src = slot_l1(next, c);
-                            s_row = static_cast<uint32_t>(s + 32) % 32;
+                        if (!row_end && s >= 0 && s < rows * cols) {
+                            src = slot_l1(s / 32, c);
+                            s_row = static_cast<uint32_t>(s % 32);
                         }
                         for (uint32_t half = 0; half < 2; ++half) {
                             noc_async_read(get_noc_addr(row_at(src, s_row, half)), row_at(view, r, half), row_bytes);
@@ -327,30 +313,55 @@ void kernel_main() {
                 }
             }
         };
+        // With `half_rows`, the half part of slot p (0 <= p <= in_blocks) from the finished views
+        // of blocks p - 1 and p (zero outside the image): two 1 KiB face pairs a tile.
+        auto build_half = [&](int32_t p) {
+            if (!half_rows || p < 0 || p > in_blocks || p > last + reach) {
+                return;
+            }
+            constexpr uint32_t half_bytes = 2 * face_bytes;
+            for (uint32_t v = 0; v < views; ++v) {
+                for (uint32_t c = 0; c < in_tiles; ++c) {
+                    const uint32_t dst = part_l1(p, 1, v, c);
+                    const uint32_t above = p > 0 ? view_l1(p - 1, v, c) + half_bytes : zero_l1;
+                    const uint32_t below = p < in_blocks ? view_l1(p, v, c) : zero_l1;
+                    noc_async_read(get_noc_addr(above), dst, half_bytes);
+                    noc_async_read(get_noc_addr(below), dst + half_bytes, half_bytes);
+                }
+            }
+        };
         zero_fill(ring_l1, views * in_tiles * tile_bytes);
-        for (int32_t q = first - row_blocks - 1; q < first + ahead; ++q) {
+        for (int32_t q = first - reach - 1; q < first + ahead; ++q) {
             fetch_needed(q);
         }
         noc_async_read_barrier();
-        for (int32_t q = first - row_blocks; q <= first + ahead - 2; ++q) {
+        for (int32_t q = first - reach; q <= first + ahead - 2; ++q) {
             start_views(q);
         }
         noc_async_read_barrier();
-        for (int32_t q = first - row_blocks; q <= first + ahead - 3; ++q) {
+        for (int32_t q = first - reach; q <= first + ahead - 3; ++q) {
             finish_views(q);
         }
         noc_async_read_barrier();
+        if constexpr (half_rows) {
+            for (int32_t p = first - row_blocks; p <= first + ahead - 4; ++p) {
+                build_half(p);
+            }
+            noc_async_read_barrier();
+        }
         cb_push_back(cb_ring, ring_pages);
 
         // In output block b, once the compute is done with block b - 2 (its page of cb_im2col
-        // is free): block b + ahead is fetched, the views of b + ahead - 1 started and those of
-        // b + ahead - 2 = b + row_blocks finished, each on data complete since the last
-        // barrier, which completes the views of every tap row of b.
+        // is free): block b + ahead is fetched, the views of b + ahead - 1 started, those of
+        // b + ahead - 2 finished and (half_rows) the half part of b + ahead - 3 built, each on
+        // data complete since the last barrier, which completes every tap row of b (the
+        // farthest: the views of b + row_blocks, or the half part of b + row_blocks + 1).
         for (int32_t b = first; b <= last; ++b) {
             cb_reserve_back(cb_im2col, 1);
             fetch_needed(b + ahead);
             start_views(b + ahead - 1);
             finish_views(b + ahead - 2);
+            build_half(b + ahead - 3);
             noc_async_read_barrier();
             cb_push_back(cb_im2col, 1);
         }

@@ -2,10 +2,11 @@
 // Do not edit: change the template or the plan and regenerate.
 //
 // For each output block, its im2col tiles times the weights (conv2d/block.cpp.tera).
-// With `shifted` views the im2col tiles are not copied: tap row ky of output block b is the
-// reader's ring slot of input block b + (ky - 1) * W / 32 ([view -1, block, view +1] x
-// in_tiles, conv2d/reader), or its zero slot above and below the image; the ring CB is waited
-// for whole once, and a cb_im2col page per block says its slots are complete.
+// With `shifted` views the im2col tiles are not copied: tap row ky of output block b is a part
+// ([view -1, block, view +1] x in_tiles, conv2d/reader) of the reader's ring: the views of input
+// block b + (ky - 1) * W / 32, or with W = 32m + 16 (`half_rows`) above and below the half
+// parts of slots b - m and b + m + 1; the zero part above and below the image. The ring CB is
+// waited for whole once, and a cb_im2col page per block says its parts are complete.
 #include "api/compute/matmul.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/reconfig_data_format.h"
@@ -36,14 +37,18 @@ constexpr uint32_t cb_ring = 3;
 constexpr uint32_t cb_zero = 4;
 constexpr uint32_t cb_out = 16;
 
+// Where the conv compute finds its im2col tiles (conv2d/compute.cpp.tera, conv2d/pool_compute.cpp.tera).
 namespace {
 
 // The CB the matmul reads im2col tiles from, the pages the reader pushes per block on cb_im2col,
-// and the ring (shifted views only): a zero slot, then ring_blocks slots of 3 * in_tiles tiles.
+// and the ring (shifted views only): a zero part, then ring_blocks slots of `parts` parts of
+// 3 * in_tiles tiles (the block's views, and with `half_rows` the half part).
 constexpr uint32_t cb_act = shifted != 0 ? cb_ring : cb_im2col;
 constexpr uint32_t im2col_pages = shifted != 0 ? 1 : k_tiles;
-constexpr uint32_t slot_tiles = 3 * in_tiles;
-constexpr uint32_t ring_pages = (1 + ring_blocks) * slot_tiles;
+constexpr uint32_t part_tiles = 3 * in_tiles;
+constexpr bool half_rows = shifted != 0 && width % 32 == 16;
+constexpr uint32_t parts = half_rows ? 2 : 1;
+constexpr uint32_t ring_pages = (1 + ring_blocks * parts) * part_tiles;
 constexpr int32_t row_blocks = static_cast<int32_t>(width / 32);
 constexpr int32_t in_blocks = static_cast<int32_t>((height * width + 31) / 32);
 
@@ -52,9 +57,20 @@ uint32_t act_tile(int32_t b, uint32_t t) {
     if constexpr (shifted == 0) {
         return t;
     }
-    const int32_t q = b + (static_cast<int32_t>(t / slot_tiles) - 1) * row_blocks;
-    const uint32_t slot = q >= 0 && q < in_blocks ? 1 + static_cast<uint32_t>(q) % ring_blocks : 0;
-    return slot * slot_tiles + t % slot_tiles;
+    const int32_t ky = static_cast<int32_t>(t / part_tiles);
+    uint32_t part = 0;
+    if (half_rows && ky != 1) {
+        const int32_t p = ky == 0 ? b - row_blocks : b + row_blocks + 1;
+        if (p >= 0 && p <= in_blocks) {
+            part = 2 + static_cast<uint32_t>(p) % ring_blocks * parts;
+        }
+    } else {
+        const int32_t q = b + (ky - 1) * row_blocks;
+        if (q >= 0 && q < in_blocks) {
+            part = 1 + static_cast<uint32_t>(q) % ring_blocks * parts;
+        }
+    }
+    return part * part_tiles + t % part_tiles;
 }
 
 }  // namespace
@@ -63,11 +79,16 @@ uint32_t act_tile(int32_t b, uint32_t t) {
 // of the out_tiles; the resident weights and bias hold the slice's), DST starts as the bias
 // rows, the matmul accumulates im2col x weights over the weight_parts * k_tiles weight rows of
 // tiles (with Float32 activations the weights are a bf16 high and a bf16 low matrix stacked
-// along K, both multiplied by the same im2col tile k % k_tiles), then pack. Im2col tile t is
-// tile `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to cb_out in the
-// format the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
-template <typename ActTile>
-void conv_block(uint32_t act, ActTile act_tile) {
+// along K, both multiplied by the same im2col tile k % k_tiles), then `epilogue(g)` may work on
+// the group's DST tiles 0..group (and above them), then pack. Im2col tile t is tile
+// `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to CB `out` in the format
+// the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
+struct NoEpilogue {
+    void operator()(uint32_t) const {}
+};
+
+template <typename ActTile, typename Epilogue = NoEpilogue>
+void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue epilogue = Epilogue{}) {
     for (uint32_t g = 0; g < slice_tiles / group; ++g) {
         tile_regs_acquire();
         reconfig_data_format_srca(cb_bias);
@@ -80,14 +101,15 @@ void conv_block(uint32_t act, ActTile act_tile) {
         for (uint32_t k = 0; k < weight_parts * k_tiles; ++k) {
             matmul_block(act, cb_weights, act_tile(k % k_tiles), k * slice_tiles + g * group, 0, 0, group, 1, k_tiles);
         }
+        epilogue(g);
         tile_regs_commit();
-        cb_reserve_back(cb_out, group);
+        cb_reserve_back(out, group);
         tile_regs_wait();
         for (uint32_t j = 0; j < group; ++j) {
-            pack_tile(j, cb_out);
+            pack_tile(j, out);
         }
         tile_regs_release();
-        cb_push_back(cb_out, group);
+        cb_push_back(out, group);
     }
 }
 

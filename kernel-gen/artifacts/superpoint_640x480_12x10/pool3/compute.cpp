@@ -2,10 +2,9 @@
 // Do not edit: change the template or the plan and regenerate.
 //
 // Row-selection pooling: first the SFPU maximum of input rows 2y and 2y + 1 for each half
-// (V(h) = max(T(0, h), T(1, h)), packed to `cb_vmax`), then tap dx of the output tile is
-// S(dx, 0) x V(0) + S(dx, 1) x V(1) (the selection tiles in SrcB hold only 0 and 1, so every
-// product and sum is exact), one DST tile per tap, and the SFPU maximum of the two taps. Maximum
-// and selection commute, so this is the maximum of the four taps with half the matmuls.
+// (V(h) = max(T(0, h), T(1, h)), packed to `cb_vmax`), then the selection matmuls of the two
+// halves and the maximum of the two taps (max_pool2/select_tile.cpp.tera). Maximum and
+// selection commute, so this is the maximum of the four taps with half the matmuls.
 #include "api/compute/binary_max_min.h"
 #include "api/compute/cb_api.h"
 #include "api/compute/common.h"
@@ -24,6 +23,27 @@ constexpr uint32_t cb_src = 0;
 constexpr uint32_t cb_select = 1;
 constexpr uint32_t cb_vmax = 2;
 constexpr uint32_t cb_out = 16;
+
+// One output tile of row-selection pooling from tiles v0 and v1 of cb_vmax, the vertical maxima
+// V(0) and V(1) of its two halves: tap dx is S(dx, 0) x V(0) + S(dx, 1) x V(1) with the 0/1
+// selection tiles of cb_select in SrcB (every product and sum is exact), one DST tile per tap,
+// then the SFPU maximum of the two taps, packed to cb_out. The caller waits for and pops cb_vmax.
+void pool_select_tile(uint32_t v0, uint32_t v1) {
+    tile_regs_acquire();
+    matmul_init(cb_select, cb_vmax);
+    for (uint32_t dx = 0; dx < 2; ++dx) {
+        matmul_tiles(cb_select, cb_vmax, 2 * dx, v0, dx);
+        matmul_tiles(cb_select, cb_vmax, 2 * dx + 1, v1, dx);
+    }
+    binary_max_tile_init();
+    binary_max_tile(0, 1, 0);
+    tile_regs_commit();
+    cb_reserve_back(cb_out, 1);
+    tile_regs_wait();
+    pack_tile(0, cb_out);
+    tile_regs_release();
+    cb_push_back(cb_out, 1);
+}
 
 void kernel_main() {
     const uint32_t block_count = get_arg_val<uint32_t>(0);
@@ -50,20 +70,7 @@ void kernel_main() {
         cb_pop_front(cb_src, 4);
 
         cb_wait_front(cb_vmax, 2);
-        tile_regs_acquire();
-        matmul_init(cb_select, cb_vmax);
-        for (uint32_t dx = 0; dx < 2; ++dx) {
-            matmul_tiles(cb_select, cb_vmax, 2 * dx, 0, dx);
-            matmul_tiles(cb_select, cb_vmax, 2 * dx + 1, 1, dx);
-        }
-        binary_max_tile_init();
-        binary_max_tile(0, 1, 0);
-        tile_regs_commit();
-        cb_reserve_back(cb_out, 1);
-        tile_regs_wait();
-        pack_tile(0, cb_out);
-        tile_regs_release();
-        cb_push_back(cb_out, 1);
+        pool_select_tile(0, 1);
         cb_pop_front(cb_vmax, 2);
     }
     cb_pop_front(cb_select, 4);

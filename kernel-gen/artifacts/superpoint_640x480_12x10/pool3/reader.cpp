@@ -21,6 +21,8 @@ constexpr uint32_t cb_vmax = 2;
 constexpr uint32_t cb_out = 16;
 
 namespace {
+// The four 0/1 selection tiles of row-selection pooling (max_pool2/select_compute.cpp.tera),
+// written by a data-movement kernel into a CB the compute kernel reads.
 
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
 

@@ -20,6 +20,8 @@ void kernel_main() {
     const uint32_t block_start = get_arg_val<uint32_t>(1);
     const uint32_t block_count = get_arg_val<uint32_t>(2);
 
+    // Output tile (block, channel tile) to page block * in_tiles + channel tile, for the core's
+    // output blocks, one at a time as the compute kernel packs them to cb_out.
     const uint32_t tile = get_tile_size(cb_out);
     const InterleavedAddrGenFast<output_dram != 0> output{output_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
     for (uint32_t b = block_start; b < block_start + block_count; ++b) {

@@ -1,0 +1,405 @@
+//! A convolution and the 2×2 max-pool that is its only consumer, lowered as one step when every
+//! core of the conv's split computes whole pairs of image rows (SuperPoint's conv1b and conv2b on
+//! 12×10): the pool's own program would pay a launch, read the conv's output back and write its
+//! own; fused, the conv's output never leaves the core and the writer writes a quarter of the
+//! bytes.
+//!
+//! The compute kernel (`conv2d/pool_compute.cpp.tera`) keeps the upper row of each pair in
+//! `cb_row`; each lower-row block's DST gets the upper tile beside it and the SFPU maximum of the
+//! two is packed to `cb_vmax` (the vertical maximum); every two such blocks (the 64 input columns
+//! of one output block) are pooled by the row-selection matmuls of the standalone pool
+//! (`max_pool2/select_tile.cpp.tera`) into `cb_out`, whose tiles the writer
+//! (`max_pool2/conv_writer.cpp.tera`, which first writes the selection tiles) stores as the
+//! pool's output. The outputs are the bits of the two programs: the packer's rounding and ReLU
+//! are monotone and the upper tile is already packed, so packing the maximum of the upper tile and
+//! the lower DST equals the maximum of the two packed outputs, and the horizontal pass is the
+//! standalone pool's own code on the same tiles.
+//!
+//! Elsewhere (a split whose runs start or end mid-pair, as on 11×10; output channels in slices;
+//! Float32 activations; LoFi, which would round the selection matmuls' activations) the two
+//! programs stay apart.
+
+use std::collections::BTreeSet;
+
+use superpoint_graph::{Graph, Node, Op};
+
+use crate::device::{Fidelity, Format, Limits};
+use crate::kir::{
+    self, args, blocks, cb_id, conv_block_groups, conv_block_groups_with, names, per_core,
+    pooled_writes, select_tile, selection_fill, Arg, Call, CompileArg, CoreArgs, Kernel, KirError,
+    Role, SfpuOp, Trips, WeightsSend,
+};
+use crate::plan::{
+    cb, cbs_l1_bytes, largest_divisor_within, CbKind, ConvPlan, CoreWork, NodePlan, OpPlan,
+    PlanParams,
+};
+
+/// The max-pool that `conv` may be fused with: its only consumer, with neither the conv's output
+/// nor the pool's input wanted elsewhere (a graph output, kept in DRAM, outliving the program,
+/// or the pool an external input).
+pub(crate) fn consumer<'g>(
+    graph: &'g Graph,
+    conv: &Node,
+    keep_in_dram: &BTreeSet<String>,
+    params: &PlanParams,
+) -> Option<&'g Node> {
+    let mut consumers = graph.nodes.iter().filter(|n| n.inputs.contains(&conv.name));
+    let pool = consumers.next()?;
+    let wanted = keep_in_dram.contains(&conv.name)
+        || params.outlive.contains(&conv.name)
+        || graph.outputs.contains(&conv.name)
+        || params.external.contains(&pool.name);
+    (consumers.next().is_none() && matches!(pool.op, Op::MaxPool2) && !wanted).then_some(pool)
+}
+
+/// Whether `w`'s run of output blocks is whole pairs of image rows of `row_blocks` blocks.
+fn whole_pairs(w: &CoreWork, row_blocks: u32) -> bool {
+    w.start % (2 * row_blocks) == 0 && w.count % (2 * row_blocks) == 0
+}
+
+/// `conv` (planned alone) with the max-pool `pool` fused ([`ConvPlan::pooled`]), or `None` where
+/// the fused kernels do not apply or their CBs would not fit in `limits` beside the arena's
+/// `reserve`: the conv's output is the pool's, its group leaves half of DST for the upper row's
+/// tiles, and its CBs trade the conv's output stream for the kept row (`cb_row`), the vertical
+/// maxima of one output block (`cb_vmax`), the selection tiles and the pooled tiles (`cb_out`).
+pub(crate) fn fuse(
+    conv: &NodePlan,
+    pool: &Node,
+    pool_format: Format,
+    limits: &Limits,
+    reserve: u32,
+) -> Option<NodePlan> {
+    let OpPlan::Conv2d(c) = &conv.op else {
+        return None;
+    };
+    let precision = conv.precision;
+    let row_blocks = c.width / 32;
+    let applies = !c.frame_rows
+        && c.slices == 1
+        && conv.split.slices.is_empty()
+        && precision.format == Format::Bf16
+        && pool_format == Format::Bf16
+        && precision.fidelity >= Fidelity::HiFi2
+        && precision.dst_tiles() >= 2
+        && c.width % 64 == 0
+        && c.height % 2 == 0
+        && conv.split.work.iter().all(|w| whole_pairs(w, row_blocks));
+    if !applies {
+        return None;
+    }
+    let group = largest_divisor_within(c.slice_tiles(), precision.dst_tiles() / 2);
+    let slice_tiles = c.slice_tiles();
+    let mut cbs: Vec<_> = conv
+        .cbs
+        .iter()
+        .filter(|b| b.name != "cb_out")
+        .cloned()
+        .collect();
+    cbs.extend([
+        cb(5, "cb_row", row_blocks * slice_tiles, CbKind::Stream),
+        cb(6, "cb_select", 4, CbKind::Resident),
+        cb(7, "cb_vmax", 2 * slice_tiles, CbKind::Stream),
+        cb(16, "cb_out", 2, CbKind::Stream),
+    ]);
+    if cbs_l1_bytes(&cbs, limits.l1_alignment) + u64::from(reserve) > u64::from(limits.l1_usable())
+    {
+        return None;
+    }
+    Some(NodePlan {
+        output: pool.name.clone(),
+        cbs,
+        op: OpPlan::Conv2d(ConvPlan {
+            group,
+            pooled: true,
+            ..c.clone()
+        }),
+        ..conv.clone()
+    })
+}
+
+/// The fused step's kernels: the conv's `reader` as it is, the fused compute (with the conv
+/// compute's compile args `compile_args`) and the pool writer.
+pub(crate) fn kernels(
+    node: &NodePlan,
+    c: &ConvPlan,
+    reader: Kernel,
+    compile_args: Vec<CompileArg>,
+) -> Result<Vec<Kernel>, KirError> {
+    let [im2col, weights, bias, ring, row, select, vmax, out] = [
+        "cb_im2col",
+        "cb_weights",
+        "cb_bias",
+        "cb_ring",
+        "cb_row",
+        "cb_select",
+        "cb_vmax",
+        "cb_out",
+    ]
+    .map(|name| cb_id(node, name));
+    let (im2col, weights, bias, ring, row, select, vmax, out) =
+        (im2col?, weights?, bias?, ring?, row?, select?, vmax?, out?);
+    let row_blocks = c.width / 32;
+    let slice_tiles = c.slice_tiles();
+    let row_tiles = row_blocks * slice_tiles;
+    let im2col_pages = c.im2col_pages();
+    let resident = c.resident_weight_tiles();
+    let ring_hold = |call: Call| if c.shifted { vec![call] } else { Vec::new() };
+    let block = |conv: Call| {
+        vec![
+            Call::CbWait {
+                cb: im2col,
+                pages: im2col_pages,
+            },
+            conv,
+            Call::CbPop {
+                cb: im2col,
+                pages: im2col_pages,
+            },
+        ]
+    };
+    // The upper row's tiles beside the group's in DST, and their maximum.
+    let vertical_max = vec![
+        Call::Copy { tiles: c.group },
+        Call::Sfpu {
+            op: SfpuOp::Max,
+            tiles: c.group,
+        },
+    ];
+    let lower_pair = [
+        vec![Call::Loop {
+            trips: Trips::Fixed(2),
+            body: block(conv_block_groups_with(c, vmax, c.group, vertical_max)),
+        }],
+        vec![Call::CbWait {
+            cb: vmax,
+            pages: 2 * slice_tiles,
+        }],
+        vec![Call::Loop {
+            trips: Trips::Fixed(slice_tiles),
+            body: select_tile(out),
+        }],
+        vec![Call::CbPop {
+            cb: vmax,
+            pages: 2 * slice_tiles,
+        }],
+    ]
+    .concat();
+    let row_pair = vec![
+        Call::Loop {
+            trips: Trips::Fixed(row_blocks),
+            body: block(conv_block_groups(c, row)),
+        },
+        Call::CbWait {
+            cb: row,
+            pages: row_tiles,
+        },
+        Call::Loop {
+            trips: Trips::Fixed(row_blocks / 2),
+            body: lower_pair,
+        },
+        Call::CbPop {
+            cb: row,
+            pages: row_tiles,
+        },
+    ];
+    let compute = Kernel {
+        role: Role::Compute,
+        template: "conv2d/pool_compute.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args,
+        runtime_arg_names: names(&["block_start", "block_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![Arg::Const(start), Arg::Const(count)]
+        }),
+        precision: Some(node.precision),
+        body: [
+            vec![
+                Call::CbWait {
+                    cb: weights,
+                    pages: resident,
+                },
+                Call::CbWait {
+                    cb: bias,
+                    pages: slice_tiles,
+                },
+            ],
+            ring_hold(Call::CbWait {
+                cb: ring,
+                pages: c.ring_pages(),
+            }),
+            vec![
+                Call::CbWait {
+                    cb: select,
+                    pages: 4,
+                },
+                blocks(Trips::Units(2 * row_blocks), row_pair),
+                Call::CbPop {
+                    cb: select,
+                    pages: 4,
+                },
+            ],
+            ring_hold(Call::CbPop {
+                cb: ring,
+                pages: c.ring_pages(),
+            }),
+            vec![
+                Call::CbPop {
+                    cb: bias,
+                    pages: slice_tiles,
+                },
+                Call::CbPop {
+                    cb: weights,
+                    pages: resident,
+                },
+            ],
+        ]
+        .concat(),
+    };
+    // Output block o of the pool is pixels 32 o.. of the half-size image: a core's pairs of
+    // image rows starting at block `start` are its output blocks from start / 4.
+    let [tile_bytes, fp32] = kir::format_args(Format::Bf16);
+    let mut send = WeightsSend::of(node, c)?;
+    let writer = Kernel {
+        role: Role::Writer,
+        template: "max_pool2/conv_writer.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: [
+            args(&[
+                ("in_tiles", slice_tiles),
+                tile_bytes,
+                fp32,
+                ("weight_parts", c.weight_parts),
+                ("k_tiles", c.k_tiles),
+                ("out_tiles", c.out_tiles),
+                ("slice_tiles", slice_tiles),
+                ("weight_page_tiles", c.weight_page_tiles),
+            ]),
+            send.compile_args.clone(),
+        ]
+        .concat(),
+        runtime_arg_names: [
+            names(&["output_addr", "block_start", "block_count"]),
+            WeightsSend::arg_names(),
+        ]
+        .concat(),
+        runtime_args: node
+            .split
+            .work
+            .iter()
+            .map(|w| CoreArgs {
+                core: w.core,
+                args: [
+                    vec![
+                        Arg::BufferAddress(node.output.clone()),
+                        Arg::Const(w.start / 4),
+                        Arg::Const(w.count / 4),
+                    ],
+                    send.args(c, w),
+                ]
+                .concat(),
+            })
+            .collect(),
+        precision: None,
+        body: [
+            std::mem::take(&mut send.body),
+            selection_fill(select),
+            vec![pooled_writes(
+                node,
+                out,
+                Format::Bf16.tile_bytes(),
+                slice_tiles,
+                Trips::Units(4),
+            )],
+        ]
+        .concat(),
+    };
+    Ok(vec![reader, compute, writer])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Grid;
+    use crate::plan::plan;
+    use superpoint_graph::superpoint;
+
+    /// (step name, output, pooled) of every conv step, and the pool steps, of SuperPoint at
+    /// 640×480 on `grid`.
+    fn steps(grid: Grid) -> Vec<(String, String, bool)> {
+        let params = PlanParams {
+            grid,
+            ..PlanParams::default()
+        };
+        let planned = plan(&superpoint(640, 480), &params).expect("plans");
+        planned
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.op {
+                OpPlan::Conv2d(c) => Some((n.name.clone(), n.output.clone(), c.pooled)),
+                OpPlan::MaxPool2(_) => Some((n.name.clone(), n.output.clone(), false)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn step(steps: &[(String, String, bool)], name: &str) -> Option<(String, bool)> {
+        steps
+            .iter()
+            .find(|s| s.0 == name)
+            .map(|s| (s.1.clone(), s.2))
+    }
+
+    /// On 12×10, conv1b (80 blocks a core: 4 of its 640-pixel rows) and conv2b (20: 2 of its
+    /// 320-pixel rows) take their pools; conv3b (5 blocks: one 160-pixel row) does not, nor do
+    /// the convs followed by a conv. On 11×10 (⌈9600/110⌉ = 88 blocks, runs starting mid-row)
+    /// every pool keeps its program.
+    #[test]
+    fn pools_fuse_where_every_core_holds_whole_row_pairs() {
+        let on_12x10 = steps(Grid::ETH_DISPATCH);
+        assert_eq!(step(&on_12x10, "conv1b"), Some(("pool1".into(), true)));
+        assert_eq!(step(&on_12x10, "conv2b"), Some(("pool2".into(), true)));
+        assert_eq!(step(&on_12x10, "conv3b"), Some(("conv3b".into(), false)));
+        assert_eq!(step(&on_12x10, "pool3"), Some(("pool3".into(), false)));
+        assert_eq!(step(&on_12x10, "conv1a"), Some(("conv1a".into(), false)));
+        assert_eq!(step(&on_12x10, "pool1"), None);
+        assert_eq!(step(&on_12x10, "pool2"), None);
+        let on_11x10 = steps(Grid::TENSIX_DISPATCH);
+        assert!(on_11x10.iter().all(|s| !s.2 && s.0 == s.1));
+        for pool in ["pool1", "pool2", "pool3"] {
+            assert_eq!(step(&on_11x10, pool), Some((pool.into(), false)));
+        }
+    }
+
+    /// The conv's output stays a buffer (and the pool a program) when something else reads it:
+    /// kept in DRAM, a graph output, or read after the program.
+    #[test]
+    fn a_conv_output_read_elsewhere_is_not_fused() {
+        let graph = superpoint(640, 480);
+        let unfused = |params: PlanParams| {
+            let planned = plan(&graph, &params).expect("plans");
+            planned.nodes.iter().any(|n| n.name == "pool1")
+                && planned.buffers.iter().any(|b| b.name == "conv1b")
+        };
+        assert!(unfused(PlanParams {
+            keep_in_dram: BTreeSet::from(["conv1b".to_string()]),
+            ..PlanParams::default()
+        }));
+        assert!(unfused(PlanParams {
+            outlive: BTreeSet::from(["conv1b".to_string()]),
+            ..PlanParams::default()
+        }));
+        let mut with_output = graph.clone();
+        with_output.outputs.push("conv1b".into());
+        let planned = plan(&with_output, &PlanParams::default()).expect("plans");
+        assert!(planned.nodes.iter().any(|n| n.name == "pool1"));
+        // LoFi would round the activations the selection matmuls pass through.
+        let lofi = PlanParams {
+            precision: crate::device::Precision {
+                fidelity: Fidelity::LoFi,
+                ..crate::device::Precision::PORT
+            },
+            ..PlanParams::default()
+        };
+        assert!(unfused(lofi));
+    }
+}

@@ -1,0 +1,249 @@
+//! A conv and its 2×2 max-pool in one step (`kernel_gen::ops::conv_pool`), on the emulator: the
+//! pooled output is bit-identical to the two programs apart (the same graph with the conv's
+//! output kept in DRAM, which keeps them apart), equals the reference max-pool of that unfused
+//! conv output exactly, and meets the conv's PCC gate against the reference conv + pool. Shapes
+//! cover one and two row pairs a core, one to four output-channel tiles (DST groups of one and
+//! two, two groups a block), with and without ReLU (negative maxima), with the shifted views and
+//! the row-run reader.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::{bf16_rounded, chain, pcc, random_tensor, run, weight_inputs, weights, Layer};
+use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
+use kernel_gen::plan::{ConvPlan, OpPlan};
+use kernel_gen::{compile, Format, Grid, PlanParams};
+use superpoint_graph::reference::{conv::conv2d, pool::max_pool2};
+
+const PCC_MIN: f64 = 0.9999;
+
+/// The plan of conv `conv` under `params`.
+fn conv_plan(graph: &superpoint_graph::Graph, params: &PlanParams, conv: &str) -> ConvPlan {
+    let plan = kernel_gen::plan::plan(graph, params).expect("plans");
+    plan.nodes
+        .iter()
+        .find(|n| n.name == conv)
+        .and_then(|n| match &n.op {
+            OpPlan::Conv2d(c) => Some(c.clone()),
+            _ => None,
+        })
+        .expect("a conv step")
+}
+
+/// Whether the plan of `params` runs conv `conv` with its pool fused.
+fn fused(graph: &superpoint_graph::Graph, params: &PlanParams, conv: &str) -> bool {
+    conv_plan(graph, params, conv).pooled
+}
+
+/// Conv `c2` (`inp` → `out` channels, 3×3, `relu`) and a pool on a random `width`×`height`
+/// input uploaded as `c1`'s output, on `grid`, fused and apart; `shifted`: whether the conv
+/// reads shifted views (else row runs).
+fn conv_pool(
+    (width, height): (usize, usize),
+    (inp, out): (usize, usize),
+    relu: bool,
+    grid: Grid,
+    shifted: bool,
+) {
+    let layers: &[Layer] = &[
+        ("c1", 1, inp, 3, true),
+        ("c2", inp, out, 3, relu),
+        ("pool", 0, 0, 0, false),
+    ];
+    let graph = chain(width, height, layers);
+    let fused_params = PlanParams {
+        grid,
+        ..PlanParams::default()
+    };
+    let apart_params = PlanParams {
+        keep_in_dram: BTreeSet::from(["c2".to_string()]),
+        ..fused_params.clone()
+    };
+    assert!(fused(&graph, &fused_params, "c2"), "{width}x{height}");
+    assert_eq!(conv_plan(&graph, &fused_params, "c2").shifted, shifted);
+    assert!(!fused(&graph, &apart_params, "c2"), "{width}x{height}");
+
+    let ws = weights(layers, 21);
+    let x = bf16_rounded(&random_tensor(inp, height, width, 5));
+    let outputs = |params: &PlanParams, steps: &[&str]| {
+        let compiled = compile(&graph, params).expect("compiles");
+        let mut inputs = weight_inputs(&compiled, &ws);
+        inputs.insert("c1".to_string(), pack_activation(&x, Format::Bf16));
+        let dev = common::open(&compiled);
+        let (buffers, times) = run(&dev, &compiled, &inputs, steps);
+        println!(
+            "{width}x{height} {inp}->{out} relu={relu} on {}x{}: {times:?}",
+            grid.x, grid.y
+        );
+        buffers
+    };
+    let together = outputs(&fused_params, &["c2"]);
+    let apart = outputs(&apart_params, &["c2", "pool"]);
+    assert!(
+        !together.contains_key("c2"),
+        "the fused conv writes no output of its own"
+    );
+    assert_eq!(together["pool"], apart["pool"], "fused and apart differ");
+
+    let conv_shape = ActivationShape {
+        channels: out,
+        height,
+        width,
+        format: Format::Bf16,
+    };
+    let pool_shape = ActivationShape {
+        height: height / 2,
+        width: width / 2,
+        ..conv_shape
+    };
+    let device_conv = unpack_activation(&apart["c2"], conv_shape).expect("conv output size");
+    let got = unpack_activation(&together["pool"], pool_shape).expect("pool output size");
+    assert_eq!(
+        got,
+        max_pool2(&device_conv),
+        "not the max-pool of the conv's output"
+    );
+    if !relu {
+        assert!(
+            got.data.iter().any(|v| *v < 0.0),
+            "no negative maximum tested"
+        );
+    }
+    let expected = max_pool2(&conv2d(&x, &ws["c2"], 1, relu));
+    let r = pcc(&got.data, &expected.data);
+    assert!(r >= PCC_MIN, "PCC {r}");
+}
+
+/// 128×32 on 4×4: 128 blocks, 8 a core, one pair of 4-block rows each; two output tiles in one
+/// DST group of two (beside the upper row's two).
+#[test]
+fn one_row_pair_a_core() {
+    conv_pool((128, 32), (64, 64), true, Grid { x: 4, y: 4 }, true);
+}
+
+/// 128×32 on 2×2: 16 blocks a core, two pairs each; four output tiles, two groups of two a block.
+#[test]
+fn two_row_pairs_a_core_and_two_groups_a_block() {
+    conv_pool((128, 32), (32, 128), true, Grid { x: 2, y: 2 }, true);
+}
+
+/// 256×32 on 4×2, no ReLU: 8-block rows, two pairs a core; three output tiles in groups of one;
+/// negative maxima.
+#[test]
+fn without_relu_and_three_output_tiles() {
+    conv_pool((256, 32), (64, 96), false, Grid { x: 4, y: 2 }, true);
+}
+
+/// 16 input channels (not whole tiles): the row-run reader's im2col tiles instead of the shifted
+/// views, on 4×4 (one pair a core).
+#[test]
+fn with_the_row_run_reader() {
+    conv_pool((128, 32), (16, 64), true, Grid { x: 4, y: 4 }, false);
+}
+
+/// Where a core's run starts mid-pair (128 blocks of 128×32 on 3×1: 43, 43, 42) the pool keeps
+/// its program, and the two still pool exactly.
+#[test]
+fn runs_that_split_a_pair_keep_the_pool_apart() {
+    let layers: &[Layer] = &[
+        ("c1", 1, 64, 3, true),
+        ("c2", 64, 64, 3, true),
+        ("pool", 0, 0, 0, false),
+    ];
+    let graph = chain(128, 32, layers);
+    let params = PlanParams {
+        grid: Grid { x: 3, y: 1 },
+        ..PlanParams::default()
+    };
+    assert!(!fused(&graph, &params, "c2"));
+    let compiled = compile(&graph, &params).expect("compiles");
+    let ws = weights(layers, 4);
+    let x = bf16_rounded(&random_tensor(64, 32, 128, 6));
+    let mut inputs: BTreeMap<String, Vec<u8>> = weight_inputs(&compiled, &ws);
+    inputs.insert("c1".to_string(), pack_activation(&x, Format::Bf16));
+    let dev = common::open(&compiled);
+    let (buffers, _) = run(&dev, &compiled, &inputs, &["c2", "pool"]);
+    let shape = ActivationShape {
+        channels: 64,
+        height: 32,
+        width: 128,
+        format: Format::Bf16,
+    };
+    let conv = unpack_activation(&buffers["c2"], shape).expect("conv output size");
+    let pooled = unpack_activation(
+        &buffers["pool"],
+        ActivationShape {
+            height: 16,
+            width: 64,
+            ..shape
+        },
+    )
+    .expect("pool output size");
+    assert_eq!(pooled, max_pool2(&conv));
+}
+
+/// SuperPoint's conv1b → pool1 → conv2a → conv2b → pool2 at 640×480 on 12×10 (conv1b: 80
+/// blocks a core, two pairs of 20-block rows; conv2b: one pair of 10-block rows), from a random
+/// conv1a output: pool1 and pool2 are bit-identical to the programs with the pools apart, and
+/// pool1 is the exact max-pool of the unfused conv1b output.
+#[test]
+fn superpoint_pools_at_640x480_on_12x10_bit_for_bit() {
+    let layers: &[Layer] = &[
+        ("conv1b", 64, 64, 3, true),
+        ("conv2a", 64, 64, 3, true),
+        ("conv2b", 64, 64, 3, true),
+    ];
+    let graph = superpoint_graph::superpoint(640, 480).pruned(&["pool2"]);
+    let fused_params = PlanParams {
+        grid: Grid::ETH_DISPATCH,
+        external: BTreeSet::from(["conv1a".to_string()]),
+        ..PlanParams::default()
+    };
+    let apart_params = PlanParams {
+        keep_in_dram: BTreeSet::from(["conv1b".to_string(), "conv2b".to_string()]),
+        ..fused_params.clone()
+    };
+    for conv in ["conv1b", "conv2b"] {
+        assert!(fused(&graph, &fused_params, conv), "{conv}");
+        assert!(!fused(&graph, &apart_params, conv), "{conv}");
+    }
+    let ws = weights(layers, 8);
+    let x = bf16_rounded(&random_tensor(64, 480, 640, 12));
+    let outputs = |params: &PlanParams, steps: &[&str]| {
+        let compiled = compile(&graph, params).expect("compiles");
+        let mut inputs = weight_inputs(&compiled, &ws);
+        inputs.insert("conv1a".to_string(), pack_activation(&x, Format::Bf16));
+        let dev = common::open(&compiled);
+        let (buffers, times) = run(&dev, &compiled, &inputs, steps);
+        println!("{times:?}");
+        buffers
+    };
+    let together = outputs(&fused_params, &["conv1b", "conv2a", "conv2b"]);
+    let apart = outputs(
+        &apart_params,
+        &["conv1b", "pool1", "conv2a", "conv2b", "pool2"],
+    );
+    assert!(together["pool1"] == apart["pool1"], "pool1 differs");
+    assert!(together["pool2"] == apart["pool2"], "pool2 differs");
+    let shape = ActivationShape {
+        channels: 64,
+        height: 480,
+        width: 640,
+        format: Format::Bf16,
+    };
+    let conv1b = unpack_activation(&apart["conv1b"], shape).expect("conv1b size");
+    let pool1 = unpack_activation(
+        &together["pool1"],
+        ActivationShape {
+            height: 240,
+            width: 320,
+            ..shape
+        },
+    )
+    .expect("pool1 size");
+    assert!(
+        pool1 == max_pool2(&conv1b),
+        "pool1 is not the max-pool of conv1b"
+    );
+}
