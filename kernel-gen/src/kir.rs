@@ -619,27 +619,54 @@ impl WeightsSend {
         })
     }
 
-    /// The names of [`WeightsSend::args`].
-    pub(crate) fn arg_names() -> Vec<String> {
+    /// The names of [`WeightsSend::writer_args`]: the writer's `output_addr`, `block_start`,
+    /// `block_count`, then the first output tile of the core's slice, the weights' and bias's
+    /// buffers and the multicast's.
+    pub(crate) fn writer_arg_names() -> Vec<String> {
         [
-            names(&["out_start", "weight_addr", "bias_addr"]),
+            names(&[
+                "output_addr",
+                "block_start",
+                "block_count",
+                "out_start",
+                "weight_addr",
+                "bias_addr",
+            ]),
             Multicast::send_arg_names(),
         ]
         .concat()
     }
 
-    /// The runtime args of the core doing `w`: the first output tile of its slice, the weights'
-    /// and bias's buffers, the multicast's.
-    pub(crate) fn args(&self, c: &ConvPlan, w: &CoreWork) -> Vec<Arg> {
-        [
-            vec![
-                Arg::Const(w.slice * c.slice_tiles()),
-                Arg::BufferAddress(c.weights.clone()),
-                Arg::BufferAddress(c.bias.clone()),
-            ],
-            self.multicast.send_args(w.core),
-        ]
-        .concat()
+    /// Each core's writer runtime args ([`WeightsSend::writer_arg_names`]); `blocks` gives the
+    /// first block and the block count the writer takes for a core's work.
+    pub(crate) fn writer_args(
+        &self,
+        node: &NodePlan,
+        c: &ConvPlan,
+        blocks: impl Fn(&CoreWork) -> [u32; 2],
+    ) -> Vec<CoreArgs> {
+        node.split
+            .work
+            .iter()
+            .map(|w| {
+                let [start, count] = blocks(w);
+                CoreArgs {
+                    core: w.core,
+                    args: [
+                        vec![
+                            Arg::BufferAddress(node.output.clone()),
+                            Arg::Const(start),
+                            Arg::Const(count),
+                            Arg::Const(w.slice * c.slice_tiles()),
+                            Arg::BufferAddress(c.weights.clone()),
+                            Arg::BufferAddress(c.bias.clone()),
+                        ],
+                        self.multicast.send_args(w.core),
+                    ]
+                    .concat(),
+                }
+            })
+            .collect()
     }
 }
 
@@ -684,28 +711,10 @@ pub(crate) fn conv_writer(
         template: "conv2d/writer.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
         compile_args: [compile_args, send.compile_args.clone()].concat(),
-        runtime_arg_names: [
-            names(&["output_addr", "block_start", "block_count"]),
-            WeightsSend::arg_names(),
-        ]
-        .concat(),
-        runtime_args: node
-            .split
-            .work
-            .iter()
-            .map(|w| CoreArgs {
-                core: w.core,
-                args: [
-                    vec![
-                        Arg::BufferAddress(node.output.clone()),
-                        Arg::Const(w.start * blocks_per_unit),
-                        Arg::Const(w.count * blocks_per_unit),
-                    ],
-                    send.args(c, w),
-                ]
-                .concat(),
-            })
-            .collect(),
+        runtime_arg_names: WeightsSend::writer_arg_names(),
+        runtime_args: send.writer_args(node, c, |w| {
+            [w.start * blocks_per_unit, w.count * blocks_per_unit]
+        }),
         precision: None,
         body,
     })

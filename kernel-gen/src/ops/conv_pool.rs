@@ -26,8 +26,8 @@ use superpoint_graph::{Graph, Node, Op};
 use crate::device::{Fidelity, Format, Limits};
 use crate::kir::{
     self, args, blocks, cb_id, conv_block_groups, conv_block_groups_with, names, per_core,
-    pooled_writes, select_tile, selection_fill, Arg, Call, CompileArg, CoreArgs, Kernel, KirError,
-    Role, SfpuOp, Trips, WeightsSend,
+    pooled_writes, select_tile, selection_fill, Arg, Call, CompileArg, Kernel, KirError, Role,
+    SfpuOp, Trips, WeightsSend,
 };
 use crate::plan::{
     cb, cbs_l1_bytes, largest_divisor_within, CbKind, ConvPlan, CoreWork, NodePlan, OpPlan,
@@ -277,28 +277,8 @@ pub(crate) fn kernels(
             send.compile_args.clone(),
         ]
         .concat(),
-        runtime_arg_names: [
-            names(&["output_addr", "block_start", "block_count"]),
-            WeightsSend::arg_names(),
-        ]
-        .concat(),
-        runtime_args: node
-            .split
-            .work
-            .iter()
-            .map(|w| CoreArgs {
-                core: w.core,
-                args: [
-                    vec![
-                        Arg::BufferAddress(node.output.clone()),
-                        Arg::Const(w.start / 4),
-                        Arg::Const(w.count / 4),
-                    ],
-                    send.args(c, w),
-                ]
-                .concat(),
-            })
-            .collect(),
+        runtime_arg_names: WeightsSend::writer_arg_names(),
+        runtime_args: send.writer_args(node, c, |w| [w.start / 4, w.count / 4]),
         precision: None,
         body: [
             std::mem::take(&mut send.body),
