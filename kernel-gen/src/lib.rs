@@ -190,12 +190,11 @@
 //! artifact set) so a crate embeds it with `include!` instead of parsing JSON.
 //!
 //! Next steps (DESIGN §3 hints; `superpoint bench --backend tensix` prints the per-node model):
-//! shifted views for the 80-wide convs (a tap row there is a half-tile shift, 80 = 2·32 + 16, so
-//! whole 1 KiB half-tile copies would replace the row runs that bound conv4a/b and stop convPa/Da
-//! from taking four output-channel slices); the weights multicast of an unsliced conv on the
-//! sender's writer RISC-V, overlapping its DRAM reads; fewer programs (21 launches: pools
-//! fused into the convs before them, the NMS passes in one program); conv1a's bias as a row of
-//! K (9 taps leave 23 free).
+//! convPa and convDa as one 128 → 512 conv (they read the same input; in four output-channel
+//! slices that saves a launch and balances the cores); the half-block shifted views pay off only
+//! at about six or more blocks a core, so the 80-wide convs keep row runs on the full grids;
+//! the fused pool's horizontal maximum from even/odd pixel views instead of selection matmuls;
+//! conv1a's bias as a row of K (9 taps leave 23 free).
 
 pub mod arena;
 pub mod check;
