@@ -261,7 +261,7 @@ pub fn bit_compile_args() -> Vec<CompileArg> {
 }
 
 /// The scalar work of a scan by candidate bits: per tile, the words of the bit tile it reads
-/// (one per group of [`BITS_PER_WORD`] columns of each of the 32 rows); per record (a
+/// (one per group of `BITS_PER_WORD` columns of each of the 32 rows); per record (a
 /// [`Trips::Counted`] loop over the region's count, [`count_source`]), the score read and the
 /// record staged.
 pub fn bit_scan_calls() -> (Call, Call) {
