@@ -11,17 +11,20 @@
 //! image is the unshifted row instead (a second copy for that face), which every window of that
 //! row holds: the maximum is the clipped one exactly, with no padding value. Columns become rows by a
 //! transpose, which the compute kernel applies to every shifted tile on its way into DST
-//! (`transpose_tile`; max commutes with it). So the op is two passes of the same reader and
-//! compute code, in one program:
+//! (`transpose_tile`; max commutes with it). So the op is two passes of the same window, shift
+//! and compute code, in one program:
 //! 1. shift along y (neighbours one tile row away), max over the 2r+1 shifts, transposed → the
 //!    column maxima, which the writer stores transposed in an intermediate Map-sized buffer
-//!    (`<node>.vertical`, scratch). The reader builds these shifted tiles with their faces 1
-//!    and 2 swapped, so that each half of the rows (faces 0 and 2, or 1 and 3) is one 2 KiB copy
+//!    (`<node>.vertical`, scratch). The reader reads each tile's window and hands it to the
+//!    writer (`cb_strips`), which builds the shifted tiles (`cb_shift_y`): the reader, which
+//!    also does all of the second pass's NoC work, bounds the program otherwise, while the
+//!    writer has slack. The shifted tiles are built with their faces 1 and 2 swapped, so that each half of the rows (faces 0 and 2, or 1 and 3) is one 2 KiB copy
 //!    from its strip instead of two of 1 KiB; the transpose of such a tile is the transpose of
 //!    the tile with its faces 1 and 2 swapped again, so the column maxima are stored in that
 //!    swapped layout, in which each strip the second pass reads is one 2 KiB read;
-//! 2. shift those along their rows (= x; neighbours one tile column away), max, transposed back
-//!    → the window maximum M. The writer feeds the score tile S to compute (`cb_scores`), which
+//! 2. shift those along their rows (= x; neighbours one tile column away; the reader reads the
+//!    windows and builds the shifted tiles, `cb_shift`), max, transposed back → the window
+//!    maximum M. The writer feeds the score tile S to compute (`cb_scores`), which
 //!    keeps S where S == M and +0 elsewhere on the SFPU (`eq_binary_tile`, then `where_tile`), and
 //!    writes the output.
 //!
@@ -52,9 +55,9 @@
 //! transpose are exact in the fp32 DST, so the result is bit for bit the reference's (denormal
 //! scores excepted: the unpacker flushes them).
 //!
-//! On silicon the compute kernel must unpack `cb_shift` and `cb_scores` straight to the fp32 DST
-//! (`UnpackToDestFp32`, with which tt-metal transposes 32-bit tiles in DST); through SrcA an fp32
-//! tile is cut to TF32 and the equality mask would fail. The emulator unpacks copies and
+//! On silicon the compute kernel must unpack `cb_shift_y`, `cb_shift` and `cb_scores` straight to
+//! the fp32 DST (`UnpackToDestFp32`, with which tt-metal transposes 32-bit tiles in DST); through
+//! SrcA an fp32 tile is cut to TF32 and the equality mask would fail. The emulator unpacks copies and
 //! transposes exactly; the dispatch program does not carry unpack-to-dest modes yet.
 
 use serde::{Deserialize, Serialize};
@@ -68,7 +71,8 @@ use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::layout::DeviceTensor;
 use crate::ops::select_keypoints::{self, SelectPlan};
 use crate::plan::{
-    cb_fp32, tensor_buffers, BufferPlan, CbKind, Content, NodePlan, OpPlan, PlanError, Split,
+    cb_fp32, tensor_buffers, BufferPlan, CbKind, CbPlan, Content, NodePlan, OpPlan, PlanError,
+    Split,
 };
 
 /// Bytes of one row of a 16×16 face of f32.
@@ -79,6 +83,20 @@ const FACE_BYTES: u32 = 16 * FACE_ROW_BYTES;
 /// The largest radius the device lowers: the window must stay within the neighbouring tiles and
 /// a shift must cut a 16-row face into at most two runs. Larger radii run on the host.
 pub const MAX_DEVICE_RADIUS: usize = 8;
+
+/// Bytes of the window of a tile's two strips of `32 + 2 radius` face rows (`cb_strips`, one
+/// page per tile; `nms/strips.cpp.tera`).
+fn window_bytes(radius: u32) -> u32 {
+    2 * (32 + 2 * radius) * FACE_ROW_BYTES
+}
+
+/// Of the first pass's 2 radius + 1 tiles shifted along y, the reader builds the first
+/// `reader_shifts` (d = -radius..-1), the writer the others (d = 0..radius): the balance of the
+/// two RISC-Vs' NoC work besides (the reader reads the windows and does all of the second pass,
+/// the writer its writes and the fused selection's scan), 4.5 / 4.1 µs on the 640×480 map.
+fn reader_shifts_y(radius: u32) -> u32 {
+    radius
+}
 
 /// Semaphores per core: 0, which counts the signals of the cores whose column maxima the
 /// core's second pass reads (module docs).
@@ -147,6 +165,11 @@ pub fn plan(
             cb_fp32(0, "cb_shift", 2, CbKind::Stream),
             cb_fp32(1, "cb_scores", 2, CbKind::Stream),
             cb_fp32(2, "cb_window", 3, CbKind::Scratch),
+            cb_fp32(3, "cb_shift_y", 2, CbKind::Stream),
+            CbPlan {
+                page_bytes: window_bytes(radius as u32),
+                ..cb_fp32(4, "cb_strips", 2, CbKind::Stream)
+            },
             cb_fp32(16, "cb_out", 2, CbKind::Stream),
         ],
         op: OpPlan::Nms(NmsPlan {
@@ -202,63 +225,65 @@ pub fn count_source(p: &NmsPlan) -> Option<CountSource> {
         .map(select_keypoints::count_source)
 }
 
-/// The reader's calls of one pass over `source` (the score map, or the column maxima), whose
-/// tiles it reads into the window's two strips in runs of `faces` faces (1: the 4-face layout;
-/// 2: faces 1 and 2 swapped, each strip's faces next to each other).
-fn shifts(source: &str, faces: u32, radius: u32, shift: u32, window: u32) -> Call {
-    blocks(
-        Trips::Blocks,
-        vec![
-            // The tile's four faces into the window's strips, and the `radius` rows next to it
-            // of its neighbours along the axis: a run of face rows in each of two faces (none
-            // at the edges).
-            Call::DramPart {
-                buffer: source.to_string(),
-                write: false,
-                transfers: 4 / faces,
-                bytes: faces * FACE_BYTES,
-                offset_step: FACE_BYTES,
-                cb: window,
+/// The reads of one tile of `source` (the score map, or the column maxima) into the two strips
+/// of a window in CB `window`: the tile's four faces in runs of `faces` faces (1: the 4-face
+/// layout; 2: faces 1 and 2 swapped, each strip's faces next to each other), and the `radius`
+/// rows next to it of its neighbours along the axis: a run of face rows in each of two faces
+/// (none at the edges).
+fn strip_reads(source: &str, faces: u32, radius: u32, window: u32) -> [Call; 2] {
+    [
+        Call::DramPart {
+            buffer: source.to_string(),
+            write: false,
+            transfers: 4 / faces,
+            bytes: faces * FACE_BYTES,
+            offset_step: FACE_BYTES,
+            cb: window,
+        },
+        Call::DramPart {
+            buffer: source.to_string(),
+            write: false,
+            transfers: 4,
+            bytes: radius * FACE_ROW_BYTES,
+            offset_step: FACE_ROW_BYTES,
+            cb: window,
+        },
+    ]
+}
+
+/// `count` shifted tiles of one map tile pushed to CB `shift`: local NoC copies from a window's
+/// strips, a 2 KiB one per strip along y and a 1 KiB one per face along x, one more where it
+/// clips at an edge (NoC work the emulator counts, no RISC-V element loop).
+fn shifted_tiles(count: u32, shift: u32) -> Call {
+    Call::Loop {
+        trips: Trips::Fixed(count),
+        body: vec![
+            Call::CbReserve {
+                cb: shift,
+                pages: 1,
             },
-            Call::DramPart {
-                buffer: source.to_string(),
-                write: false,
-                transfers: 4,
-                bytes: radius * FACE_ROW_BYTES,
-                offset_step: FACE_ROW_BYTES,
-                cb: window,
-            },
-            Call::Loop {
-                trips: Trips::Fixed(2 * radius + 1),
-                // A shifted tile: local NoC copies from the window's strips, a 2 KiB one per
-                // strip along y and a 1 KiB one per face along x, one more where it clips at
-                // an edge (NoC work the emulator counts, no RISC-V element loop).
-                body: vec![
-                    Call::CbReserve {
-                        cb: shift,
-                        pages: 1,
-                    },
-                    Call::CbPush {
-                        cb: shift,
-                        pages: 1,
-                    },
-                ],
+            Call::CbPush {
+                cb: shift,
+                pages: 1,
             },
         ],
-    )
+    }
 }
 
 /// The reader, compute and writer of the program.
 pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
     let scores = input(node, 0)?;
     let shift = cb_id(node, "cb_shift")?;
+    let shift_y = cb_id(node, "cb_shift_y")?;
     let window = cb_id(node, "cb_window")?;
+    let strips = cb_id(node, "cb_strips")?;
     let out = cb_id(node, "cb_out")?;
     let taps = 2 * p.radius + 1;
     let shape = args(&[
         ("tiles_x", p.tiles_x),
         ("tiles_y", p.tiles_y),
         ("radius", p.radius),
+        ("reader_shifts", reader_shifts_y(p.radius)),
     ]);
     let mut reader_args = shape.clone();
     reader_args.extend(args(&[("signals", SIGNALS)]));
@@ -278,42 +303,61 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
         }),
         precision: None,
         body: vec![
+            blocks(Trips::Blocks, {
+                let mut tile = vec![Call::CbReserve {
+                    cb: strips,
+                    pages: 1,
+                }];
+                tile.extend(strip_reads(&scores, 1, p.radius, strips));
+                tile.extend([
+                    Call::CbPush {
+                        cb: strips,
+                        pages: 1,
+                    },
+                    shifted_tiles(reader_shifts_y(p.radius), shift),
+                ]);
+                tile
+            }),
             Call::CbReserve {
                 cb: window,
                 pages: 3,
             },
-            shifts(&scores, 1, p.radius, shift, window),
             Call::SemWait {
                 sem: 0,
                 value: SIGNALS,
             },
-            shifts(&p.vertical, 2, p.radius, shift, window),
+            blocks(Trips::Blocks, {
+                let mut tile = strip_reads(&p.vertical, 2, p.radius, window).to_vec();
+                tile.push(shifted_tiles(taps, shift));
+                tile
+            }),
         ],
     };
     let bits = p
         .select
         .as_ref()
         .is_some_and(select_keypoints::candidate_bits);
-    let window_max = vec![
-        Call::Loop {
-            trips: Trips::Fixed(taps),
+    // The maximum of the shifted tiles, each transposed into DST: the first `low` from `shift`,
+    // the others from `high`.
+    let window_max = |low: u32, high: u32| {
+        let taken = |cb: u32, trips: u32| Call::Loop {
+            trips: Trips::Fixed(trips),
             body: vec![
-                Call::CbWait {
-                    cb: shift,
-                    pages: 1,
-                },
+                Call::CbWait { cb, pages: 1 },
                 Call::Transpose { tiles: 1 },
-                Call::CbPop {
-                    cb: shift,
-                    pages: 1,
-                },
+                Call::CbPop { cb, pages: 1 },
             ],
-        },
-        Call::Sfpu {
+        };
+        let mut calls = vec![taken(shift, low)];
+        if low < taps {
+            calls.push(taken(high, taps - low));
+        }
+        calls.push(Call::Sfpu {
             op: SfpuOp::Max,
             tiles: taps - 1,
-        },
-    ];
+        });
+        calls
+    };
     // A pass's DST work per block, then one output tile packed and pushed.
     let packed_per_block = |mut dst: Vec<Call>| {
         dst.extend([
@@ -331,9 +375,9 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             ],
         )
     };
-    let column_maxima = packed_per_block(window_max.clone());
+    let column_maxima = packed_per_block(window_max(reader_shifts_y(p.radius), shift_y));
     let scores_cb = cb_id(node, "cb_scores")?;
-    let mut nms = window_max;
+    let mut nms = window_max(taps, shift);
     nms.extend([
         Call::CbWait {
             cb: scores_cb,
@@ -469,6 +513,8 @@ fn writer(
     let scores = input(node, 0)?;
     let scores_cb = cb_id(node, "cb_scores")?;
     let out = cb_id(node, "cb_out")?;
+    let strips = cb_id(node, "cb_strips")?;
+    let shift_y = cb_id(node, "cb_shift_y")?;
     let mut arg_names = names(&[
         "output_addr",
         "scores_addr",
@@ -508,6 +554,15 @@ fn writer(
         blocks(
             Trips::Blocks,
             vec![
+                Call::CbWait {
+                    cb: strips,
+                    pages: 1,
+                },
+                shifted_tiles(2 * p.radius + 1 - reader_shifts_y(p.radius), shift_y),
+                Call::CbPop {
+                    cb: strips,
+                    pages: 1,
+                },
                 Call::CbWait { cb: out, pages: 1 },
                 write(&p.vertical),
                 Call::CbPop { cb: out, pages: 1 },
