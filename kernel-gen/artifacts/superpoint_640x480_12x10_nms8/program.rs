@@ -144,6 +144,22 @@ pub fn program() -> kernel_gen::DeviceProgram {
                     },
                     kernel_gen::CbPlan {
                         id: 3,
+                        name: String::from("cb_shift_y"),
+                        pages: 2,
+                        page_bytes: 4096,
+                        format: kernel_gen::Format::Fp32,
+                        kind: kernel_gen::CbKind::Stream,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 4,
+                        name: String::from("cb_strips"),
+                        pages: 2,
+                        page_bytes: 6144,
+                        format: kernel_gen::Format::Fp32,
+                        kind: kernel_gen::CbKind::Stream,
+                    },
+                    kernel_gen::CbPlan {
+                        id: 5,
                         name: String::from("cb_records"),
                         pages: 1,
                         page_bytes: 16384,
@@ -151,7 +167,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         kind: kernel_gen::CbKind::Scratch,
                     },
                     kernel_gen::CbPlan {
-                        id: 4,
+                        id: 6,
                         name: String::from("cb_count"),
                         pages: 1,
                         page_bytes: 64,
@@ -159,7 +175,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         kind: kernel_gen::CbKind::Scratch,
                     },
                     kernel_gen::CbPlan {
-                        id: 5,
+                        id: 7,
                         name: String::from("cb_threshold"),
                         pages: 1,
                         page_bytes: 4096,
@@ -167,7 +183,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         kind: kernel_gen::CbKind::Resident,
                     },
                     kernel_gen::CbPlan {
-                        id: 6,
+                        id: 8,
                         name: String::from("cb_bit_weights"),
                         pages: 1,
                         page_bytes: 4096,
@@ -222,6 +238,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("radius"),
+                                value: 8,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("reader_shifts"),
                                 value: 8,
                             },
                             kernel_gen::CompileArg {
@@ -1475,6 +1495,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                                 value: 8,
                             },
                             kernel_gen::CompileArg {
+                                name: String::from("reader_shifts"),
+                                value: 8,
+                            },
+                            kernel_gen::CompileArg {
                                 name: String::from("bits_per_word"),
                                 value: 8,
                             },
@@ -1629,6 +1653,10 @@ pub fn program() -> kernel_gen::DeviceProgram {
                             },
                             kernel_gen::CompileArg {
                                 name: String::from("radius"),
+                                value: 8,
+                            },
+                            kernel_gen::CompileArg {
+                                name: String::from("reader_shifts"),
                                 value: 8,
                             },
                             kernel_gen::CompileArg {

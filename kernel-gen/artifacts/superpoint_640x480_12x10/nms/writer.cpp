@@ -11,42 +11,115 @@
 constexpr uint32_t tiles_x = get_compile_time_arg_val(0);
 constexpr uint32_t tiles_y = get_compile_time_arg_val(1);
 constexpr uint32_t radius = get_compile_time_arg_val(2);
-constexpr uint32_t height = get_compile_time_arg_val(3);
-constexpr uint32_t width = get_compile_time_arg_val(4);
-constexpr uint32_t border = get_compile_time_arg_val(5);
-constexpr uint32_t threshold_bits = get_compile_time_arg_val(6);
-constexpr uint32_t capacity = get_compile_time_arg_val(7);
-constexpr uint32_t record_bytes = get_compile_time_arg_val(8);
-constexpr uint32_t count_slot_bytes = get_compile_time_arg_val(9);
-constexpr uint32_t bits_per_word = get_compile_time_arg_val(10);
-constexpr uint32_t output_dram = get_compile_time_arg_val(11);
-constexpr uint32_t scores_dram = get_compile_time_arg_val(12);
-constexpr uint32_t vertical_dram = get_compile_time_arg_val(13);
-constexpr uint32_t records_dram = get_compile_time_arg_val(14);
-constexpr uint32_t counts_dram = get_compile_time_arg_val(15);
+constexpr uint32_t reader_shifts = get_compile_time_arg_val(3);
+constexpr uint32_t height = get_compile_time_arg_val(4);
+constexpr uint32_t width = get_compile_time_arg_val(5);
+constexpr uint32_t border = get_compile_time_arg_val(6);
+constexpr uint32_t threshold_bits = get_compile_time_arg_val(7);
+constexpr uint32_t capacity = get_compile_time_arg_val(8);
+constexpr uint32_t record_bytes = get_compile_time_arg_val(9);
+constexpr uint32_t count_slot_bytes = get_compile_time_arg_val(10);
+constexpr uint32_t bits_per_word = get_compile_time_arg_val(11);
+constexpr uint32_t output_dram = get_compile_time_arg_val(12);
+constexpr uint32_t scores_dram = get_compile_time_arg_val(13);
+constexpr uint32_t vertical_dram = get_compile_time_arg_val(14);
+constexpr uint32_t records_dram = get_compile_time_arg_val(15);
+constexpr uint32_t counts_dram = get_compile_time_arg_val(16);
 constexpr uint32_t cb_shift = 0;
 constexpr uint32_t cb_scores = 1;
 constexpr uint32_t cb_window = 2;
-constexpr uint32_t cb_records = 3;
-constexpr uint32_t cb_count = 4;
-constexpr uint32_t cb_threshold = 5;
-constexpr uint32_t cb_bit_weights = 6;
+constexpr uint32_t cb_shift_y = 3;
+constexpr uint32_t cb_strips = 4;
+constexpr uint32_t cb_records = 5;
+constexpr uint32_t cb_count = 6;
+constexpr uint32_t cb_threshold = 7;
+constexpr uint32_t cb_bit_weights = 8;
 constexpr uint32_t cb_out = 16;
 constexpr uint32_t cb_mask = 17;
 constexpr uint32_t cb_bits = 18;
 
 namespace {
 
-// The first pass's data out: writes each of the core's tiles of column maxima (transposed, faces
-// 1 and 2 swapped) to the same page of the intermediate buffer, then increments semaphore 0 of the cores whose row pass
-// reads them: itself and its neighbours in the split (`before_*`, `after_*`: a neighbour's NoC
-// coordinates, or this core's own where it reads none of this core's tiles, so every core
-// receives three increments). Each write has landed before the increments (write barrier).
+// The window both passes build their shifted tiles from (`nms/reader.cpp.tera` explains the
+// layout): its two strips of 32 + 2 radius face rows, what reads them from a map tile and its
+// neighbours along a pass's axis (`read_strips`, the reader) and what copies a strip's rows
+// shifted (`copy_rows`, `copy_half`: the first pass's copies run on the writer, the second's on
+// the reader).
+constexpr uint32_t row_bytes = 64;
+constexpr uint32_t face_bytes = 16 * row_bytes;
+constexpr int32_t r = static_cast<int32_t>(radius);
+constexpr uint32_t strip_rows = 32 + 2 * radius;
+
+// L1 address of row `p` (-radius <= p < 32 + radius) of strip `h` in the window at `window_l1`.
+uint32_t strip_row(uint32_t window_l1, uint32_t h, int32_t p) {
+    return window_l1 + (h * strip_rows + static_cast<uint32_t>(p + r)) * row_bytes;
+}
+
+// Copies `rows` strip rows from row `from` of strip `h` to `dst`.
+void copy_rows(uint32_t window_l1, uint32_t h, int32_t from, uint32_t dst, uint32_t rows) {
+    noc_async_read(get_noc_addr(strip_row(window_l1, h, from)), dst, rows * row_bytes);
+}
+
+// Copies the 32 rows of strip `h` shifted by `d` (row i from row i + d, or from row i itself
+// where row i + d is beyond the image: `before` / `after` say whether rows above 0 / below 31
+// exist) to `dst`, 2 KiB: one copy, or two where the shift clips.
+void copy_half(uint32_t window_l1, uint32_t h, int32_t d, bool before, bool after, uint32_t dst) {
+    if (!before && d < 0) {
+        const uint32_t clipped = static_cast<uint32_t>(-d);
+        copy_rows(window_l1, h, 0, dst, clipped);
+        copy_rows(window_l1, h, 0, dst + clipped * row_bytes, 32 - clipped);
+    } else if (!after && d > 0) {
+        const uint32_t clipped = static_cast<uint32_t>(d);
+        copy_rows(window_l1, h, d, dst, 32 - clipped);
+        copy_rows(window_l1, h, static_cast<int32_t>(32 - clipped), dst + (32 - clipped) * row_bytes, clipped);
+    } else {
+        copy_rows(window_l1, h, d, dst, 32);
+    }
+}
+
+// Whether map tile `t` has a neighbour before / after it along `axis` (0: y, 1: x).
+template <uint32_t axis>
+bool has_before(uint32_t t) {
+    return (axis == 0 ? t / tiles_x : t % tiles_x) > 0;
+}
+template <uint32_t axis>
+bool has_after(uint32_t t) {
+    return (axis == 0 ? t / tiles_x : t % tiles_x) + 1 < (axis == 0 ? tiles_y : tiles_x);
+}
+
+// The tiles of map tile `t` shifted along y by d = d_first..d_last, built from the window at
+// `window_l1` with faces 1 and 2 swapped (`nms/reader.cpp.tera`) and pushed to `cb` one by one.
+void shifts_y(uint32_t window_l1, uint32_t t, int32_t d_first, int32_t d_last, uint32_t cb) {
+    const bool before = has_before<0>(t);
+    const bool after = has_after<0>(t);
+    for (int32_t d = d_first; d <= d_last; ++d) {
+        cb_reserve_back(cb, 1);
+        const uint32_t l1 = get_write_ptr(cb);
+        for (uint32_t h = 0; h < 2; ++h) {
+            copy_half(window_l1, h, d, before, after, l1 + 2 * h * face_bytes);
+        }
+        noc_async_read_barrier();
+        cb_push_back(cb, 1);
+    }
+}
+
+
+// The first pass's data out: for each of the core's tiles, its share of the tiles shifted along y
+// (d = reader_shifts - radius..radius; the reader builds the others), built from the window the
+// reader read (`cb_strips`), for compute (`cb_shift_y`); then the tile of column maxima compute
+// makes of them (transposed, faces 1 and 2 swapped), written to the same page of the
+// intermediate buffer. Then it increments semaphore 0 of the cores whose row pass reads them:
+// itself and its neighbours in the split (`before_*`, `after_*`: a neighbour's NoC coordinates, or
+// this core's own where it reads none of this core's tiles, so every core receives three
+// increments). Each write has landed before the increments (write barrier).
 void store_column_maxima(uint32_t vertical_addr, uint32_t tile_start, uint32_t tile_count, uint32_t before_x,
                          uint32_t before_y, uint32_t after_x, uint32_t after_y) {
     const uint32_t tile = get_tile_size(cb_out);
     const InterleavedAddrGenFast<vertical_dram != 0> vertical{vertical_addr, tile, DataFormat::Float32};
     for (uint32_t t = tile_start; t < tile_start + tile_count; ++t) {
+        cb_wait_front(cb_strips, 1);
+        shifts_y(get_read_ptr(cb_strips), t, static_cast<int32_t>(reader_shifts) - r, r, cb_shift_y);
+        cb_pop_front(cb_strips, 1);
         cb_wait_front(cb_out, 1);
         noc_async_write_page(t, vertical, get_read_ptr(cb_out));
         noc_async_write_barrier();

@@ -13,8 +13,8 @@
 // registers (0, 1 and powers of two have no mantissa bits to cut at any fidelity) and in DST. The mask goes through L1 (`cb_mask`) because
 // a matmul reads its operands from CBs.
 //
-// On silicon `cb_threshold`, like `cb_shift` and `cb_scores`, must unpack straight to the fp32 DST
-// (UnpackToDestFp32): through SrcA the threshold would be cut to TF32.
+// On silicon `cb_threshold`, like `cb_shift_y`, `cb_shift` and `cb_scores`, must unpack straight
+// to the fp32 DST (UnpackToDestFp32): through SrcA the threshold would be cut to TF32.
 #include "api/compute/transpose.h"
 #include "api/compute/binary_max_min.h"
 #include "api/compute/tile_move_copy.h"
@@ -25,29 +25,35 @@
 constexpr uint32_t tiles_x = get_compile_time_arg_val(0);
 constexpr uint32_t tiles_y = get_compile_time_arg_val(1);
 constexpr uint32_t radius = get_compile_time_arg_val(2);
-constexpr uint32_t bits_per_word = get_compile_time_arg_val(3);
+constexpr uint32_t reader_shifts = get_compile_time_arg_val(3);
+constexpr uint32_t bits_per_word = get_compile_time_arg_val(4);
 constexpr uint32_t cb_shift = 0;
 constexpr uint32_t cb_scores = 1;
 constexpr uint32_t cb_window = 2;
-constexpr uint32_t cb_records = 3;
-constexpr uint32_t cb_count = 4;
-constexpr uint32_t cb_threshold = 5;
-constexpr uint32_t cb_bit_weights = 6;
+constexpr uint32_t cb_shift_y = 3;
+constexpr uint32_t cb_strips = 4;
+constexpr uint32_t cb_records = 5;
+constexpr uint32_t cb_count = 6;
+constexpr uint32_t cb_threshold = 7;
+constexpr uint32_t cb_bit_weights = 8;
 constexpr uint32_t cb_out = 16;
 constexpr uint32_t cb_mask = 17;
 constexpr uint32_t cb_bits = 18;
 
 namespace {
 
-// DST 0 = the maximum of the 2 radius + 1 shifted tiles of `cb_shift`, each transposed on its
-// way into DST (DST 1 receives the others). Max and transpose are exact on the fp32 DST.
-void window_max() {
-    transpose_init(cb_shift);
+// DST 0 = the maximum of the 2 radius + 1 shifted tiles, each transposed on its way into DST
+// (DST 1 receives the others): the first `low_taps` from `cb_low`, the others from `cb_high`
+// (the first pass's come from the reader and the writer; both CBs hold Float32 tiles, so one
+// init serves both). Max and transpose are exact on the fp32 DST.
+void window_max(uint32_t cb_low, uint32_t low_taps, uint32_t cb_high) {
+    transpose_init(cb_low);
     binary_max_tile_init();
     for (uint32_t k = 0; k < 2 * radius + 1; ++k) {
-        cb_wait_front(cb_shift, 1);
-        transpose_tile(cb_shift, 0, k == 0 ? 0 : 1);
-        cb_pop_front(cb_shift, 1);
+        const uint32_t cb = k < low_taps ? cb_low : cb_high;
+        cb_wait_front(cb, 1);
+        transpose_tile(cb, 0, k == 0 ? 0 : 1);
+        cb_pop_front(cb, 1);
         if (k > 0) {
             binary_max_tile(0, 1, 0);
         }
@@ -55,14 +61,15 @@ void window_max() {
 }
 
 // The first pass: for each of the core's `tile_count` map tiles, the maximum of its 2 radius + 1
-// shifts along y (`window_max`, each transposed on its way into DST), packed to cb_out for the
-// writer to store. These are the column maxima, transposed (with faces 1 and 2 swapped, as the
-// reader swapped them in the shifted tiles), which the row pass shifts along their rows; the
-// second transpose restores the map's orientation. Max and transpose are exact on f32.
+// shifts along y (the first `reader_shifts` from the reader, `cb_shift`, the others from the writer,
+// `cb_shift_y`; `window_max`, each transposed on its way into DST), packed to cb_out for the
+// writer to store. These are the column maxima, transposed (with faces 1 and 2 swapped, as they
+// are in the shifted tiles), which the row pass shifts along their rows; the second transpose
+// restores the map's orientation. Max and transpose are exact on f32.
 void column_maxima(uint32_t tile_count) {
     for (uint32_t t = 0; t < tile_count; ++t) {
         tile_regs_acquire();
-        window_max();
+        window_max(cb_shift, reader_shifts, cb_shift_y);
         tile_regs_commit();
         cb_reserve_back(cb_out, 1);
         tile_regs_wait();
@@ -79,7 +86,7 @@ void column_maxima(uint32_t tile_count) {
 // `where_tile<Float32>` moves S's bits where the condition (DST 0) is 1.0 and the condition's own
 // +0.0 elsewhere.
 void nms_tile(uint32_t out) {
-    window_max();
+    window_max(cb_shift, 2 * radius + 1, cb_shift);
     cb_wait_front(cb_scores, 1);
     copy_tile_init(cb_scores);
     copy_tile(cb_scores, 0, 1);
