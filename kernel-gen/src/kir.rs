@@ -600,6 +600,65 @@ pub(crate) fn conv_block_groups_with(
     }
 }
 
+/// A conv's compute kernel (`template`, with `compile_args`): `body` between waiting for the
+/// resident weights and bias (and, with shifted views, the whole ring: the compute holds it for
+/// the program) and popping them at the program's end.
+pub(crate) fn conv_compute(
+    node: &NodePlan,
+    c: &ConvPlan,
+    template: &str,
+    compile_args: Vec<CompileArg>,
+    body: Vec<Call>,
+) -> Result<Kernel, KirError> {
+    let [weights, bias, ring] = ["cb_weights", "cb_bias", "cb_ring"].map(|name| cb_id(node, name));
+    let (weights, bias, ring) = (weights?, bias?, ring?);
+    let resident = c.resident_weight_tiles();
+    let ring_hold = |call: Call| if c.shifted { vec![call] } else { Vec::new() };
+    Ok(Kernel {
+        role: Role::Compute,
+        template: template.into(),
+        ranges: node.split.ranges.clone(),
+        compile_args,
+        runtime_arg_names: names(&["block_start", "block_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![Arg::Const(start), Arg::Const(count)]
+        }),
+        precision: Some(node.precision),
+        body: [
+            vec![
+                Call::CbWait {
+                    cb: weights,
+                    pages: resident,
+                },
+                Call::CbWait {
+                    cb: bias,
+                    pages: c.slice_tiles(),
+                },
+            ],
+            ring_hold(Call::CbWait {
+                cb: ring,
+                pages: c.ring_pages(),
+            }),
+            body,
+            ring_hold(Call::CbPop {
+                cb: ring,
+                pages: c.ring_pages(),
+            }),
+            vec![
+                Call::CbPop {
+                    cb: bias,
+                    pages: c.slice_tiles(),
+                },
+                Call::CbPop {
+                    cb: weights,
+                    pages: resident,
+                },
+            ],
+        ]
+        .concat(),
+    })
+}
+
 /// The weights' multicast a conv's writer does first on each group's sender
 /// (`conv2d/weights_send.cpp.tera`, [`Multicast::send`]): the compile args it adds, its runtime
 /// args after the writer's own, and its calls.
@@ -844,8 +903,6 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
     }
     let input = input(node, 0)?;
     let im2col = cb_id(node, "cb_im2col")?;
-    let weights = cb_id(node, "cb_weights")?;
-    let bias = cb_id(node, "cb_bias")?;
     let ring = cb_id(node, "cb_ring")?;
     let zero = cb_id(node, "cb_zero")?;
     let out = cb_id(node, "cb_out")?;
@@ -870,9 +927,6 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         ("weight_parts", c.weight_parts),
         ("weight_page_tiles", c.weight_page_tiles),
     ]);
-    let resident = c.resident_weight_tiles();
-    // With shifted views the compute holds the whole ring for the program.
-    let ring_hold = |call: Call| if c.shifted { vec![call] } else { Vec::new() };
     let ring_args = args(&[
         ("ring_blocks", c.ring_blocks()),
         ("shifted", u32::from(c.shifted)),
@@ -905,62 +959,26 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
     if c.pooled {
         return ops::conv_pool::kernels(node, c, reader, [shape, ring_args].concat());
     }
-    let compute = Kernel {
-        role: Role::Compute,
-        template: "conv2d/compute.cpp.tera".into(),
-        ranges: node.split.ranges.clone(),
-        compile_args: [shape.clone(), ring_args].concat(),
-        runtime_arg_names: names(&["block_start", "block_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![Arg::Const(start), Arg::Const(count)]
-        }),
-        precision: Some(node.precision),
-        body: [
+    let compute = conv_compute(
+        node,
+        c,
+        "conv2d/compute.cpp.tera",
+        [shape.clone(), ring_args].concat(),
+        vec![blocks(
+            Trips::Blocks,
             vec![
                 Call::CbWait {
-                    cb: weights,
-                    pages: resident,
+                    cb: im2col,
+                    pages: c.im2col_pages(),
                 },
-                Call::CbWait {
-                    cb: bias,
-                    pages: c.slice_tiles(),
+                conv_block_groups(c, out),
+                Call::CbPop {
+                    cb: im2col,
+                    pages: c.im2col_pages(),
                 },
             ],
-            ring_hold(Call::CbWait {
-                cb: ring,
-                pages: c.ring_pages(),
-            }),
-            vec![blocks(
-                Trips::Blocks,
-                vec![
-                    Call::CbWait {
-                        cb: im2col,
-                        pages: c.im2col_pages(),
-                    },
-                    conv_block_groups(c, out),
-                    Call::CbPop {
-                        cb: im2col,
-                        pages: c.im2col_pages(),
-                    },
-                ],
-            )],
-            ring_hold(Call::CbPop {
-                cb: ring,
-                pages: c.ring_pages(),
-            }),
-            vec![
-                Call::CbPop {
-                    cb: bias,
-                    pages: c.slice_tiles(),
-                },
-                Call::CbPop {
-                    cb: weights,
-                    pages: resident,
-                },
-            ],
-        ]
-        .concat(),
-    };
+        )],
+    )?;
     let writer = conv_writer(node, c, shape, out, tile, 1)?;
     Ok(vec![reader, compute, writer])
 }

@@ -25,9 +25,9 @@ use superpoint_graph::{Graph, Node, Op};
 
 use crate::device::{Fidelity, Format, Limits};
 use crate::kir::{
-    self, args, blocks, cb_id, conv_block_groups, conv_block_groups_with, names, per_core,
-    pooled_writes, select_tile, selection_fill, Arg, Call, CompileArg, Kernel, KirError, Role,
-    SfpuOp, Trips, WeightsSend,
+    self, args, blocks, cb_id, conv_block_groups, conv_block_groups_with, pooled_writes,
+    select_tile, selection_fill, Call, CompileArg, Kernel, KirError, Role, SfpuOp, Trips,
+    WeightsSend,
 };
 use crate::plan::{
     cb, cbs_l1_bytes, largest_divisor_within, CbKind, ConvPlan, CoreWork, NodePlan, OpPlan,
@@ -125,25 +125,13 @@ pub(crate) fn kernels(
     reader: Kernel,
     compile_args: Vec<CompileArg>,
 ) -> Result<Vec<Kernel>, KirError> {
-    let [im2col, weights, bias, ring, row, select, vmax, out] = [
-        "cb_im2col",
-        "cb_weights",
-        "cb_bias",
-        "cb_ring",
-        "cb_row",
-        "cb_select",
-        "cb_vmax",
-        "cb_out",
-    ]
-    .map(|name| cb_id(node, name));
-    let (im2col, weights, bias, ring, row, select, vmax, out) =
-        (im2col?, weights?, bias?, ring?, row?, select?, vmax?, out?);
+    let [im2col, row, select, vmax, out] =
+        ["cb_im2col", "cb_row", "cb_select", "cb_vmax", "cb_out"].map(|name| cb_id(node, name));
+    let (im2col, row, select, vmax, out) = (im2col?, row?, select?, vmax?, out?);
     let row_blocks = c.width / 32;
     let slice_tiles = c.slice_tiles();
     let row_tiles = row_blocks * slice_tiles;
     let im2col_pages = c.im2col_pages();
-    let resident = c.resident_weight_tiles();
-    let ring_hold = |call: Call| if c.shifted { vec![call] } else { Vec::new() };
     let block = |conv: Call| {
         vec![
             Call::CbWait {
@@ -202,59 +190,23 @@ pub(crate) fn kernels(
             pages: row_tiles,
         },
     ];
-    let compute = Kernel {
-        role: Role::Compute,
-        template: "conv2d/pool_compute.cpp.tera".into(),
-        ranges: node.split.ranges.clone(),
+    let compute = kir::conv_compute(
+        node,
+        c,
+        "conv2d/pool_compute.cpp.tera",
         compile_args,
-        runtime_arg_names: names(&["block_start", "block_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![Arg::Const(start), Arg::Const(count)]
-        }),
-        precision: Some(node.precision),
-        body: [
-            vec![
-                Call::CbWait {
-                    cb: weights,
-                    pages: resident,
-                },
-                Call::CbWait {
-                    cb: bias,
-                    pages: slice_tiles,
-                },
-            ],
-            ring_hold(Call::CbWait {
-                cb: ring,
-                pages: c.ring_pages(),
-            }),
-            vec![
-                Call::CbWait {
-                    cb: select,
-                    pages: 4,
-                },
-                blocks(Trips::Units(2 * row_blocks), row_pair),
-                Call::CbPop {
-                    cb: select,
-                    pages: 4,
-                },
-            ],
-            ring_hold(Call::CbPop {
-                cb: ring,
-                pages: c.ring_pages(),
-            }),
-            vec![
-                Call::CbPop {
-                    cb: bias,
-                    pages: slice_tiles,
-                },
-                Call::CbPop {
-                    cb: weights,
-                    pages: resident,
-                },
-            ],
-        ]
-        .concat(),
-    };
+        vec![
+            Call::CbWait {
+                cb: select,
+                pages: 4,
+            },
+            blocks(Trips::Units(2 * row_blocks), row_pair),
+            Call::CbPop {
+                cb: select,
+                pages: 4,
+            },
+        ],
+    )?;
     // Output block o of the pool is pixels 32 o.. of the half-size image: a core's pairs of
     // image rows starting at block `start` are its output blocks from start / 4.
     let [tile_bytes, fp32] = kir::format_args(Format::Bf16);
