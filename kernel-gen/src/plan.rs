@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use superpoint_graph::{Graph, GraphError, Op};
 
 use thiserror::Error;
-use tt_runtime::{CostModel, NOC_SIZE_CLASSES, NOC_SIZE_CLASS_LIMITS};
+use tt_runtime::CostModel;
 
 use crate::device::{Core, CoreRange, Fidelity, Format, Grid, Limits, Precision};
 use crate::layout::{
@@ -768,15 +768,9 @@ fn row_run_block_cycles(kernel: u32, in_tiles: u32, k_tiles: u32, tile_bytes: u3
     u64::from(in_tiles * tile_bytes) / 48 + u64::from(k_tiles * tile_bytes) / im2col_rate
 }
 
-/// Cycles of `n` NoC transfers of `bytes` bytes each in tt_runtime's `CostModel::BLACKHOLE`
-/// (the rate of their size class, plus the issue).
+/// Cycles of `n` NoC transfers of `bytes` bytes each in tt_runtime's `CostModel::BLACKHOLE`.
 fn transfer_cycles(n: u32, bytes: u32) -> f64 {
-    let model = CostModel::BLACKHOLE;
-    let class = NOC_SIZE_CLASS_LIMITS
-        .iter()
-        .position(|&limit| bytes <= limit)
-        .unwrap_or(NOC_SIZE_CLASSES - 1);
-    f64::from(n) * (f64::from(bytes) / model.noc_bytes_per_cycle[class] + model.noc_issue_cycles)
+    CostModel::BLACKHOLE.transfer_cycles(u64::from(n), u64::from(bytes))
 }
 
 /// Estimated reader cycles per output block of a shifted-views conv reader

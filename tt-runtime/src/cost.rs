@@ -47,7 +47,7 @@
 //! * Launch overhead: TENSIX_FACTS gives none; 2 µs per program (step) is assumed for a
 //!   traced replay. [`StepEstimate::launch_seconds`] keeps it apart so a report can drop it.
 
-use crate::counters::{Counters, TileOp, NOC_SIZE_CLASSES, NOC_SIZE_CLASS_LIMITS};
+use crate::counters::{noc_size_class, Counters, TileOp, NOC_SIZE_CLASSES};
 use crate::program::{KernelRole, MathFidelity};
 
 /// The constants of the roofline.
@@ -64,7 +64,7 @@ pub struct CostModel {
     /// Packer cycles per tile.
     pub pack_cycles: f64,
     /// NoC bytes per cycle of one transfer, by the size classes of
-    /// [`NOC_SIZE_CLASS_LIMITS`] (last: larger than 16 KiB).
+    /// [`NOC_SIZE_CLASS_LIMITS`](crate::NOC_SIZE_CLASS_LIMITS) (last: larger than 16 KiB).
     pub noc_bytes_per_cycle: [f64; NOC_SIZE_CLASSES],
     /// RISC-V cycles to issue one NoC transfer or semaphore update.
     pub noc_issue_cycles: f64,
@@ -133,13 +133,17 @@ impl CostModel {
         }
         // Multicasts are counted without size classes: charge their mean size's class.
         let mean = c.noc_mcast_bytes.checked_div(c.noc_mcasts).unwrap_or(0);
-        let mcast_class = NOC_SIZE_CLASS_LIMITS
-            .iter()
-            .position(|&limit| mean <= u64::from(limit))
-            .unwrap_or(NOC_SIZE_CLASSES - 1);
-        cycles += c.noc_mcast_bytes as f64 / self.noc_bytes_per_cycle[mcast_class]
+        cycles += c.noc_mcast_bytes as f64 / self.noc_bytes_per_cycle[noc_size_class(mean)]
             + (c.noc_mcasts + c.noc_sem_ops) as f64 * self.noc_issue_cycles;
         cycles
+    }
+
+    /// Cycles of `n` NoC transfers of `bytes` bytes each, one after another (the rate of their
+    /// size class, plus the issue), as [`CostModel::noc_cycles`] charges them.
+    pub fn transfer_cycles(&self, n: u64, bytes: u64) -> f64 {
+        n as f64
+            * (bytes as f64 / self.noc_bytes_per_cycle[noc_size_class(bytes)]
+                + self.noc_issue_cycles)
     }
 
     /// Scalar cycles of rearranging `bytes` in L1 on a RISC-V, at one 32-bit store per
@@ -493,6 +497,18 @@ mod tests {
             ..Counters::default()
         };
         close(M.noc_cycles(&c), 4096.0 / 58.0 + 5.0 * 8.0);
+    }
+
+    #[test]
+    fn transfer_cycles_charge_as_counted_transfers_do() {
+        // Three 2 KiB reads: size class 5 (≤ 2048 B) at 58 B/cycle, plus 8 issue cycles each.
+        close(M.transfer_cycles(3, 2048), 3.0 * (2048.0 / 58.0 + 8.0));
+        close(
+            M.transfer_cycles(3, 2048),
+            M.noc_cycles(&dram(5, 3, 2048, false)),
+        );
+        assert_eq!(crate::noc_size_class(2049), 6);
+        assert_eq!(crate::noc_size_class(1 << 20), NOC_SIZE_CLASSES - 1);
     }
 
     #[test]

@@ -55,6 +55,14 @@ pub const NOC_SIZE_CLASS_LIMITS: [u32; 9] = [64, 128, 256, 512, 1024, 2048, 4096
 /// Number of NoC size classes.
 pub const NOC_SIZE_CLASSES: usize = NOC_SIZE_CLASS_LIMITS.len() + 1;
 
+/// The size class ([`NOC_SIZE_CLASS_LIMITS`]) of a transfer of `bytes` bytes.
+pub fn noc_size_class(bytes: u64) -> usize {
+    NOC_SIZE_CLASS_LIMITS
+        .iter()
+        .position(|&limit| bytes <= u64::from(limit))
+        .unwrap_or(NOC_SIZE_CLASSES - 1)
+}
+
 /// Work counted over some kernels, cores and runs.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {

@@ -62,7 +62,9 @@ pub mod workload;
 
 pub use buffer::Buffer;
 pub use cost::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
-pub use counters::{Counters, SfpuOp, TileOp, NOC_SIZE_CLASSES, NOC_SIZE_CLASS_LIMITS};
+pub use counters::{
+    noc_size_class, Counters, SfpuOp, TileOp, NOC_SIZE_CLASSES, NOC_SIZE_CLASS_LIMITS,
+};
 pub use device::{CoreCoord, CoreRange, Device, DeviceInfo, Dispatch};
 pub use error::{Error, Result};
 pub use program::{CbSpec, DataFormat, KernelId, KernelRole, KernelSpec, MathFidelity, Program};
