@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+scripts/setup-test.sh
 cargo fmt --all -- --check
 cargo test --workspace --locked --exclude conformance
 # Conformance with tt-metal's real kernel headers (README, "Conformance"); prints its figures.
