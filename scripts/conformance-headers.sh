@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fetches tt-metal's real device-side kernel headers for the conformance checks (README,
-# "Conformance"): downloads the ttnn 0.78.0 wheel from PyPI with pip (the release nearest the pinned
-# tt-metal 8b98410e730) and unpacks only the header trees the kernel API reaches into
+# "Conformance"): takes the ttnn 0.78.0 wheel (scripts/ttnn-wheel.sh downloads it once; the release
+# nearest the pinned tt-metal 8b98410e730) and unpacks only the header trees the kernel API reaches into
 # .cache/ttnn-0.78.0/tt_metal/. Nothing of tt-metal is committed: .cache is git-ignored.
 # Idempotent: a second run reuses the cached wheel and the unpacked tree. Prints the tt_metal root.
 set -euo pipefail
@@ -11,20 +11,7 @@ cache=.cache/ttnn-$version
 root=$cache/tt_metal
 stamp=$cache/unpacked.stamp
 if [ ! -f "$stamp" ]; then
-  if ! python3 -m pip --version >/dev/null 2>&1; then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-pip >&2
-  fi
-  mkdir -p "$cache/wheel"
-  wheel=$(ls "$cache"/wheel/ttnn-$version-*.whl 2>/dev/null | head -n1 || true)
-  if [ -z "$wheel" ]; then
-    # The wheel is a CPython extension; any tag works for headers, so pin one that PyPI carries.
-    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.10 \
-      --platform manylinux_2_34_x86_64 "ttnn==$version" -d "$cache/wheel" >&2
-    wheel=$(ls "$cache"/wheel/ttnn-$version-*.whl | head -n1)
-  fi
+  wheel=$(scripts/ttnn-wheel.sh)
   rm -rf "$root"
   # Only the trees a Blackhole kernel includes: the kernel API and firmware internals, the firmware
   # wrappers that include a kernel (brisck.cc, ncrisck.cc, trisck.cc), the Blackhole

@@ -9,5 +9,7 @@ cargo test --workspace --locked --exclude conformance
 # Conformance with tt-metal's real kernel headers (README, "Conformance"); prints its figures.
 scripts/conformance-headers.sh >/dev/null
 cargo test --locked -p conformance --no-fail-fast -- --nocapture
+# The `metal` backend compiled and linked against tt-metal 0.78 (tt-runtime/README.md, "Real hardware").
+scripts/metal-check.sh
 cargo run --locked -p kernel-gen -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings

@@ -200,8 +200,10 @@ fn build_metal(manifest: &Path, include: &Path) {
         .files(&sources)
         .include(include)
         .includes(&dirs)
-        // tt-metal links fmt header-only; its headers expect the same here.
+        // tt-metal links fmt header-only, and builds spdlog with SPDLOG_FMT_EXTERNAL_HO (spdlog on
+        // that fmt, not its bundled copy); its headers expect the same here.
         .define("FMT_HEADER_ONLY", None)
+        .define("SPDLOG_FMT_EXTERNAL", None)
         .flag_if_supported("-Wno-deprecated-declarations")
         .warnings(true);
     if let Ok(flags) = env::var("TTR_METAL_CXXFLAGS") {
@@ -213,9 +215,6 @@ fn build_metal(manifest: &Path, include: &Path) {
 
     println!("cargo:rustc-link-search=native={}", lib_dir.display());
     println!("cargo:rustc-link-lib=dylib=tt_metal");
-    if lib_dir.join("libdevice.so").is_file() {
-        println!("cargo:rustc-link-lib=dylib=device");
-    }
     // Lets this crate's own tests and examples find the libraries; dependents set LD_LIBRARY_PATH.
     println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib_dir.display());
 }

@@ -33,6 +33,7 @@ enum {
     TTR_ERR_TRACE = 6,            /* trace capture / replay misuse */
     TTR_ERR_UNSUPPORTED = 7,      /* valid on hardware but not implemented by this backend */
     TTR_ERR_INTERNAL = 8,         /* host-side failure (files, compiler, memory mapping) */
+    TTR_ERR_NO_DEVICE = 9,        /* no Tenstorrent device was found (tt-metal backend only) */
 };
 
 /* Dispatch core type chosen at open: Tensix dispatch leaves an 11x10 compute grid, ETH dispatch 12x10. */

@@ -31,6 +31,9 @@ pub enum Error {
     /// A host-side failure (files, the kernel compiler, memory mapping).
     #[error("runtime failure: {0}")]
     Internal(String),
+    /// No Tenstorrent device was found at open (the tt-metal backend; the emulator always has one).
+    #[error("no device: {0}")]
+    NoDevice(String),
     /// A string handed to the runtime contains a NUL byte.
     #[error("{0} contains a NUL byte")]
     Nul(&'static str),
@@ -50,7 +53,8 @@ impl Error {
             | Error::Deadlock(m)
             | Error::Trace(m)
             | Error::Unsupported(m)
-            | Error::Internal(m) => m,
+            | Error::Internal(m)
+            | Error::NoDevice(m) => m,
             Error::Nul(what) | Error::TooLarge(what) => what,
         }
     }
@@ -82,6 +86,7 @@ pub(crate) fn check(status: sys::ttr_status) -> Result<()> {
         sys::TTR_ERR_DEADLOCK => Error::Deadlock(message),
         sys::TTR_ERR_TRACE => Error::Trace(message),
         sys::TTR_ERR_UNSUPPORTED => Error::Unsupported(message),
+        sys::TTR_ERR_NO_DEVICE => Error::NoDevice(message),
         _ => Error::Internal(message),
     })
 }

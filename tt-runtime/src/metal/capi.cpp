@@ -1,11 +1,11 @@
 // The ttr.h entry points implemented on the tt-metal host API (cargo feature `metal`).
 //
-// STATUS: written against the tt-metal host headers as pinned (8b98410e730, v0.78.0-dev20260820)
-// but NOT compiled here (no tt-metal build exists on the development machine) and NOT run on silicon.
-// The source index used to read the headers holds no copy at the exact pin commit. Each call below
-// was checked against at least one early-2026 version of its header and, wherever the index had one,
-// against a later 2026 version as well (the `ttsl::` / MetalEnv era). Only calls present in every
-// version read are used; where two spellings exist the one common to all of them was chosen.
+// STATUS: compiled and linked in CI (scripts/metal-check.sh) against the host headers in
+// third_party/tt-metal-host-headers (a tt-metal tree of 2026-06-23 with the 0.78 wheel's own copies
+// laid over it; see its PROVENANCE) and the libraries of the ttnn 0.78.0 wheel, the release of the
+// pin (8b98410e730, v0.78.0-dev20260820). That check proves every tt-metal function called here is
+// exported by the 0.78 libtt_metal.so with the same mangled signature, and that opening a device
+// without a card fails with TTR_ERR_NO_DEVICE. NOTHING here has run on silicon.
 //
 // tt-metal API used -> header declaring it (paths relative to $TT_METAL_HOME):
 //   distributed::MeshDevice::create_unit_mesh(device_id, l1_small_size, trace_region_size,
@@ -110,14 +110,18 @@ static CoreCoord ttr_dram_core(const MeshDevice &mesh, uint32_t bank) {
 }
 }  // namespace tt::tt_metal::distributed
 
-namespace tm = tt::tt_metal;
+namespace ttm = tt::tt_metal;  // not `tm`: that is the C library's struct tm
 namespace dist = tt::tt_metal::distributed;
 
 namespace {
 
 // Blackhole p150a facts that the host API does not expose as a query we could verify.
 constexpr uint32_t BH_MAX_CBS = 64;           // NUM_CIRCULAR_BUFFERS on Blackhole
-constexpr uint32_t MAX_RTA = tm::max_runtime_args;  // kernel_types.hpp: 341
+// A p150a's compute grid: 12 columns of 10 with dispatch on ETH cores, 11 with a Tensix dispatch column.
+constexpr uint32_t P150A_GRID_X_ETH = 12;
+constexpr uint32_t P150A_GRID_X_TENSIX = 11;
+constexpr uint32_t P150A_GRID_Y = 10;
+constexpr uint32_t MAX_RTA = ttm::max_runtime_args;  // kernel_types.hpp: 341
 constexpr uint8_t CQ_ID = 0;
 // The trace region is 0 bytes by default; the port used 32 MiB. Override: TTR_METAL_TRACE_REGION_BYTES.
 constexpr size_t DEFAULT_TRACE_REGION = 32u << 20;
@@ -231,7 +235,7 @@ struct MDevice {
     }
     dist::MeshCommandQueue &cq() const { return mesh->mesh_command_queue(CQ_ID); }
     // The one physical device of the unit mesh (for the direct L1 access helpers).
-    tm::IDevice *chip() const { return mesh->get_device(static_cast<size_t>(0), static_cast<size_t>(0)); }
+    ttm::IDevice *chip() const { return mesh->get_device(static_cast<size_t>(0), static_cast<size_t>(0)); }
 };
 
 struct MBuffer {
@@ -247,19 +251,19 @@ struct MBuffer {
 struct MKernel {
     std::string name;
     ttr_kernel_role role;
-    tm::KernelHandle handle;
+    ttm::KernelHandle handle;
     std::vector<uint8_t> on;  // per core index
 };
 
 struct MProgram {
     std::shared_ptr<MDevice> dev;
-    std::optional<tm::Program> program;          // until the first enqueue
+    std::optional<ttm::Program> program;          // until the first enqueue
     std::unique_ptr<dist::MeshWorkload> workload;  // from the first enqueue on (owns the program)
     std::vector<MKernel> kernels;
     std::vector<uint64_t> cbs;  // per core index: bit i = CB i configured
     bool ran = false;
 
-    tm::Program &prog() {
+    ttm::Program &prog() {
         if (workload) {
             return workload->get_programs().begin()->second;
         }
@@ -380,6 +384,48 @@ std::pair<uint32_t, uint32_t> word_window(const MBuffer &b, uint32_t addr, uint6
     return {lo, hi};
 }
 
+const char *dispatch_name(ttr_dispatch dispatch) { return dispatch == TTR_DISPATCH_ETH ? "ETH" : "Tensix"; }
+
+// tt-metal 0.78 finds its kernels and firmware through TT_METAL_RUNTIME_ROOT (or a package
+// install); a card owner's build sets TT_METAL_HOME, so that tree is the default root.
+void default_runtime_root() {
+    const char *home = std::getenv("TT_METAL_HOME");
+    if (home != nullptr && *home != '\0') {
+        setenv("TT_METAL_RUNTIME_ROOT", home, 0);
+    }
+}
+
+// The typed error of a failed MeshDevice::create_unit_mesh. tt-metal's messages are matched loosely
+// (they are not a stable interface); only the failures known to be specific to ETH dispatch on an
+// unpatched tt-metal become TTR_ERR_UNSUPPORTED.
+HostError open_error(uint32_t device_id, ttr_dispatch dispatch, const std::string &what) {
+    if (has_text(what, "No chips detected")) {
+        return HostError{TTR_ERR_NO_DEVICE,
+                         strf("no Tenstorrent device found (tt-metal: No chips detected in the cluster); check that "
+                              "the card is installed and the tt-kmd driver is loaded (/dev/tenstorrent). %s",
+                              what.c_str())};
+    }
+    // Upstream 0.78 on a p150: the ETH core descriptor names logical ETH cores the harvested chip does
+    // not have ("No core coordinate found at location: (0, 12, ETH, LOGICAL)"), or the prefetch kernel
+    // overflows the idle-ERISC kernel text budget ("idle_erisc ... overflows region").
+    bool eth_descriptor = has_text(what, "ETH, LOGICAL");
+    bool eth_text_budget = has_text(what, "idle_erisc") && has_text(what, "overflows");
+    if (dispatch == TTR_DISPATCH_ETH && (eth_descriptor || eth_text_budget)) {
+        return HostError{
+            TTR_ERR_UNSUPPORTED,
+            strf("opening device %u with dispatch on Ethernet cores failed: %s. Upstream tt-metal at the pinned "
+                 "commit cannot dispatch from a p150's Ethernet cores (%s): build tt-metal with "
+                 "patches/tt-metal-eth-dispatch.patch for the 12x10 grid, or open with Tensix dispatch for 11x10. "
+                 "The dispatch placement is fixed once per process, so retry in a fresh process",
+                 device_id, what.c_str(),
+                 eth_descriptor ? "its core descriptor lists 14 ETH cores where the card has 12"
+                                : "the idle-ERISC kernel text budget is too small for the dispatch kernels")};
+    }
+    return HostError{TTR_ERR_INTERNAL,
+                     strf("opening device %u with %s dispatch failed: %s", device_id, dispatch_name(dispatch),
+                          what.c_str())};
+}
+
 // tt-metal programs are fixed after their first launch except for runtime-arg values.
 void not_launched(const MProgram &p, const char *what) {
     if (p.workload) {
@@ -419,45 +465,43 @@ ttr_status ttr_device_open(uint32_t device_id, ttr_dispatch dispatch, ttr_device
         }
         auto d = std::make_shared<MDevice>();
         d->dispatch = dispatch;
-        tm::DispatchCoreConfig config(dispatch == TTR_DISPATCH_ETH ? tm::DispatchCoreType::ETH
-                                                                   : tm::DispatchCoreType::WORKER);
+        ttm::DispatchCoreConfig config(dispatch == TTR_DISPATCH_ETH ? ttm::DispatchCoreType::ETH
+                                                                    : ttm::DispatchCoreType::WORKER);
         size_t trace_region = trace_region_bytes();
+        default_runtime_root();
         try {
             d->mesh = dist::MeshDevice::create_unit_mesh(static_cast<int>(device_id), dist::ttr_default_l1_small_size,
                                                          trace_region, 1, config);
         } catch (const std::exception &e) {
-            if (dispatch == TTR_DISPATCH_ETH) {
-                throw HostError{
-                    TTR_ERR_UNSUPPORTED,
-                    strf("opening device %u with dispatch on Ethernet cores failed: %s. Upstream tt-metal at the "
-                         "pinned commit cannot dispatch from a p150's Ethernet cores (its core descriptor lists 14 "
-                         "ETH cores where the card has 12, and the idle-ETH kernel text budget is too small for the "
-                         "dispatch kernels): build tt-metal with the ETH-dispatch patch for the 12x10 grid, or open "
-                         "with TTR_DISPATCH_TENSIX for 11x10. The dispatch placement is fixed once per process, so "
-                         "retry in a fresh process",
-                         device_id, e.what())};
-            }
-            throw HostError{TTR_ERR_INTERNAL, strf("opening device %u with Tensix dispatch failed: %s", device_id,
-                                                   e.what())};
+            throw open_error(device_id, dispatch, e.what());
         }
         if (!d->mesh) {
             throw HostError{TTR_ERR_INTERNAL,
                             strf("MeshDevice::create_unit_mesh(%u) returned no device", device_id)};
         }
-        // Report the grid actually obtained, whatever was asked for.
         CoreCoord grid = d->mesh->compute_with_storage_grid_size();
         d->gx = static_cast<uint32_t>(grid.x);
         d->gy = static_cast<uint32_t>(grid.y);
+        // The grid shows where dispatch runs: a Tensix column for Tensix dispatch, none for ETH. A
+        // grid other than the p150a's for the dispatch asked means that dispatch was not obtained (or
+        // the card is not a p150a); past this check the dispatch in info is the one obtained.
+        uint32_t want_x = dispatch == TTR_DISPATCH_ETH ? P150A_GRID_X_ETH : P150A_GRID_X_TENSIX;
+        if (d->gx != want_x || d->gy != P150A_GRID_Y) {
+            throw HostError{TTR_ERR_UNSUPPORTED,
+                            strf("device %u opened with %s dispatch has a %ux%u compute grid where a p150a has "
+                                 "%ux%u: this runtime supports a Blackhole p150a with the dispatch it was opened with",
+                                 device_id, dispatch_name(dispatch), d->gx, d->gy, want_x, P150A_GRID_Y)};
+        }
         const auto &alloc = d->mesh->allocator();
         d->info = ttr_device_info{d->gx,
                                   d->gy,
                                   dispatch,
                                   d->mesh->l1_size_per_core(),
-                                  static_cast<uint32_t>(alloc->get_base_allocator_addr(tm::HalMemType::L1)),
-                                  alloc->get_alignment(tm::BufferType::L1),
-                                  alloc->get_alignment(tm::BufferType::DRAM),
-                                  alloc->get_num_banks(tm::BufferType::DRAM),
-                                  alloc->get_num_banks(tm::BufferType::L1),
+                                  static_cast<uint32_t>(alloc->get_base_allocator_addr(ttm::HalMemType::L1)),
+                                  alloc->get_alignment(ttm::BufferType::L1),
+                                  alloc->get_alignment(ttm::BufferType::DRAM),
+                                  alloc->get_num_banks(ttm::BufferType::DRAM),
+                                  alloc->get_num_banks(ttm::BufferType::L1),
                                   BH_MAX_CBS,
                                   MAX_RTA,
                                   0};
@@ -518,7 +562,7 @@ ttr_status ttr_device_l1_bank_core(const ttr_device *device, uint32_t bank, ttr_
         const auto &alloc = d.mesh->allocator();
         for (uint32_t y = 0; y < d.gy; ++y) {
             for (uint32_t x = 0; x < d.gx; ++x) {
-                const auto &ids = alloc->get_bank_ids_from_logical_core(tm::BufferType::L1, CoreCoord(x, y));
+                const auto &ids = alloc->get_bank_ids_from_logical_core(ttm::BufferType::L1, CoreCoord(x, y));
                 if (ids.size() == 1 && ids[0] == bank) {
                     *logical = ttr_core{x, y};
                     return;
@@ -546,7 +590,7 @@ ttr_status ttr_buffer_create_dram(ttr_device *device, uint64_t size, uint32_t pa
         b->page_size = page_size;
         dist::DeviceLocalBufferConfig local;
         local.page_size = page_size;
-        local.buffer_type = tm::BufferType::DRAM;
+        local.buffer_type = ttm::BufferType::DRAM;
         dist::ReplicatedBufferConfig global;
         global.size = size;
         try {
@@ -580,8 +624,8 @@ ttr_status ttr_buffer_create_l1(ttr_device *device, uint32_t size, ttr_buffer **
         // bank at offset 0, which is checked here rather than assumed.
         for (uint32_t y = 0; y < d.gy; ++y) {
             for (uint32_t x = 0; x < d.gx; ++x) {
-                const auto &ids = alloc->get_bank_ids_from_logical_core(tm::BufferType::L1, CoreCoord(x, y));
-                if (ids.size() != 1 || alloc->get_bank_offset(tm::BufferType::L1, ids[0]) != 0) {
+                const auto &ids = alloc->get_bank_ids_from_logical_core(ttm::BufferType::L1, CoreCoord(x, y));
+                if (ids.size() != 1 || alloc->get_bank_offset(ttm::BufferType::L1, ids[0]) != 0) {
                     throw HostError{TTR_ERR_UNSUPPORTED,
                                     strf("core (%u,%u) does not hold exactly one L1 bank at offset 0; per-core L1 "
                                          "buffers need that layout",
@@ -589,7 +633,7 @@ ttr_status ttr_buffer_create_l1(ttr_device *device, uint32_t size, ttr_buffer **
                 }
             }
         }
-        uint32_t banks = alloc->get_num_banks(tm::BufferType::L1);
+        uint32_t banks = alloc->get_num_banks(ttm::BufferType::L1);
         uint32_t slot = align_up(size, std::max<uint32_t>(4, d.info.l1_alignment));
         auto b = std::make_shared<MBuffer>();
         b->dev = device->d;
@@ -599,7 +643,7 @@ ttr_status ttr_buffer_create_l1(ttr_device *device, uint32_t size, ttr_buffer **
         b->l1_slot = slot;
         dist::DeviceLocalBufferConfig local;
         local.page_size = slot;
-        local.buffer_type = tm::BufferType::L1;
+        local.buffer_type = ttm::BufferType::L1;
         dist::ReplicatedBufferConfig global;
         global.size = static_cast<uint64_t>(slot) * banks;
         try {
@@ -717,11 +761,11 @@ ttr_status ttr_buffer_write_core(ttr_buffer *buffer, ttr_core core, uint32_t off
         CoreCoord c(core.x, core.y);
         if (lo != addr || hi != addr + size) {
             // Read-modify-write of the partial words at either end.
-            tm::detail::ReadFromDeviceL1(b.dev->chip(), c, lo, hi - lo, words);
+            ttm::detail::ReadFromDeviceL1(b.dev->chip(), c, lo, hi - lo, words);
         }
         words.resize((hi - lo) / 4);
         memcpy(reinterpret_cast<uint8_t *>(words.data()) + (addr - lo), data, size);
-        tm::detail::WriteToDeviceL1(b.dev->chip(), c, lo, words);
+        ttm::detail::WriteToDeviceL1(b.dev->chip(), c, lo, words);
     });
 }
 
@@ -739,7 +783,7 @@ ttr_status ttr_buffer_read_core(ttr_buffer *buffer, ttr_core core, uint32_t offs
         dist::Finish(b.dev->cq());
         auto [lo, hi] = word_window(b, addr, size);
         std::vector<uint32_t> words;
-        tm::detail::ReadFromDeviceL1(b.dev->chip(), CoreCoord(core.x, core.y), lo, hi - lo, words);
+        ttm::detail::ReadFromDeviceL1(b.dev->chip(), CoreCoord(core.x, core.y), lo, hi - lo, words);
         if (words.size() * 4 < hi - lo) {
             throw HostError{TTR_ERR_INTERNAL, "tt-metal returned fewer L1 bytes than asked for"};
         }
@@ -753,7 +797,7 @@ ttr_status ttr_program_create(ttr_device *device, ttr_program **out) {
         need(out, "out");
         auto p = std::make_shared<MProgram>();
         p->dev = device->d;
-        p->program.emplace(tm::CreateProgram());
+        p->program.emplace(ttm::CreateProgram());
         p->cbs.assign(static_cast<size_t>(device->d->gx) * device->d->gy, 0);
         *out = new ttr_program{std::move(p)};
     });
@@ -817,31 +861,31 @@ ttr_status ttr_program_add_kernel(ttr_program *program, const ttr_kernel_config 
         }
         CoreRangeSet cores = range_set(d, on);
         std::string source(config->source);
-        tm::KernelHandle handle;
+        ttm::KernelHandle handle;
         if (config->role == TTR_ROLE_COMPUTE) {
-            tm::ComputeConfig cc;
+            ttm::ComputeConfig cc;
             switch (config->math_fidelity) {
-                case TTR_LOFI: cc.math_fidelity = tm::MathFidelity::LoFi; break;
-                case TTR_HIFI2: cc.math_fidelity = tm::MathFidelity::HiFi2; break;
-                case TTR_HIFI3: cc.math_fidelity = tm::MathFidelity::HiFi3; break;
-                default: cc.math_fidelity = tm::MathFidelity::HiFi4; break;
+                case TTR_LOFI: cc.math_fidelity = ttm::MathFidelity::LoFi; break;
+                case TTR_HIFI2: cc.math_fidelity = ttm::MathFidelity::HiFi2; break;
+                case TTR_HIFI3: cc.math_fidelity = ttm::MathFidelity::HiFi3; break;
+                default: cc.math_fidelity = ttm::MathFidelity::HiFi4; break;
             }
             cc.fp32_dest_acc_en = config->fp32_dest_acc != 0;
             cc.dst_full_sync_en = false;  // half-sync DST, as the emulator models
             cc.math_approx_mode = config->math_approx != 0;
             cc.compile_args = std::move(compile_args);
             cc.defines = std::move(defines);
-            handle = tm::CreateKernelFromString(p.prog(), source, cores, cc);
+            handle = ttm::CreateKernelFromString(p.prog(), source, cores, cc);
         } else {
             // Reader on BRISC (RISCV_0), writer on NCRISC (RISCV_1); the NoC is the caller's choice
             // (ttr's defaults are tt-metal's RISCV_0_default = NoC 0, RISCV_1_default = NoC 1).
-            tm::DataMovementConfig dm;
-            dm.processor = config->role == TTR_ROLE_READER ? tm::DataMovementProcessor::RISCV_0
-                                                           : tm::DataMovementProcessor::RISCV_1;
-            dm.noc = config->noc == 0 ? tm::NOC::NOC_0 : tm::NOC::NOC_1;
+            ttm::DataMovementConfig dm;
+            dm.processor = config->role == TTR_ROLE_READER ? ttm::DataMovementProcessor::RISCV_0
+                                                           : ttm::DataMovementProcessor::RISCV_1;
+            dm.noc = config->noc == 0 ? ttm::NOC::NOC_0 : ttm::NOC::NOC_1;
             dm.compile_args = std::move(compile_args);
             dm.defines = std::move(defines);
-            handle = tm::CreateKernelFromString(p.prog(), source, cores, dm);
+            handle = ttm::CreateKernelFromString(p.prog(), source, cores, dm);
         }
         p.kernels.push_back(MKernel{config->name, config->role, handle, std::move(on)});
         *kernel_id = static_cast<uint32_t>(p.kernels.size() - 1);
@@ -880,9 +924,9 @@ ttr_status ttr_program_add_cb(ttr_program *program, const ttr_cb_config *config)
         }
         auto index = static_cast<uint8_t>(config->id);
         std::map<uint8_t, tt::DataFormat> spec{{index, format}};
-        tm::CircularBufferConfig cb(config->total_size, spec);
+        ttm::CircularBufferConfig cb(config->total_size, spec);
         cb.set_page_size(index, config->page_size);
-        tm::CreateCircularBuffer(p.prog(), range_set(d, on), cb);
+        ttm::CreateCircularBuffer(p.prog(), range_set(d, on), cb);
         for (size_t i = 0; i < on.size(); ++i) {
             if (on[i] != 0) {
                 p.cbs[i] |= bit;
@@ -902,7 +946,7 @@ ttr_status ttr_program_add_semaphore(ttr_program *program, const ttr_core_range 
         std::lock_guard<std::mutex> lock(d.mu);
         not_launched(p, "adding a semaphore");
         // tt-metal picks the lowest id free on every core of the set, as the emulator does.
-        *semaphore_id = tm::CreateSemaphore(p.prog(), range_set(d, on), initial_value);
+        *semaphore_id = ttm::CreateSemaphore(p.prog(), range_set(d, on), initial_value);
     });
 }
 
@@ -930,7 +974,7 @@ ttr_status ttr_program_set_runtime_args(ttr_program *program, uint32_t kernel_id
         }
         std::vector<uint32_t> values(args, args + num_args);
         // After the first enqueue tt-metal accepts new values but not a different count.
-        tm::SetRuntimeArgs(p.prog(), k.handle, CoreCoord(core.x, core.y), values);
+        ttm::SetRuntimeArgs(p.prog(), k.handle, CoreCoord(core.x, core.y), values);
     });
 }
 
@@ -952,7 +996,7 @@ ttr_status ttr_program_set_common_runtime_args(ttr_program *program, uint32_t ke
             need(args, "args");
         }
         std::vector<uint32_t> values(args, args + num_args);
-        tm::SetCommonRuntimeArgs(p.prog(), k.handle, values);
+        ttm::SetCommonRuntimeArgs(p.prog(), k.handle, values);
     });
 }
 
