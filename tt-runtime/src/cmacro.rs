@@ -148,8 +148,8 @@ fn tokenize(text: &str) -> Result<Vec<Token>, MacroError> {
                 .unwrap_or(rest.len());
             out.push(Token::Name(rest[..len].to_string()));
             len
-        } else if let Some(op) = OPS.iter().find(|op| rest.starts_with(**op)) {
-            out.push(Token::Op(*op));
+        } else if let Some(op) = OPS.into_iter().find(|op| rest.starts_with(op)) {
+            out.push(Token::Op(op));
             op.len()
         } else {
             return Err(syntax(format!("unexpected `{first}`")));

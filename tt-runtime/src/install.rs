@@ -63,7 +63,7 @@ impl fmt::Display for Evidence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{KERNEL_SIZE_MACRO} = {} bytes ({} KiB; the patch makes it {} KiB), {}",
+            "{KERNEL_SIZE_MACRO} = {} bytes ({} KiB: 24 upstream, {} patched), {}",
             self.kernel_size,
             self.kernel_size / 1024,
             PATCHED_KERNEL_SIZE / 1024,
@@ -215,7 +215,7 @@ impl Installation {
     pub fn describe_source(&self) -> String {
         match &self.source {
             Source::Emulator => format!(
-                "the emulator (standing in for a {} tt-metal; {EMULATOR_ENV}=stock|patched)",
+                "the emulator standing in for a {} tt-metal ({EMULATOR_ENV}=stock|patched)",
                 self.eth_dispatch.name()
             ),
             Source::TtMetal(home) => format!("tt-metal at {}", home.display()),
