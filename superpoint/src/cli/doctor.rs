@@ -350,7 +350,13 @@ fn frame_checks(
     report.check(
         "frame vs cpu",
         match (&first, &reference) {
-            (Ok(device), Ok(cpu)) => gates(device, cpu, precision, seconds),
+            (Ok((detection, device)), Ok((cpu_detection, cpu))) => gates(
+                device,
+                cpu,
+                [detection.len(), cpu_detection.len()],
+                precision,
+                seconds,
+            ),
             (Err(e), _) => Err(anyhow::anyhow!("the Tensix backend failed: {e}")),
             (_, Err(e)) => Err(anyhow::anyhow!("the CPU backend failed: {e:#}")),
         },
@@ -366,10 +372,12 @@ fn frame_checks(
     );
 }
 
-/// DESIGN §5's gates on the device's maps against the CPU backend's.
+/// DESIGN §5's gates on the device's maps against the CPU backend's, with each side's keypoint
+/// count.
 fn gates(
-    (detection, device): &(Detection, DenseMaps),
-    (cpu_detection, cpu): &(Detection, DenseMaps),
+    device: &DenseMaps,
+    cpu: &DenseMaps,
+    keypoints: [usize; 2],
     precision: TensixPrecision,
     seconds: f64,
 ) -> anyhow::Result<Outcome> {
@@ -392,10 +400,23 @@ fn gates(
             precision.name(),
             device.scores.width,
             device.scores.height,
-            detection.len(),
-            cpu_detection.len()
+            keypoints[0],
+            keypoints[1]
         ),
     ))
+}
+
+/// The dense maps that differ between two runs, bit for bit.
+fn differing_maps(a: &DenseMaps, b: &DenseMaps) -> Vec<&'static str> {
+    [
+        ("score map", &a.scores, &b.scores),
+        ("NMS map", &a.nms, &b.nms),
+        ("descriptor map", &a.descriptors, &b.descriptors),
+    ]
+    .into_iter()
+    .filter(|(_, x, y)| bits(&x.data) != bits(&y.data))
+    .map(|(name, _, _)| name)
+    .collect()
 }
 
 /// The replayed frame against the first (direct) one, bit for bit.
@@ -403,28 +424,17 @@ fn replay_equal(
     (direct, direct_maps): &(Detection, DenseMaps),
     (replay, replay_maps): &(Detection, DenseMaps),
 ) -> Outcome {
-    let maps = [
-        ("score map", &direct_maps.scores, &replay_maps.scores),
-        ("NMS map", &direct_maps.nms, &replay_maps.nms),
-        (
-            "descriptor map",
-            &direct_maps.descriptors,
-            &replay_maps.descriptors,
-        ),
-    ];
-    let mut differ: Vec<String> = maps
-        .iter()
-        .filter(|(_, a, b)| bits(&a.data) != bits(&b.data))
-        .map(|(name, _, _)| name.to_string())
-        .collect();
+    let mut differ = differing_maps(direct_maps, replay_maps);
     if direct.keypoints != replay.keypoints || bits(&direct.scores) != bits(&replay.scores) {
-        differ.push("keypoints".to_string());
+        differ.push("keypoints");
     }
     let descriptors = |d: &Detection| d.descriptors.as_deref().map(bits);
     if descriptors(direct) != descriptors(replay) {
-        differ.push("descriptors".to_string());
+        differ.push("descriptors");
     }
-    let values: usize = maps.iter().map(|(_, a, _)| a.data.len()).sum();
+    let values = direct_maps.scores.data.len()
+        + direct_maps.nms.data.len()
+        + direct_maps.descriptors.data.len();
     if differ.is_empty() {
         Outcome::new(
             true,
@@ -505,4 +515,76 @@ fn profiler(report: &mut Report, tensix: &TensixBackend, modeled: Option<&[Model
             ),
         )),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use superpoint_graph::Tensor;
+
+    use super::*;
+
+    /// Maps of a 256x256 frame (sparse enough that 500 points rarely fall within 2 px of each
+    /// other by chance) and 4x4 cells whose values follow `f(i)`.
+    fn maps(f: impl Fn(usize) -> f32) -> DenseMaps {
+        let map =
+            |c, h, w| Tensor::from_vec(c, h, w, (0..c * h * w).map(&f).collect()).expect("shape");
+        DenseMaps {
+            scores: map(1, 256, 256),
+            nms: map(1, 256, 256),
+            descriptors: map(8, 4, 4),
+        }
+    }
+
+    fn wave(i: usize) -> f32 {
+        ((i * 7919) % 65537) as f32 / 65537.0
+    }
+
+    #[test]
+    fn the_gates_pass_equal_maps_and_fail_far_ones() {
+        let cpu = maps(wave);
+        for precision in [TensixPrecision::Port, TensixPrecision::Accurate] {
+            let same = gates(&cpu, &cpu, [5, 5], precision, 1.0).expect("defined");
+            assert!(same.passed, "{}", same.figures);
+            assert!(
+                same.figures.contains("score PCC 1.000000"),
+                "{}",
+                same.figures
+            );
+        }
+        // Reversed scores: PCC far below the gate at either precision.
+        let reversed = maps(|i| 1.0 - wave(i));
+        let far = gates(&reversed, &cpu, [5, 5], TensixPrecision::Port, 1.0).expect("defined");
+        assert!(!far.passed, "{}", far.figures);
+    }
+
+    #[test]
+    fn the_f1_gate_applies_at_the_accurate_precision_only() {
+        let cpu = maps(wave);
+        // Scores and descriptors equal (PCC gates met); the NMS map moved 10 px to the right, so
+        // its top 500 pixels are mostly more than 2 px from the reference's.
+        let mut device = maps(wave);
+        device.nms = Tensor::from_vec(
+            1,
+            256,
+            256,
+            (0..65536)
+                .map(|i| wave(i / 256 * 256 + (i % 256 + 246) % 256))
+                .collect(),
+        )
+        .expect("shape");
+        let port = gates(&device, &cpu, [5, 5], TensixPrecision::Port, 1.0).expect("defined");
+        let accurate =
+            gates(&device, &cpu, [5, 5], TensixPrecision::Accurate, 1.0).expect("defined");
+        assert!(port.passed, "{}", port.figures);
+        assert!(!accurate.passed, "{}", accurate.figures);
+    }
+
+    #[test]
+    fn a_single_flipped_bit_makes_maps_differ() {
+        let a = maps(wave);
+        let mut b = maps(wave);
+        assert!(differing_maps(&a, &b).is_empty());
+        b.descriptors.data[3] = f32::from_bits(b.descriptors.data[3].to_bits() ^ 1);
+        assert_eq!(differing_maps(&a, &b), vec!["descriptor map"]);
+    }
 }
