@@ -124,13 +124,45 @@ fn precision_accurate_is_selected_by_the_flag_and_unknown_ones_are_refused() {
 #[test]
 fn bench_prints_the_modeled_time_of_both_grids() {
     let case = &cases()[0];
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = dir.path().join("model.json");
     let text = stdout_of(
         superpoint()
             .arg("bench")
             .arg("--weights")
             .arg(case.weights_path())
-            .args(["--backend", "tensix"]),
+            .args(["--backend", "tensix", "--write-model"])
+            .arg(&model),
     );
+    // The JSON `doctor --model` reads: per grid, the programs and their modeled µs, summing to
+    // the printed totals.
+    let runs: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&model).expect("model written")).expect("JSON");
+    let totals: Vec<f64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("modeled total: "))
+        .filter_map(|l| l.split(' ').next()?.parse().ok())
+        .collect();
+    let runs = runs.as_array().expect("a list of runs");
+    assert_eq!(runs.len(), 2);
+    for (run, (grid, total)) in runs.iter().zip(["12x10", "11x10"].into_iter().zip(totals)) {
+        assert_eq!(
+            (run["grid"].as_str(), run["precision"].as_str()),
+            (Some(grid), Some("port"))
+        );
+        let programs = run["programs"].as_array().expect("programs");
+        let sum: f64 = programs
+            .iter()
+            .map(|p| p["modeled_us"].as_f64().expect("µs"))
+            .sum();
+        assert!((sum - total).abs() < 0.06, "{grid}: {sum} vs {total}");
+        assert!(programs.iter().any(|p| p["node"] == "conv1b"), "{run}");
+        assert!(
+            text.contains(&format!("over {} programs", programs.len())),
+            "{grid}: {}",
+            programs.len()
+        );
+    }
     assert!(
         text.contains("640x480 on the 12x10 grid at the port precision"),
         "{text}"

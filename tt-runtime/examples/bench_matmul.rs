@@ -15,7 +15,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let kt: u32 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(64);
     let reps: u32 = args.next().map(|s| s.parse()).transpose()?.unwrap_or(3);
-    let dev = Device::open(Dispatch::Eth)?;
+    let dev = Device::open(Dispatch::Auto)?;
     let info = dev.info()?;
     let shape = GridMatmul {
         rows: info.grid_y,

@@ -224,6 +224,19 @@ ttr_status ttr_trace_end(ttr_device *device, ttr_trace *trace);
 ttr_status ttr_trace_replay(ttr_device *device, ttr_trace *trace, uint32_t blocking);
 void ttr_trace_release(ttr_trace *trace);
 
+/* Measured device time of one program run, from tt-metal's device profiler. */
+typedef struct ttr_program_time {
+    uint64_t runtime_id;  /* tt-metal's runtime id of the program */
+    uint64_t start;       /* the profiler's start timestamp, for ordering */
+    uint64_t device_ns;   /* "DEVICE KERNEL DURATION [ns]": first kernel start to last kernel end */
+} ttr_program_time;
+
+/* Reads the device profiler's results for the programs run since the previous read (tt-metal built
+ * with the device profiler and run with TT_METAL_DEVICE_PROFILER=1), ordered by start. Writes up to
+ * `capacity` entries to `out` and the number available to *count. TTR_ERR_UNSUPPORTED when there is
+ * no profiler: always on the emulator, and on tt-metal without TT_METAL_DEVICE_PROFILER=1. */
+ttr_status ttr_device_profiler_read(ttr_device *device, ttr_program_time *out, size_t capacity, size_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -4,18 +4,65 @@ use std::ptr::NonNull;
 
 use crate::buffer::Buffer;
 use crate::error::{check, Error, Result};
+use crate::install::Installation;
 use crate::program::Program;
 use crate::sys;
 use crate::trace::Trace;
 
 /// Where the dispatch firmware runs; it decides the compute grid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Dispatch {
+    /// Ethernet dispatch when the installation can open it (a tt-metal with the ETH-dispatch
+    /// patch, or the emulator), else Tensix dispatch with a warning ([`Installation`]); decided
+    /// before opening, since tt-metal fixes the placement once per process.
+    #[default]
+    Auto,
     /// Dispatch on a Tensix column: an 11x10 compute grid.
     Tensix,
     /// Dispatch on Ethernet cores: the full 12x10 compute grid.
     Eth,
 }
+
+impl Dispatch {
+    /// "auto", "tensix" or "eth".
+    pub fn name(self) -> &'static str {
+        match self {
+            Dispatch::Auto => "auto",
+            Dispatch::Tensix => "tensix",
+            Dispatch::Eth => "eth",
+        }
+    }
+
+    /// The compute grid (columns, rows) this placement leaves on a p150a; `None` for `Auto`.
+    pub fn grid(self) -> Option<(u32, u32)> {
+        match self {
+            Dispatch::Auto => None,
+            Dispatch::Tensix => Some((11, 10)),
+            Dispatch::Eth => Some((12, 10)),
+        }
+    }
+}
+
+/// How a device was opened: the placement asked for, what the installation supports, and the
+/// warning when `Auto` fell back to Tensix dispatch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opening {
+    pub requested: Dispatch,
+    pub installation: Installation,
+    pub warning: Option<String>,
+}
+
+/// Measured device time of one program run, from tt-metal's device profiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProgramTime {
+    /// tt-metal's runtime id of the program.
+    pub runtime_id: u64,
+    /// First kernel start to last kernel end, in nanoseconds.
+    pub device_ns: u64,
+}
+
+/// The most program times one profiler read returns.
+const MAX_PROGRAM_TIMES: usize = 1 << 16;
 
 /// A core coordinate, logical or NoC depending on where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -77,7 +124,7 @@ pub struct DeviceInfo {
     pub grid_x: u32,
     /// Compute grid height.
     pub grid_y: u32,
-    /// Dispatch placement chosen at open.
+    /// Dispatch placement obtained at open (`Tensix` or `Eth`, never `Auto`).
     pub dispatch: Dispatch,
     /// L1 bytes per core.
     pub l1_size: u32,
@@ -104,6 +151,7 @@ pub struct DeviceInfo {
 #[derive(Debug)]
 pub struct Device {
     raw: NonNull<sys::ttr_device>,
+    opening: Opening,
 }
 
 // SAFETY: the implementation serialises every device call on an internal mutex.
@@ -112,18 +160,49 @@ unsafe impl Send for Device {}
 unsafe impl Sync for Device {}
 
 impl Device {
-    /// Opens device 0 with the given dispatch placement.
+    /// Opens device 0 with the given dispatch placement; `Auto` asks the installation this build
+    /// drives ([`Installation::of_this_build`]).
     pub fn open(dispatch: Dispatch) -> Result<Device> {
+        Device::open_with(dispatch, Installation::of_this_build()?)
+    }
+
+    /// Opens device 0 with `dispatch`, `Auto` resolved by what `installation` supports. The
+    /// emulator standing in for a stock tt-metal refuses ETH dispatch as stock tt-metal would.
+    pub fn open_with(dispatch: Dispatch, installation: Installation) -> Result<Device> {
+        let (placement, warning) = match dispatch {
+            Dispatch::Auto => installation.auto_dispatch(),
+            fixed => (fixed, None),
+        };
+        if placement == Dispatch::Eth && installation.emulates_stock() {
+            return Err(Error::Unsupported(format!(
+                "{} cannot open a p150 with dispatch on the Ethernet cores: {}; use Tensix dispatch (the 11x10 grid) or Auto",
+                installation.describe_source(),
+                installation.eth_dispatch
+            )));
+        }
         let mut raw = std::ptr::null_mut();
-        let d = match dispatch {
-            Dispatch::Tensix => sys::TTR_DISPATCH_TENSIX,
-            Dispatch::Eth => sys::TTR_DISPATCH_ETH,
+        let d = if placement == Dispatch::Eth {
+            sys::TTR_DISPATCH_ETH
+        } else {
+            sys::TTR_DISPATCH_TENSIX
         };
         // SAFETY: `raw` is a valid out-pointer.
         check(unsafe { sys::ttr_device_open(0, d, &mut raw) })?;
-        NonNull::new(raw)
-            .map(|raw| Device { raw })
-            .ok_or_else(|| Error::Internal("ttr_device_open returned no device".into()))
+        let raw = NonNull::new(raw)
+            .ok_or_else(|| Error::Internal("ttr_device_open returned no device".into()))?;
+        Ok(Device {
+            raw,
+            opening: Opening {
+                requested: dispatch,
+                installation,
+                warning,
+            },
+        })
+    }
+
+    /// How this device was opened.
+    pub fn opening(&self) -> &Opening {
+        &self.opening
     }
 
     /// The backend behind the C API: "emulator" or "tt-metal".
@@ -230,6 +309,28 @@ impl Device {
         recorded?;
         ended?;
         Ok(trace)
+    }
+
+    /// The device profiler's times of the programs run since the previous read, in the order
+    /// they started. `Error::Unsupported` without a profiler: always on the emulator, and on
+    /// tt-metal unless it is built with the device profiler and `TT_METAL_DEVICE_PROFILER=1`.
+    pub fn profiler_times(&self) -> Result<Vec<ProgramTime>> {
+        let mut raw = vec![sys::ttr_program_time::default(); MAX_PROGRAM_TIMES];
+        let mut count = 0usize;
+        // SAFETY: `raw` holds `raw.len()` entries and `count` is a valid out-pointer.
+        check(unsafe {
+            sys::ttr_device_profiler_read(self.raw(), raw.as_mut_ptr(), raw.len(), &mut count)
+        })?;
+        if count > raw.len() {
+            return Err(Error::TooLarge("the profiler's program count"));
+        }
+        Ok(raw[..count]
+            .iter()
+            .map(|t| ProgramTime {
+                runtime_id: t.runtime_id,
+                device_ns: t.device_ns,
+            })
+            .collect())
     }
 
     /// Re-runs a captured trace on the same buffers.

@@ -7,9 +7,17 @@
 //! [`Trace`], [`Counters`] (and [`CostModel`], a roofline of Blackhole device time over them), with typed [`Error`]s and `Drop` releasing device objects. Handles
 //! are reference counted inside, so any drop order is safe.
 //!
+//! [`Device::open`] with [`Dispatch::Auto`] (the default) first asks [`install`] whether the
+//! tt-metal it drives can dispatch from the Ethernet cores (the ETH-dispatch patch), and opens
+//! with ETH dispatch (12x10) when it can, else with Tensix dispatch (11x10) and a warning
+//! ([`Device::opening`]): tt-metal fixes the placement once per process, so a failed ETH open
+//! cannot be retried.
+//!
 //! # The emulator (default backend)
 //!
 //! One Blackhole p150a: a 12x10 compute grid with ETH dispatch or 11x10 with Tensix dispatch,
+//! standing in for a patched tt-metal (`Auto` gives ETH) unless `TTR_EMU_TT_METAL=stock` asks it
+//! to behave as a stock one (`Auto` gives Tensix, `Eth` is refused),
 //! 1536 KiB of L1 per core (programs start at 39 KiB, leaving the 1497 KiB TENSIX_FACTS gives as usable; runtime args and semaphores live in the
 //! reserved region below), eight DRAM banks with interleaved pages (page `i` in bank `i % 8` at
 //! offset `(i / 8) * align(page, 64)`), up to 64 CBs per core. NoC coordinates differ from logical
@@ -50,12 +58,15 @@
 //! compute on block-float formats is not emulated.
 
 pub mod buffer;
+pub mod cmacro;
 pub mod cost;
 pub mod counters;
 pub mod device;
 pub mod error;
 pub mod host;
+pub mod install;
 pub mod program;
+pub mod selftest;
 pub mod sys;
 pub mod trace;
 pub mod workload;
@@ -65,8 +76,9 @@ pub use cost::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
 pub use counters::{
     noc_size_class, Counters, SfpuOp, TileOp, NOC_SIZE_CLASSES, NOC_SIZE_CLASS_LIMITS,
 };
-pub use device::{CoreCoord, CoreRange, Device, DeviceInfo, Dispatch};
+pub use device::{CoreCoord, CoreRange, Device, DeviceInfo, Dispatch, Opening, ProgramTime};
 pub use error::{Error, Result};
+pub use install::{EthDispatch, Installation};
 pub use program::{CbSpec, DataFormat, KernelId, KernelRole, KernelSpec, MathFidelity, Program};
 pub use trace::Trace;
 pub use workload::{GridMatmul, GridMatmulRun};

@@ -14,6 +14,7 @@ use superpoint::{Backend, Options, SuperPoint};
 use superpoint_graph::Tensor;
 use tt_runtime::CostModel;
 
+use super::model_table::{self, ModeledProgram, ModeledRun};
 use super::ModelArgs;
 
 #[derive(Debug, Args)]
@@ -23,6 +24,9 @@ pub struct BenchArgs {
     /// The network frame, WIDTHxHEIGHT (multiples of 32).
     #[arg(long, default_value = "640x480", value_name = "WxH")]
     frame: String,
+    /// Also write each program's modeled time as JSON, for `superpoint doctor --model` on a card.
+    #[arg(long, value_name = "PATH")]
+    write_model: Option<std::path::PathBuf>,
 }
 
 /// A deterministic textured plane (the modeled time barely depends on the values).
@@ -47,11 +51,12 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let plane = plane(w, h)?;
     let cost = CostModel::BLACKHOLE;
     let precision = args.model.precision;
+    let mut runs = Vec::new();
     for grid in [TensixGrid::Eth12x10, TensixGrid::Tensix11x10] {
         let mut builder = SuperPoint::builder()
             .backend(Backend::Tensix)
             .tensix(TensixConfig {
-                grid,
+                grid: Some(grid),
                 precision,
                 ..TensixConfig::default()
             });
@@ -93,6 +98,18 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                 model::why(&n.with_scalar, cost.clock_hz)
             );
         }
+        runs.push(ModeledRun {
+            grid: grid.name().to_string(),
+            precision: precision.name().to_string(),
+            frame: [w, h],
+            programs: nodes
+                .iter()
+                .map(|n| ModeledProgram {
+                    node: n.node.clone(),
+                    modeled_us: n.with_scalar.seconds() * 1e6,
+                })
+                .collect(),
+        });
         let worst: f64 = bound.iter().map(|n| n.with_scalar.seconds() * 1e6).sum();
         println!(
             "modeled total: {total:.1} µs with the scalar RISC-V work (a lower bound), {total_without:.1} µs without, over {} programs; \
@@ -102,6 +119,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         println!(
             "loops over run-time counts (the NMS writer's candidate records, descriptor sampling) are charged with this frame's counts; with their scalar work at the bound (every candidate region full, the static worst case) the total is {worst:.1} µs"
         );
+    }
+    if let Some(path) = &args.write_model {
+        model_table::write(path, &runs)?;
+        println!("wrote the modeled time per program to {}", path.display());
     }
     Ok(())
 }

@@ -26,6 +26,13 @@ pub fn run(args: &ModelArgs) -> anyhow::Result<()> {
                     if i.trace { "on" } else { "off" }
                 );
                 println!(
+                    "tensix dispatch: {} asked, {} obtained; tt-metal ETH-dispatch patch {}: {}",
+                    i.selection.requested,
+                    i.selection.dispatch,
+                    i.selection.eth_patch,
+                    i.selection.detection
+                );
+                println!(
                     "tensix device: {} KiB L1 per core, {} DRAM banks",
                     i.l1_bytes / 1024,
                     i.dram_banks

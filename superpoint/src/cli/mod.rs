@@ -2,7 +2,9 @@
 
 mod bench;
 mod detect;
+mod doctor;
 mod info;
+mod model_table;
 mod npy;
 mod overlay;
 mod serve;
@@ -32,6 +34,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Serve the HTTP API (POST /predict, /predict_raw, /predict_plane; GET /health, /info).
     Serve(serve::ServeArgs),
+    /// Check a Tensix device (a p150a, or the emulator): dispatch, memory round trips, a
+    /// known-answer program, the full frame against the CPU backend, traces; PASS/FAIL per check.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Which model to load.
@@ -44,9 +49,11 @@ pub struct ModelArgs {
     /// Which backend runs the network.
     #[arg(long, value_enum, default_value = "auto")]
     backend: Backend,
-    /// The Tensix compute grid (12x10: Ethernet dispatch; 11x10: Tensix dispatch).
-    #[arg(long, value_enum, default_value = "12x10")]
-    grid: TensixGrid,
+    /// The Tensix compute grid (12x10: Ethernet dispatch; 11x10: Tensix dispatch); default: the
+    /// grid the dispatch detection gives (12x10 when tt-metal carries the ETH-dispatch patch or on
+    /// the emulator, else 11x10 with a warning).
+    #[arg(long, value_enum)]
+    grid: Option<TensixGrid>,
     /// The Tensix precision (port: bf16, the checked-in program; accurate: Float32 activations
     /// and bf16 hi+lo weights, meets the keypoint F1 gate, compiled at first use).
     #[arg(long, value_enum, default_value = "port")]
@@ -65,7 +72,11 @@ impl ModelArgs {
         if let Some(path) = &self.weights {
             builder = builder.weights(path);
         }
-        Ok(builder.build()?)
+        let model = builder.build()?;
+        if let Some(warning) = model.tensix().and_then(|t| t.dispatch().warning) {
+            eprintln!("warning: {warning}");
+        }
+        Ok(model)
     }
 }
 
@@ -129,5 +140,6 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Info(args) => info::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Serve(args) => serve::run(&args),
+        Command::Doctor(args) => doctor::run(&args),
     }
 }

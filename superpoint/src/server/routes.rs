@@ -399,6 +399,7 @@ async fn info(State(shared): State<Arc<Shared>>) -> Json<Value> {
             "threads": rayon::current_num_threads(),
         },
         "weights": shared.model.weights_source().to_string(),
+        "tensix": shared.model.tensix().map(|t| t.dispatch()),
         "frame": [config.frame.0, config.frame.1],
         "defaults": {
             "max_keypoints": defaults.max_keypoints,

@@ -710,4 +710,18 @@ void ttr_trace_release(ttr_trace *trace) {
     delete trace;
 }
 
+ttr_status ttr_device_profiler_read(ttr_device *device, ttr_program_time *out, size_t capacity, size_t *count) {
+    return guard([&] {
+        need(device, "device");
+        need(count, "count");
+        if (capacity > 0) {
+            need(out, "out");
+        }
+        *count = 0;
+        throw HostError{TTR_ERR_UNSUPPORTED,
+                        "the emulator has no device profiler: it counts work instead (ttr_program_counters), "
+                        "from which tt_runtime::cost models device time"};
+    });
+}
+
 }  // extern "C"

@@ -1157,3 +1157,45 @@ void ttr_trace_release(ttr_trace *trace) {
 }
 
 }  // extern "C"
+
+// ttr_device_profiler_read: tt-metal's device profiler, program by program. Appended for
+// `superpoint doctor`; written against the headers tt_metal/api/tt-metalium/host_api.hpp
+// (ReadMeshDeviceProfilerResults) and tt_metal/api/tt-metalium/experimental/profiler.hpp
+// (GetLatestProgramsPerfData, ProgramAnalysisData) and not yet compiled against tt-metal 0.78.
+#include <tt-metalium/experimental/profiler.hpp>
+
+extern "C" ttr_status ttr_device_profiler_read(ttr_device *device, ttr_program_time *out, size_t capacity,
+                                               size_t *count) {
+    return guard(TTR_ERR_INTERNAL, [&] {
+        need(device, "device");
+        need(count, "count");
+        if (capacity > 0) {
+            need(out, "out");
+        }
+        *count = 0;
+        const char *enabled = std::getenv("TT_METAL_DEVICE_PROFILER");
+        if (enabled == nullptr || std::strcmp(enabled, "1") != 0) {
+            throw HostError{TTR_ERR_UNSUPPORTED,
+                            "tt-metal's device profiler is off: run with TT_METAL_DEVICE_PROFILER=1 on a tt-metal "
+                            "built with the device profiler"};
+        }
+        MDevice &d = *device->d;
+        std::lock_guard<std::mutex> lock(d.mu);
+        tt::tt_metal::ReadMeshDeviceProfilerResults(*d.mesh);
+        std::vector<ttr_program_time> times;
+        for (const auto &chip : tt::tt_metal::experimental::GetLatestProgramsPerfData()) {
+            for (const auto &program : chip.second) {
+                auto it = program.program_analyses_results.find("DEVICE KERNEL DURATION [ns]");
+                if (it == program.program_analyses_results.end()) {
+                    continue;
+                }
+                times.push_back(ttr_program_time{program.program_execution_uid.runtime_id, it->second.start_timestamp,
+                                                 it->second.duration});
+            }
+        }
+        std::sort(times.begin(), times.end(),
+                  [](const ttr_program_time &a, const ttr_program_time &b) { return a.start < b.start; });
+        *count = times.size();
+        std::copy_n(times.begin(), std::min(capacity, times.size()), out);
+    });
+}

@@ -14,6 +14,12 @@ pub enum TensixError {
         height: usize,
         max: u32,
     },
+    #[error("the device opened with {dispatch} dispatch has a {width}x{height} compute grid, not the one the programs are compiled for (12x10 with eth dispatch, 11x10 with tensix); is it a p150a with 120 Tensix cores?")]
+    Grid {
+        dispatch: &'static str,
+        width: u32,
+        height: u32,
+    },
     #[error("kernel-gen could not compile program {program}: {why}")]
     Compile { program: String, why: String },
     #[error("the device failed while {doing}: {source}")]

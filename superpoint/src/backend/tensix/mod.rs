@@ -1,8 +1,11 @@
 //! The Tensix backend: the program `kernel-gen` generates, run on `tt-runtime` (the emulator of a
 //! Blackhole p150a unless the runtime is built on tt-metal with a card present).
 //!
-//! Opening it opens the device with the dispatch the grid needs (12×10 → Ethernet dispatch,
-//! 11×10 → Tensix dispatch). Programs are compiled for the configured grid and precision
+//! Opening it opens the device with the dispatch the configured grid needs (12×10 → Ethernet
+//! dispatch, 11×10 → Tensix dispatch) or, by default, with `tt_runtime::Dispatch::Auto`: Ethernet
+//! dispatch when the tt-metal it drives carries the ETH-dispatch patch (the emulator stands in for
+//! a patched one), else Tensix dispatch with a warning; the grid then follows the dispatch
+//! obtained ([`DispatchReport`]). Programs are compiled for that grid and the configured precision
 //! ([`TensixPrecision`]: the port's bf16, or the accurate Float32 one that meets DESIGN §5's
 //! keypoint F1 gate). Programs load on first use and stay loaded: the main program per
 //! (frame, input plane size) — the 640×480 one at the port's precision with an identity resize is
@@ -38,10 +41,9 @@ use crate::options::Options;
 use session::Session;
 
 /// The compute grid the programs are compiled for; it decides the dispatch placement.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 pub enum TensixGrid {
     /// 12×10 cores, dispatch on the Ethernet cores.
-    #[default]
     #[value(name = "12x10")]
     #[serde(rename = "12x10")]
     Eth12x10,
@@ -65,6 +67,15 @@ impl TensixGrid {
         match self {
             TensixGrid::Eth12x10 => tt_runtime::Dispatch::Eth,
             TensixGrid::Tensix11x10 => tt_runtime::Dispatch::Tensix,
+        }
+    }
+
+    /// The grid a dispatch placement leaves (`None` for `Auto`, which is not a placement).
+    pub fn of_dispatch(dispatch: tt_runtime::Dispatch) -> Option<TensixGrid> {
+        match dispatch {
+            tt_runtime::Dispatch::Eth => Some(TensixGrid::Eth12x10),
+            tt_runtime::Dispatch::Tensix => Some(TensixGrid::Tensix11x10),
+            tt_runtime::Dispatch::Auto => None,
         }
     }
 
@@ -113,7 +124,9 @@ impl TensixPrecision {
 /// How the Tensix backend runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TensixConfig {
-    pub grid: TensixGrid,
+    /// The grid to open; `None` (the default) follows the dispatch `Auto` obtains: 12×10 with a
+    /// patched tt-metal (or the emulator), 11×10 otherwise.
+    pub grid: Option<TensixGrid>,
     pub precision: TensixPrecision,
     /// Replay captured traces after each program's first frame (default); `false` runs every
     /// step directly each frame.
@@ -123,7 +136,7 @@ pub struct TensixConfig {
 impl Default for TensixConfig {
     fn default() -> Self {
         Self {
-            grid: TensixGrid::default(),
+            grid: None,
             precision: TensixPrecision::default(),
             trace: true,
         }
@@ -135,15 +148,37 @@ pub fn card_present() -> bool {
     tt_runtime::Device::backend_name() == "tt-metal"
 }
 
+/// How the device was opened: the dispatch asked for and obtained, the grid it leaves, and what
+/// detection found about the tt-metal behind it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DispatchReport {
+    /// "auto", "eth" or "tensix": what was asked (`auto` unless a grid was configured).
+    pub requested: &'static str,
+    /// "eth" or "tensix": what the device opened with.
+    pub dispatch: &'static str,
+    /// The compute grid obtained, which the programs are compiled for.
+    pub grid: TensixGrid,
+    /// "patched", "stock" or "unknown": whether the tt-metal behind the runtime carries the
+    /// ETH-dispatch patch.
+    pub eth_patch: &'static str,
+    /// What detection found, and where.
+    pub detection: String,
+    /// Why `auto` fell back to Tensix dispatch and how to get 12×10.
+    pub warning: Option<String>,
+}
+
 /// Facts about the opened device and the loaded programs.
 #[derive(Debug, Clone, Serialize)]
 pub struct TensixInfo {
     /// "emulator" or "tt-metal".
     pub runtime: String,
+    /// The grid obtained.
     pub grid: TensixGrid,
     pub precision: TensixPrecision,
-    /// "eth" or "tensix".
+    /// "eth" or "tensix": the dispatch obtained.
     pub dispatch: &'static str,
+    /// How the device was opened and why.
+    pub selection: DispatchReport,
     pub trace: bool,
     /// L1 bytes per core and DRAM banks, as the runtime reports them.
     pub l1_bytes: u32,
@@ -158,18 +193,21 @@ pub struct TensixInfo {
 /// The Tensix backend of a model.
 pub struct TensixBackend {
     config: TensixConfig,
+    /// How the device was opened (fixed for its life; read without waiting for a frame).
+    selection: DispatchReport,
     weights: Arc<WeightSet>,
     host: CpuKernels,
     session: Mutex<Session>,
 }
 
 impl TensixBackend {
-    /// Opens the device for `config.grid`; programs are compiled (unless checked in) and load at
-    /// first use.
+    /// Opens the device for `config.grid` (or with `Auto` dispatch, the grid following);
+    /// programs are compiled (unless checked in) and load at first use.
     pub fn open(config: TensixConfig, weights: Arc<WeightSet>) -> Result<Self> {
         let session = Session::open(config)?;
         Ok(Self {
             config,
+            selection: session.dispatch_report(),
             weights,
             host: CpuKernels::new(),
             session: Mutex::new(session),
@@ -187,17 +225,26 @@ impl TensixBackend {
         self.session.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// How the device was opened.
+    pub fn dispatch(&self) -> DispatchReport {
+        self.selection.clone()
+    }
+
+    /// Runs `f` on the opened device (serialised with the frames), e.g. for self-checks
+    /// ([`tt_runtime::selftest`]) before any program is loaded.
+    pub fn with_device<T>(&self, f: impl FnOnce(&tt_runtime::Device) -> T) -> T {
+        f(self.session().device())
+    }
+
     /// The device and every loaded program.
     pub fn info(&self) -> TensixInfo {
         let session = self.session();
         TensixInfo {
             runtime: tt_runtime::Device::backend_name(),
-            grid: self.config.grid,
+            grid: self.selection.grid,
             precision: self.config.precision,
-            dispatch: match self.config.grid.dispatch() {
-                tt_runtime::Dispatch::Eth => "eth",
-                tt_runtime::Dispatch::Tensix => "tensix",
-            },
+            dispatch: self.selection.dispatch,
+            selection: self.dispatch(),
             trace: self.config.trace,
             l1_bytes: session.device_info().map_or(0, |i| i.l1_size),
             dram_banks: session.device_info().map_or(0, |i| i.dram_banks),

@@ -18,7 +18,7 @@ use superpoint_graph::{names, Keypoint, Tensor, WeightSet};
 use tt_runtime::{Device, Trace};
 
 use super::error::TensixError;
-use super::{host, programs, TensixConfig};
+use super::{host, programs, DispatchReport, TensixConfig, TensixGrid};
 use crate::backend::cpu::CpuKernels;
 use crate::backend::DenseMaps;
 use crate::options::Options;
@@ -49,6 +49,8 @@ pub struct LoadedProgram {
     pub input: [u32; 2],
     /// Steps (device programs) per run, which is what its trace replays.
     pub steps: usize,
+    /// The node each step runs, in launch order.
+    pub nodes: Vec<String>,
     pub trace_captured: bool,
     /// Frames run so far.
     pub frames: u64,
@@ -114,6 +116,13 @@ impl Program {
             frame: [frame.0, frame.1],
             input: [input.0, input.1],
             steps: self.loaded.program().steps.len(),
+            nodes: self
+                .loaded
+                .program()
+                .steps
+                .iter()
+                .map(|s| s.node.clone())
+                .collect(),
             trace_captured: self.trace.is_some(),
             frames: self.frames,
         }
@@ -154,6 +163,8 @@ pub struct Frame {
 pub struct Session {
     config: TensixConfig,
     device: Device,
+    /// The grid the device opened with, which every program is compiled for.
+    grid: TensixGrid,
     /// The L1 region every loaded program's L1 activations share (programs run one at a time).
     arena: L1Arena,
     mains: Vec<Main>,
@@ -172,15 +183,32 @@ fn malformed(buffer: &str, why: impl Into<String>) -> TensixError {
 }
 
 impl Session {
-    /// Opens the device with the dispatch of `config.grid`.
+    /// Opens the device with the dispatch of `config.grid`, or `Auto`; checks that the grid
+    /// obtained is the one that dispatch leaves.
     pub fn open(config: TensixConfig) -> Result<Self, TensixError> {
-        let device = Device::open(config.grid.dispatch()).map_err(|e| TensixError::Device {
-            doing: format!("opening the device ({} grid)", config.grid.name()),
+        let requested = config
+            .grid
+            .map_or(tt_runtime::Dispatch::Auto, TensixGrid::dispatch);
+        let opening = |e: tt_runtime::Error| TensixError::Device {
+            doing: format!("opening the device ({} dispatch)", requested.name()),
             source: RunError::Runtime(e),
-        })?;
+        };
+        let device = Device::open(requested).map_err(opening)?;
+        let info = device.info().map_err(opening)?;
+        let grid = TensixGrid::of_dispatch(info.dispatch)
+            .filter(|g| {
+                let want = g.grid();
+                (want.x, want.y) == (info.grid_x, info.grid_y)
+            })
+            .ok_or(TensixError::Grid {
+                dispatch: info.dispatch.name(),
+                width: info.grid_x,
+                height: info.grid_y,
+            })?;
         Ok(Self {
             config,
             device,
+            grid,
             arena: L1Arena::new(),
             mains: Vec::new(),
         })
@@ -189,6 +217,29 @@ impl Session {
     /// The runtime's facts about the device.
     pub fn device_info(&self) -> Option<tt_runtime::DeviceInfo> {
         self.device.info().ok()
+    }
+
+    /// The opened device.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// How the device was opened.
+    pub fn dispatch_report(&self) -> DispatchReport {
+        let opening = self.device.opening();
+        let installation = &opening.installation;
+        DispatchReport {
+            requested: opening.requested.name(),
+            dispatch: self.grid.dispatch().name(),
+            grid: self.grid,
+            eth_patch: installation.eth_dispatch.name(),
+            detection: format!(
+                "{}: ETH dispatch {}",
+                installation.describe_source(),
+                installation.eth_dispatch
+            ),
+            warning: opening.warning.clone(),
+        }
     }
 
     /// Every loaded program.
@@ -218,7 +269,7 @@ impl Session {
             return Ok(i);
         }
         let compiled =
-            programs::main_program(frame, input, self.config.grid.grid(), self.config.precision)?;
+            programs::main_program(frame, input, self.grid.grid(), self.config.precision)?;
         let what = format!(
             "loading the {}x{} main program for {}x{} planes",
             frame.0, frame.1, input.0, input.1
@@ -247,7 +298,7 @@ impl Session {
         let compiled = programs::nms_program(
             m.frame,
             radius,
-            self.config.grid.grid(),
+            self.grid.grid(),
             self.config.precision,
             m.program.loaded.program(),
         )?;
