@@ -6,8 +6,9 @@
 //! With `--hostile-seconds S` it instead runs, for S seconds, the normal clients alongside
 //! hostile ones (see [`hostile`]): slow-header clients, clients that never read their
 //! response, oversized `Content-Length` declarations, bodies that never finish, decompression
-//! bombs and idle connections. Normal clients retry a 503 after its `Retry-After`; the run
-//! fails unless every normal request is answered 200 and no response is a 5xx other than 503.
+//! bombs, idle connections and floods of connections past the server's limit. Normal clients
+//! retry a 503 after its `Retry-After`; the run fails unless every normal request is answered
+//! 200 and no response is a 5xx other than 503.
 //! `--server-pid` adds the server's peak RSS (VmHWM) to the report.
 //!
 //! ```text
@@ -298,6 +299,8 @@ mod hostile {
     /// How long a never-reading client holds its connection: longer than the server's default
     /// write timeout (30 s).
     const NEVER_READ_HOLD: Duration = Duration::from_secs(45);
+    /// Connections a flood opens at once: more than the server's default limit of 256.
+    const FLOOD: usize = 300;
 
     /// The normal traffic: `clients` clients each sending `body` to `url` in a loop.
     pub struct Normal<'a> {
@@ -334,6 +337,9 @@ mod hostile {
 
         /// Fails unless every normal request got a 200 and nothing got a 5xx but 503.
         pub fn verdict(&self) -> anyhow::Result<()> {
+            if self.get("normal", "200") == 0 {
+                bail!("no normal request was answered");
+            }
             let outcomes = self
                 .outcomes
                 .lock()
@@ -347,9 +353,6 @@ mod hostile {
                         bail!("normal requests: {n} × {outcome}");
                     }
                 }
-            }
-            if self.get("normal", "200") == 0 {
-                bail!("no normal request was answered");
             }
             Ok(())
         }
@@ -410,6 +413,11 @@ mod hostile {
             for _ in 0..normal.clients {
                 s.spawn(|| normal_client(normal, deadline, &report));
             }
+            s.spawn(|| {
+                while Instant::now() < deadline {
+                    flood(addr, deadline, &report);
+                }
+            });
             for (name, count, act) in &actors {
                 for _ in 0..*count {
                     let report = &report;
@@ -467,6 +475,14 @@ mod hostile {
             Ok(()) => String::from_utf8_lossy(&head[9..12]).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => "closed".to_string(),
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => "reset".to_string(),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                "still open at the deadline".to_string()
+            }
             Err(e) => format!("error: {}", e.kind()),
         }
     }
@@ -581,6 +597,18 @@ mod hostile {
             return "closed while sending".into();
         }
         status(&mut stream)
+    }
+
+    /// Opens [`FLOOD`] connections at once, more than the server's default connection limit,
+    /// and holds each until the server answers or closes it.
+    fn flood(addr: SocketAddr, deadline: Instant, report: &Report) {
+        let streams: Vec<TcpStream> = (0..FLOOD).filter_map(|_| connect(addr)).collect();
+        for mut stream in streams {
+            let _ =
+                stream.set_read_timeout(Some(deadline.saturating_duration_since(Instant::now())));
+            let outcome = status(&mut stream);
+            report.count("flood", outcome);
+        }
     }
 
     /// Connects and sends nothing until the server closes the connection.

@@ -919,6 +919,34 @@ fn a_full_queue_answers_503_with_retry_after() {
 }
 
 #[test]
+fn a_request_whose_client_leaves_returns_everything_it_held() {
+    let srv = TestServer::start(Config::default());
+    let jpeg = image("hubble_1600x900.jpg");
+    let mut request = format!(
+        "POST /predict_raw HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+        jpeg.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(&jpeg);
+    let mut leaver = connect(srv.addr);
+    leaver.write_all(&request).expect("send");
+    // Gone while its request is being processed.
+    wait_for_metric(&srv.base, "superpoint_queue_depth", 1.0);
+    leaver.shutdown(std::net::Shutdown::Both).expect("shutdown");
+    drop(leaver);
+    // Only the metrics request itself is left in flight; no place, no memory held.
+    wait_for_metric(&srv.base, "superpoint_queue_depth", 0.0);
+    wait_for_metric(&srv.base, "superpoint_requests_in_flight", 1.0);
+    for pool in ["bodies", "requests"] {
+        wait_for_metric(
+            &srv.base,
+            &format!("superpoint_memory_reserved_bytes{{pool=\"{pool}\"}}"),
+            0.0,
+        );
+    }
+}
+
+#[test]
 fn connections_over_the_limit_get_503_and_are_closed() {
     let srv = TestServer::start(Config {
         max_connections: 3,

@@ -266,6 +266,8 @@ async fn receive(
 
 /// Probes the image, reserves its memory, decodes it (a few at once), runs the network (one
 /// at a time) and builds the response; the queue slot is held until the response is built.
+/// What the request holds (its slot, its reservations) moves into each blocking step, so that
+/// a request cancelled by its client's leaving keeps them until the step it started ends.
 async fn run(
     shared: Arc<Shared>,
     slot: Slot,
@@ -276,13 +278,15 @@ async fn run(
 ) -> Result<Response, ApiError> {
     let cap = shared.config.max_response_keypoints;
     let options = capped(options, cap);
-    let image = tokio::task::spawn_blocking(move || payload.probe())
-        .await
-        .map_err(joined)??;
+    let (image, body_reservation) = tokio::task::spawn_blocking(move || {
+        Ok::<_, ApiError>((payload.probe()?, body_reservation))
+    })
+    .await
+    .map_err(joined)??;
     let (width, height, decode_bytes) = image.size();
     shared.check_pixels(width, height)?;
     let waiting = Instant::now();
-    let mut reservation = shared
+    let reservation = shared
         .requests
         .reserve(
             decode_bytes + response_bytes(&options),
@@ -297,15 +301,14 @@ async fn run(
         .map_err(|_| closed())?;
     let mut queue = waiting.elapsed();
     let spec = options.plane_spec();
-    let (plane, decode_time) = tokio::task::spawn_blocking(move || {
+    let (plane, decode_time, reservation) = tokio::task::spawn_blocking(move || {
         let start = Instant::now();
-        let plane = image.decode(spec);
-        drop(decoder);
-        plane.map(|p| (p, start.elapsed()))
+        let plane = image.decode(spec)?;
+        drop((decoder, body_reservation));
+        Ok::<_, ApiError>((plane, start.elapsed(), reservation))
     })
     .await
     .map_err(joined)??;
-    drop(body_reservation);
 
     let waiting = Instant::now();
     let device = shared
@@ -315,18 +318,19 @@ async fn run(
         .await
         .map_err(|_| closed())?;
     queue += waiting.elapsed();
-    let json = tokio::task::spawn_blocking(move || {
+    let (json, mut reservation) = tokio::task::spawn_blocking(move || {
         let detection = shared.model.detect_plane(plane, &options, decode_time);
         drop(device);
         let mut detection = detection?;
         let truncated = cut(&mut detection, cap);
         let prediction = prediction(detection, truncated, queue, started)?;
-        serde_json::to_vec(&prediction)
-            .map_err(|e| ApiError::internal(format!("cannot write the response: {e}")))
+        let json = serde_json::to_vec(&prediction)
+            .map_err(|e| ApiError::internal(format!("cannot write the response: {e}")))?;
+        drop(slot);
+        Ok::<_, ApiError>((json, reservation))
     })
     .await
     .map_err(joined)??;
-    drop(slot);
     reservation.shrink_to(json.len() as u64);
     Response::builder()
         .header(header::CONTENT_TYPE, "application/json")

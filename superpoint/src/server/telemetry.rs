@@ -206,9 +206,10 @@ pub async fn observe(
     );
     async move {
         let started = Instant::now();
-        telemetry.in_flight.inc();
+        // Counted down on drop: a request whose connection goes away is cancelled mid-way.
+        let in_flight = InFlight::enter(&telemetry);
         let mut response = next.run(request).await;
-        telemetry.in_flight.dec();
+        drop(in_flight);
         let status = response.status();
         telemetry
             .requests
@@ -231,6 +232,22 @@ pub async fn observe(
     }
     .instrument(span)
     .await
+}
+
+/// One request counted in `superpoint_requests_in_flight` while this lives.
+struct InFlight<'a>(&'a Telemetry);
+
+impl<'a> InFlight<'a> {
+    fn enter(telemetry: &'a Telemetry) -> Self {
+        telemetry.in_flight.inc();
+        Self(telemetry)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.dec();
+    }
 }
 
 /// The answer to `GET /metrics`.
