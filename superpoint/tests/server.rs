@@ -887,6 +887,20 @@ fn a_slow_body_gets_408_and_a_declared_oversized_body_413_at_once() {
 }
 
 #[test]
+fn early_answers_reach_clients_still_sending_their_body() {
+    // Answered before the body is read (a bad query, a declared length over the limit): the
+    // server reads and drops the rest of the body before closing, so that the client, still
+    // sending megabytes, gets the answer rather than a reset connection.
+    let srv = TestServer::start(small());
+    let eight_mb = vec![0u8; 8 << 20];
+    let (status, response) = post_bytes(&srv.url("/predict_raw?keypoint_threshold=inf"), &eight_mb);
+    assert_eq!(status, 422, "{response}");
+    let over_limit = vec![0u8; (32 << 20) + 1];
+    let (status, response) = post_bytes(&srv.url("/predict_raw"), &over_limit);
+    assert_eq!(status, 413, "{response}");
+}
+
+#[test]
 fn a_full_queue_answers_503_with_retry_after() {
     let srv = TestServer::start(Config {
         max_queue: 1,

@@ -10,6 +10,9 @@
 //! * `Processing` (body in, the request queued or running): no timeout, the work is bounded;
 //! * `Writing` (response produced): `write_timeout` for the client to take all of it.
 //!
+//! A connection hyper is done with is closed gracefully ([`linger`]): a client answered before
+//! it finished sending its body reads the answer, not a reset.
+//!
 //! Past `max_connections` open connections a new one gets a 503 and is closed. On shutdown the
 //! listener closes, idle connections are dropped at once, the others finish their request;
 //! after `shutdown_timeout`, connections still idle or receiving a request are dropped, and
@@ -52,6 +55,8 @@ pub struct ConnLimits {
 
 /// hyper's read buffer per connection: a request head must fit (larger ones get 431).
 const MAX_BUF: usize = 64 << 10;
+/// The longest a closing connection waits for its client to stop sending (see [`linger`]).
+const LINGER: Duration = Duration::from_secs(5);
 
 /// Where a connection is in its current exchange.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,17 +319,31 @@ async fn refuse(mut stream: TcpStream) {
         REFUSED.len(),
         REFUSED
     );
-    let _ = tokio::time::timeout(Duration::from_secs(2), async {
-        stream.write_all(response.as_bytes()).await?;
+    let written = tokio::time::timeout(LINGER, stream.write_all(response.as_bytes())).await;
+    if matches!(written, Ok(Ok(()))) {
+        linger(stream).await;
+    }
+}
+
+/// Closes a connection the server is done with gracefully: its write side first, then what
+/// the client still sends is read and dropped until it closes (for at most [`LINGER`]), so that
+/// a client answered before it finished sending a body (413, 503, a bad query) reads the answer
+/// instead of a connection reset.
+async fn linger(mut stream: TcpStream) {
+    let _ = tokio::time::timeout(LINGER, async {
         stream.shutdown().await?;
-        // Read what the client sent until it closes, so that closing does not reset the
-        // connection before the client has read the answer.
-        let mut sink = [0u8; 4096];
+        let mut sink = [0u8; 8192];
         while stream.read(&mut sink).await? > 0 {}
         io::Result::Ok(())
     })
     .await;
 }
+
+/// What the service gives hyper for a request (boxed, so that the connection is `Unpin` and
+/// can be taken apart at its end).
+type Answer = Pin<
+    Box<dyn Future<Output = Result<axum::response::Response, std::convert::Infallible>> + Send>,
+>;
 
 const REFUSED: &str =
     r#"{"error":"the server has too many open connections (--max-connections); retry later"}"#;
@@ -344,28 +363,28 @@ async fn connection(
     });
     let service = hyper::service::service_fn({
         let phase = phase.clone();
-        move |request: hyper::Request<Incoming>| {
+        move |request: hyper::Request<Incoming>| -> Answer {
             let (router, phase) = (router.clone(), phase.clone());
-            async move {
+            Box::pin(async move {
                 phase.request();
                 let mut request: Request = request.map(Body::new);
                 request.extensions_mut().insert(phase.clone());
                 let response = router.oneshot(request).await;
                 phase.responding();
                 response.map(|r| r.map(|inner| Body::new(PhaseBody { inner, phase })))
-            }
+            })
         }
     });
     let mut builder = http1::Builder::new();
     builder.max_buf_size(MAX_BUF).header_read_timeout(None);
-    let conn = builder.serve_connection(io, service);
-    tokio::pin!(conn);
+    let mut conn = builder.serve_connection(io, service);
     let mut listening = true;
     loop {
         tokio::select! {
-            result = conn.as_mut() => {
-                if let Err(e) = result {
-                    tracing::debug!("connection ended: {e}");
+            result = std::future::poll_fn(|cx| conn.poll_without_shutdown(cx)) => {
+                match result {
+                    Ok(()) => linger(conn.into_parts().io.into_inner().stream).await,
+                    Err(e) => tracing::debug!("connection ended: {e}"),
                 }
                 break;
             }
@@ -389,7 +408,7 @@ async fn connection(
                 match order {
                     Stop::Run => {}
                     Stop::Graceful if stage == Stage::Idle => break,
-                    Stop::Graceful => conn.as_mut().graceful_shutdown(),
+                    Stop::Graceful => Pin::new(&mut conn).graceful_shutdown(),
                     Stop::Deadline => {
                         if matches!(stage, Stage::Idle | Stage::Head | Stage::Body) {
                             telemetry.reject(Rejection::ShutdownDeadline);
