@@ -564,3 +564,29 @@ fn info_with_weights_holding_nan_fails() {
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("NaN"), "{stderr}");
 }
+
+#[test]
+fn a_progressive_jpeg_with_too_many_scans_is_refused_as_a_bomb() {
+    // The fixture's last progressive scan repeated 1100 times: libjpeg only warns about the
+    // repeats, so without the scan limit every scan would be decoded (Pillow does so).
+    let jpeg = std::fs::read(decode_fixtures().join("cmyk_progressive.jpg")).expect("fixture");
+    let eoi = jpeg.len() - 2;
+    assert_eq!(&jpeg[eoi..], [0xFF, 0xD9]);
+    let last_scan = (0..eoi - 1)
+        .rev()
+        .find(|&i| jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA)
+        .expect("a scan");
+    let mut bomb = jpeg[..eoi].to_vec();
+    for _ in 0..1100 {
+        bomb.extend_from_slice(&jpeg[last_scan..eoi]);
+    }
+    bomb.extend_from_slice(&[0xFF, 0xD9]);
+    match decode(&bomb) {
+        Err(Error::Decode(message)) => {
+            assert!(message.contains("decompression bomb"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // The same file with its scans as written decodes.
+    decode(&jpeg).expect("the fixture itself");
+}
