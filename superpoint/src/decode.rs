@@ -1,17 +1,22 @@
 //! Input → the network's 8-bit input plane (DESIGN §2, step 1).
 //!
-//! JPEG goes through libjpeg-turbo (built from source by `turbojpeg-sys`, the same library and
-//! default settings — accurate integer IDCT, fancy upsampling — as Pillow's decoder, so planes
-//! are bit-identical to the reference). Every other format goes through the `image` crate.
-//! Image dimensions are checked from the header before any pixel buffer is allocated.
+//! JPEG goes through libjpeg-turbo as Pillow decodes it ([`crate::jpeg`]: the same library and
+//! default settings, CMYK/YCCK files and files with warning-level corruption handled as Pillow
+//! handles them, so planes are bit-identical to the reference). Every other format goes through
+//! the `image` crate. Image dimensions are checked from the header before any pixel buffer is
+//! allocated, and [`probe`] tells from the header how much memory decoding will take. Files
+//! read from a path must be regular files of at most [`MAX_FILE_BYTES`].
 
-use std::io::Cursor;
+use std::io::{Cursor, Read};
+use std::path::Path;
 
 use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader, Limits};
 use superpoint_graph::{Channel, Tensor};
 
+use crate::alloc::check_available;
 use crate::error::{Error, Result};
 use crate::input::Input;
+use crate::jpeg;
 
 /// The largest accepted image side, in pixels.
 pub const MAX_SIDE: u64 = 16384;
@@ -19,6 +24,8 @@ pub const MAX_SIDE: u64 = 16384;
 pub const MAX_PIXELS: u64 = 100_000_000;
 /// The smallest accepted image side: one 8×8 cell of the network.
 pub const MIN_SIDE: u64 = 8;
+/// The largest image file read from a path, in bytes: the server's default body limit, 32 MiB.
+pub const MAX_FILE_BYTES: u64 = 32 << 20;
 
 /// Which plane of a colour image becomes the network input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -31,13 +38,7 @@ pub struct PlaneSpec {
 /// Decodes `input` and returns its input plane (original size).
 pub fn decode_plane(input: &Input<'_>, spec: PlaneSpec) -> Result<Tensor<u8>> {
     match input {
-        Input::Path(path) => {
-            let bytes = std::fs::read(path.as_ref()).map_err(|source| Error::Io {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            plane_from_bytes(&bytes, spec)
-        }
+        Input::Path(path) => plane_from_bytes(&read_image_file(path)?, spec),
         Input::Bytes(bytes) => plane_from_bytes(bytes, spec),
         Input::Image(image) => {
             check_size(image.width() as u64, image.height() as u64)?;
@@ -68,6 +69,101 @@ pub fn decode_plane(input: &Input<'_>, spec: PlaneSpec) -> Result<Tensor<u8>> {
     }
 }
 
+/// The bytes of an image file: a regular file (not a directory, device, FIFO or socket, which
+/// could block or never end) of at most [`MAX_FILE_BYTES`].
+pub fn read_image_file(path: &Path) -> Result<Vec<u8>> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let kind = std::fs::metadata(path).map_err(io)?.file_type();
+    if !kind.is_file() {
+        return Err(Error::NotAFile {
+            path: path.to_path_buf(),
+            kind: file_kind(&kind),
+        });
+    }
+    let too_large = |len| Error::FileTooLarge {
+        path: path.to_path_buf(),
+        len,
+        limit: MAX_FILE_BYTES,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    if len > MAX_FILE_BYTES {
+        return Err(too_large(len));
+    }
+    // The file may grow after the check: read one byte past the limit at most.
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// What an image file's header says, read without decoding the pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Probe {
+    pub width: u64,
+    pub height: u64,
+    /// An upper bound of the bytes decoding the file to its input plane allocates at once,
+    /// the plane included.
+    pub decode_bytes: u64,
+}
+
+/// Reads the header of an encoded image: its size and what decoding it will allocate. Errors
+/// are those decoding would give (empty data, an unsupported format, an unreadable header).
+pub fn probe(bytes: &[u8]) -> Result<Probe> {
+    match image_format(bytes)? {
+        ImageFormat::Jpeg => {
+            let header = jpeg::read_header(bytes)?;
+            Ok(Probe {
+                width: header.width as u64,
+                height: header.height as u64,
+                decode_bytes: header.decode_bytes(),
+            })
+        }
+        format => {
+            let decoder = limited_decoder(bytes, format)?;
+            let (width, height) = decoder.dimensions();
+            let pixels = u64::from(width) * u64::from(height);
+            // The decoded image, a conversion to RGB when it is not 8-bit, and the plane.
+            Ok(Probe {
+                width: width.into(),
+                height: height.into(),
+                decode_bytes: decoder.total_bytes() + 4 * pixels,
+            })
+        }
+    }
+}
+
 /// Checks an image size against the accepted range.
 pub fn check_size(width: u64, height: u64) -> Result<()> {
     let fail = |why| Err(Error::ImageSize { width, height, why });
@@ -86,6 +182,25 @@ pub fn check_size(width: u64, height: u64) -> Result<()> {
 }
 
 fn plane_from_bytes(bytes: &[u8], spec: PlaneSpec) -> Result<Tensor<u8>> {
+    match image_format(bytes)? {
+        ImageFormat::Jpeg => jpeg::decode_plane(bytes, spec),
+        format => {
+            let decoder = limited_decoder(bytes, format)?;
+            let (w, h) = decoder.dimensions();
+            check_size(w as u64, h as u64)?;
+            check_available(
+                decoder.total_bytes(),
+                &format!("decoding the {w}x{h} image"),
+                "downscale the image",
+            )?;
+            let image = DynamicImage::from_decoder(decoder).map_err(decode_error)?;
+            Ok(plane_from_image(&image, spec))
+        }
+    }
+}
+
+/// The format of an encoded image, if it is one the detector accepts.
+fn image_format(bytes: &[u8]) -> Result<ImageFormat> {
     if bytes.is_empty() {
         return Err(Error::EmptyImage);
     }
@@ -93,27 +208,26 @@ fn plane_from_bytes(bytes: &[u8], spec: PlaneSpec) -> Result<Tensor<u8>> {
         Error::UnsupportedFormat("the data is not a recognised image file".to_string())
     })?;
     match format {
-        ImageFormat::Jpeg => plane_from_jpeg(bytes, spec),
-        ImageFormat::Png
+        ImageFormat::Jpeg
+        | ImageFormat::Png
         | ImageFormat::Bmp
         | ImageFormat::Gif
         | ImageFormat::Tiff
         | ImageFormat::WebP
-        | ImageFormat::Pnm => {
-            let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
-            let mut limits = Limits::default();
-            limits.max_image_width = Some(MAX_SIDE as u32);
-            limits.max_image_height = Some(MAX_SIDE as u32);
-            limits.max_alloc = Some(MAX_PIXELS * 8);
-            reader.limits(limits);
-            let decoder = reader.into_decoder().map_err(decode_error)?;
-            let (w, h) = decoder.dimensions();
-            check_size(w as u64, h as u64)?;
-            let image = DynamicImage::from_decoder(decoder).map_err(decode_error)?;
-            Ok(plane_from_image(&image, spec))
-        }
+        | ImageFormat::Pnm => Ok(format),
         other => Err(Error::UnsupportedFormat(format!("{other:?}"))),
     }
+}
+
+/// An `image` crate decoder for a non-JPEG file, its header read, with the size limits set.
+fn limited_decoder(bytes: &[u8], format: ImageFormat) -> Result<impl ImageDecoder + '_> {
+    let mut reader = ImageReader::with_format(Cursor::new(bytes), format);
+    let mut limits = Limits::default();
+    limits.max_image_width = Some(MAX_SIDE as u32);
+    limits.max_image_height = Some(MAX_SIDE as u32);
+    limits.max_alloc = Some(MAX_PIXELS * 8);
+    reader.limits(limits);
+    reader.into_decoder().map_err(decode_error)
 }
 
 fn decode_error(e: image::ImageError) -> Error {
@@ -124,24 +238,6 @@ fn decode_error(e: image::ImageError) -> Error {
         )),
         other => Error::Decode(other.to_string()),
     }
-}
-
-fn plane_from_jpeg(bytes: &[u8], spec: PlaneSpec) -> Result<Tensor<u8>> {
-    let jpeg_error = |e: turbojpeg::Error| Error::Decode(format!("JPEG: {e}"));
-    let mut decompressor = turbojpeg::Decompressor::new().map_err(jpeg_error)?;
-    let header = decompressor.read_header(bytes).map_err(jpeg_error)?;
-    check_size(header.width as u64, header.height as u64)?;
-    let (width, height) = (header.width, header.height);
-    let mut rgb = vec![0u8; width * height * 3];
-    let image = turbojpeg::Image {
-        pixels: rgb.as_mut_slice(),
-        width,
-        pitch: width * 3,
-        height,
-        format: turbojpeg::PixelFormat::RGB,
-    };
-    decompressor.decompress(bytes, image).map_err(jpeg_error)?;
-    Ok(plane_from_interleaved(&rgb, 3, width, height, spec))
 }
 
 /// The input plane of a decoded image.
@@ -165,7 +261,7 @@ pub fn plane_from_image(image: &DynamicImage, spec: PlaneSpec) -> Tensor<u8> {
 }
 
 /// Picks the plane from interleaved pixels with `stride` bytes each (RGB or RGBA, or BGR(A)).
-fn plane_from_interleaved(
+pub(crate) fn plane_from_interleaved(
     pixels: &[u8],
     stride: usize,
     width: usize,

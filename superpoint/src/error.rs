@@ -8,12 +8,17 @@ use thiserror::Error;
 /// Errors of the `superpoint` library.
 #[derive(Debug, Error)]
 pub enum Error {
-    #[error("cannot read {path}: {source}")]
+    /// The OS error is the source, not part of the message: `{:#}` (anyhow) prints it once.
+    #[error("cannot read {path}")]
     Io {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
+    #[error("{path} is {kind}, not a regular file: pass an image file")]
+    NotAFile { path: PathBuf, kind: &'static str },
+    #[error("{path} is {len} bytes, more than the limit of {limit} bytes for an image file")]
+    FileTooLarge { path: PathBuf, len: u64, limit: u64 },
     #[error("the image data is empty")]
     EmptyImage,
     #[error("unsupported image format: {0} (use JPEG, PNG, BMP, GIF, TIFF, WebP or PNM)")]
@@ -49,6 +54,12 @@ pub enum Error {
     },
     #[error("{0}")]
     WeightsUnavailable(String),
+    #[error("not enough memory: {what} needs {mib} MiB, which cannot be allocated; {advice}")]
+    OutOfMemory {
+        what: String,
+        mib: u64,
+        advice: &'static str,
+    },
     #[error("the {backend} backend is not available: {why}")]
     BackendUnavailable { backend: &'static str, why: String },
     #[error(transparent)]

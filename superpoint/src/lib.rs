@@ -13,11 +13,13 @@
 //! and post-processed (softmax, fold, NMS, selection, descriptor sampling); keypoints are
 //! returned in original image pixels.
 
+mod alloc;
 pub mod backend;
 pub mod decode;
 pub mod error;
 pub mod hub;
 pub mod input;
+mod jpeg;
 pub mod metrics;
 pub mod model;
 pub mod options;

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use superpoint_graph::{names, run, superpoint_with, Kernels, Tensor, WeightSet};
 
-use crate::backend::cpu::CpuKernels;
+use crate::alloc::check_available;
+use crate::backend::cpu::{self, CpuKernels};
 use crate::backend::tensix::{TensixBackend, TensixConfig};
 use crate::backend::{Backend, DenseMaps, FrameResult};
 use crate::decode::decode_plane;
@@ -272,6 +273,12 @@ fn cpu_frame(
     options: &Options,
     maps: bool,
 ) -> Result<(FrameResult, Option<DenseMaps>)> {
+    let (w, h) = options.frame;
+    check_available(
+        cpu::working_bytes(w, h),
+        &format!("the CPU backend's {w}x{h} frame"),
+        "choose a smaller frame (--frame)",
+    )?;
     let full = superpoint_with(&options.graph_params());
     let graph = if options.return_descriptors || maps {
         full

@@ -1,15 +1,19 @@
 //! Bad input of every kind gives a typed error with a useful message, never a panic: broken
-//! and unsupported image files, degenerate and huge sizes, broken weights, bad options.
+//! and unsupported image files, degenerate and huge sizes, files that are not files, broken
+//! weights, bad options, frames too large for memory. Odd JPEGs (CMYK, YCCK, warning-level
+//! corruption) decode exactly as Pillow decodes them (tests/fixtures/decode, made by Pillow).
 
 mod common;
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use safetensors::{Dtype, View};
-use superpoint::decode::{decode_plane, PlaneSpec};
+use serde::Deserialize;
+use superpoint::decode::{decode_plane, read_image_file, PlaneSpec, MAX_FILE_BYTES};
 use superpoint::weights::weights_from_bytes;
-use superpoint::{Error, Input, Options, SuperPoint};
+use superpoint::{Channel, Error, Input, Options, SuperPoint};
 
 fn fixture_bytes(name: &str) -> Vec<u8> {
     std::fs::read(common::fixtures_dir().join("images").join(name)).expect("fixture image")
@@ -328,4 +332,261 @@ fn options_out_of_range_are_refused() {
     };
     let r = model.detect(common::fixtures_dir().join("images/coffee.png"), &bad);
     assert!(matches!(r, Err(Error::InvalidOption { .. })));
+}
+
+/// One file of tests/fixtures/decode (see its generate.py) and what Pillow made of it.
+#[derive(Debug, Deserialize)]
+struct PillowCase {
+    name: String,
+    file: String,
+    /// "decodes" or "error".
+    pillow: String,
+    mode: Option<String>,
+}
+
+fn decode_fixtures() -> PathBuf {
+    common::fixtures_dir().join("decode")
+}
+
+fn pillow_cases() -> Vec<PillowCase> {
+    let text = std::fs::read_to_string(decode_fixtures().join("cases.json")).expect("cases.json");
+    serde_json::from_str(&text).expect("parse cases.json")
+}
+
+#[test]
+fn odd_jpegs_decode_bit_exactly_as_pillow_does() {
+    let cases = pillow_cases();
+    assert_eq!(cases.len(), 12, "the fixture set");
+    let mut four_components = 0;
+    for case in cases.iter().filter(|c| c.pillow == "decodes") {
+        let bytes = std::fs::read(decode_fixtures().join(&case.file)).expect("fixture");
+        for (channel, suffix) in [(Channel::Red, "r"), (Channel::Luma, "l")] {
+            let spec = PlaneSpec {
+                channel,
+                bgr: false,
+            };
+            let plane = decode_plane(&Input::from(&bytes[..]), spec)
+                .unwrap_or_else(|e| panic!("{}: Pillow decodes it, we say {e}", case.name));
+            let (shape, want) = common::read_npy::<u8>(
+                &decode_fixtures().join(format!("{}.{suffix}.npy", case.name)),
+            );
+            assert_eq!(shape, vec![plane.height, plane.width], "{}", case.name);
+            let differing = plane.data.iter().zip(&want).filter(|(a, b)| a != b).count();
+            assert_eq!(
+                differing, 0,
+                "{} ({suffix}): pixels unlike Pillow's",
+                case.name
+            );
+        }
+        if case.mode.as_deref() == Some("CMYK") {
+            four_components += 1;
+        }
+    }
+    assert_eq!(four_components, 3, "CMYK, progressive CMYK and YCCK");
+}
+
+#[test]
+fn the_odd_jpegs_are_ones_a_plain_turbojpeg_decode_refuses() {
+    // What makes the fixtures worth having: libjpeg-turbo's TurboJPEG API (through the
+    // `turbojpeg` crate, which fails on warnings) cannot decode any of them to RGB as it is.
+    for case in pillow_cases()
+        .iter()
+        .filter(|c| c.pillow == "decodes" && c.name != "gray")
+    {
+        let bytes = std::fs::read(decode_fixtures().join(&case.file)).expect("fixture");
+        let plain = turbojpeg::decompress(&bytes, turbojpeg::PixelFormat::RGB);
+        assert!(
+            plain.is_err(),
+            "{}: a plain decode works, so it is not odd",
+            case.name
+        );
+    }
+}
+
+#[test]
+fn jpegs_pillow_refuses_as_truncated_are_refused() {
+    let refused: Vec<PillowCase> = pillow_cases()
+        .into_iter()
+        .filter(|c| c.pillow == "error")
+        .collect();
+    assert_eq!(refused.len(), 2);
+    for case in refused {
+        let bytes = std::fs::read(decode_fixtures().join(&case.file)).expect("fixture");
+        match decode(&bytes) {
+            Err(Error::Decode(message)) => assert!(message.contains("truncated"), "{message}"),
+            other => panic!("{}: Pillow refuses it, we give {other:?}", case.name),
+        }
+    }
+}
+
+#[test]
+fn a_ten_byte_jpeg_says_it_is_truncated() {
+    let e = decode(&fixture_bytes("rocket.jpg")[..10]).expect_err("10 bytes");
+    let message = e.to_string();
+    assert!(
+        message.contains("truncated or not a JPEG") && !message.contains("overflow"),
+        "{message}"
+    );
+}
+
+#[test]
+fn paths_that_are_not_regular_files_or_too_large_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let zero = dir.path().join("z.png");
+    std::os::unix::fs::symlink("/dev/zero", &zero).expect("symlink");
+    let fifo = dir.path().join("pipe.png");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    for (path, kind) in [
+        (zero, "a character device"),
+        (fifo, "a FIFO"),
+        (dir.path().to_path_buf(), "a directory"),
+    ] {
+        match read_image_file(&path) {
+            Err(e @ Error::NotAFile { .. }) => {
+                assert!(e.to_string().contains(kind), "{e}")
+            }
+            other => panic!("{}: {other:?}", path.display()),
+        }
+    }
+    let big = dir.path().join("big.png");
+    let file = std::fs::File::create(&big).expect("create");
+    file.set_len(MAX_FILE_BYTES + 1).expect("sparse file");
+    match read_image_file(&big) {
+        Err(Error::FileTooLarge { len, limit, .. }) => {
+            assert_eq!((len, limit), (MAX_FILE_BYTES + 1, MAX_FILE_BYTES))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+fn superpoint() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_superpoint"))
+}
+
+fn weights_path() -> PathBuf {
+    common::fixtures_dir().join("weights/random-seed1.safetensors")
+}
+
+#[test]
+fn detect_refuses_a_device_file_and_names_a_missing_file_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let zero = dir.path().join("z.png");
+    std::os::unix::fs::symlink("/dev/zero", &zero).expect("symlink");
+    let missing = dir.path().join("missing.png");
+    let out = superpoint()
+        .arg("detect")
+        .args([&zero, &missing])
+        .arg("--weights")
+        .arg(weights_path())
+        .args(["--backend", "cpu", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .expect("run superpoint");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("is a character device, not a regular file"),
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("No such file or directory").count(),
+        1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_frame_too_large_for_memory_fails_with_a_message_under_an_address_space_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let image = common::fixtures_dir().join("images/coffee.png");
+    // 3 GB of address space, as `ulimit -v` sets it in a child shell: a 4096x4096 frame needs
+    // far more; a 320x240 one fits.
+    let run = |frame: &str| {
+        Command::new("sh")
+            .arg("-c")
+            .arg(r#"ulimit -v 3000000 && exec "$@""#)
+            .arg("sh")
+            .arg(env!("CARGO_BIN_EXE_superpoint"))
+            .arg("detect")
+            .arg(&image)
+            .arg("--weights")
+            .arg(weights_path())
+            .args([
+                "--backend",
+                "cpu",
+                "--no-overlay",
+                "--frame",
+                frame,
+                "--out",
+            ])
+            .arg(dir.path().join(frame))
+            .output()
+            .expect("run superpoint")
+    };
+    let huge = run("4096x4096");
+    let stderr = String::from_utf8_lossy(&huge.stderr);
+    assert_eq!(
+        huge.status.code(),
+        Some(1),
+        "exits with an error, no abort: {stderr}"
+    );
+    assert!(
+        stderr.contains("not enough memory") && stderr.contains("--frame"),
+        "{stderr}"
+    );
+    let small = run("320x240");
+    assert!(
+        small.status.success(),
+        "{}",
+        String::from_utf8_lossy(&small.stderr)
+    );
+}
+
+#[test]
+fn info_with_weights_holding_nan_fails() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("nan.safetensors");
+    let bytes = edited_weights(|t| {
+        let bias = t
+            .get_mut("encoder.conv_blocks.0.conv_a.bias")
+            .expect("tensor");
+        bias.data[..4].copy_from_slice(&f32::NAN.to_le_bytes());
+    });
+    std::fs::write(&path, bytes).expect("write");
+    let out = superpoint()
+        .arg("info")
+        .arg("--weights")
+        .arg(&path)
+        .output()
+        .expect("run superpoint");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("NaN"), "{stderr}");
+}
+
+#[test]
+fn a_progressive_jpeg_with_too_many_scans_is_refused_as_a_bomb() {
+    // The fixture's last progressive scan repeated 1100 times: libjpeg only warns about the
+    // repeats, so without the scan limit every scan would be decoded (Pillow does so).
+    let jpeg = std::fs::read(decode_fixtures().join("cmyk_progressive.jpg")).expect("fixture");
+    let eoi = jpeg.len() - 2;
+    assert_eq!(&jpeg[eoi..], [0xFF, 0xD9]);
+    let last_scan = (0..eoi - 1)
+        .rev()
+        .find(|&i| jpeg[i] == 0xFF && jpeg[i + 1] == 0xDA)
+        .expect("a scan");
+    let mut bomb = jpeg[..eoi].to_vec();
+    for _ in 0..1100 {
+        bomb.extend_from_slice(&jpeg[last_scan..eoi]);
+    }
+    bomb.extend_from_slice(&[0xFF, 0xD9]);
+    match decode(&bomb) {
+        Err(Error::Decode(message)) => {
+            assert!(message.contains("decompression bomb"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // The same file with its scans as written decodes.
+    decode(&jpeg).expect("the fixture itself");
 }

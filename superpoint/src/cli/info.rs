@@ -56,6 +56,8 @@ pub fn run(args: &ModelArgs) -> anyhow::Result<()> {
                 }
             }
         }
+        // Weights asked for by path must load; the default ones may be absent (offline).
+        Err(e) if args.weights.is_some() => return Err(e.context("cannot load --weights")),
         Err(e) => println!("weights: not loaded: {e:#}"),
     }
     Ok(())

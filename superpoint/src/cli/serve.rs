@@ -1,10 +1,14 @@
 //! `superpoint serve`: the HTTP API of `superpoint::server` on a port, until SIGINT or SIGTERM.
 //!
 //! Prints `superpoint serve: listening on http://ADDR` (flushed) once it accepts requests; on a
-//! signal it stops accepting, answers the requests in flight and exits with success.
+//! signal it stops accepting, answers the requests in flight (dropping idle connections and
+//! incomplete requests after the shutdown deadline) and exits with success. Logs go to stderr at
+//! level info: a line per answered request and per connection closed by a limit, each with the
+//! request's or the connection's id.
 
 use std::io::Write;
 use std::net::IpAddr;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
@@ -12,6 +16,11 @@ use superpoint::decode::MAX_PIXELS;
 use superpoint::server::{self, Config, DEFAULT_BODY_LIMIT};
 
 use super::ModelArgs;
+
+/// The documented defaults, for the flags' defaults.
+fn defaults() -> Config {
+    Config::default()
+}
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -32,6 +41,41 @@ pub struct ServeArgs {
     /// The network frame every image is resized to, WIDTHxHEIGHT (multiples of 8).
     #[arg(long, default_value = "640x480", value_name = "WxH")]
     frame: String,
+    /// Prediction requests admitted at once, waiting or running; more get 503 with Retry-After.
+    #[arg(long, default_value_t = defaults().max_queue, value_name = "N")]
+    max_queue: usize,
+    /// Open connections at once; more get 503 and are closed.
+    #[arg(long, default_value_t = defaults().max_connections, value_name = "N")]
+    max_connections: usize,
+    /// Seconds for a request head to arrive, from its first byte.
+    #[arg(long, default_value_t = defaults().header_timeout.as_secs_f64(), value_name = "SECS")]
+    header_timeout: f64,
+    /// Seconds for a request body to arrive (else 408).
+    #[arg(long, default_value_t = defaults().body_timeout.as_secs_f64(), value_name = "SECS")]
+    body_timeout: f64,
+    /// Seconds a connection may stay open without a request.
+    #[arg(long, default_value_t = defaults().idle_timeout.as_secs_f64(), value_name = "SECS")]
+    idle_timeout: f64,
+    /// Seconds for a client to take a whole response.
+    #[arg(long, default_value_t = defaults().write_timeout.as_secs_f64(), value_name = "SECS")]
+    write_timeout: f64,
+    /// Seconds after SIGINT/SIGTERM before idle connections and incomplete requests are dropped.
+    #[arg(long, default_value_t = defaults().shutdown_timeout.as_secs_f64(), value_name = "SECS")]
+    shutdown_timeout: f64,
+    /// The most keypoints in one response (the best are kept; the response says "truncated").
+    #[arg(long, default_value_t = defaults().max_response_keypoints, value_name = "N")]
+    max_response_keypoints: usize,
+    /// Bytes of request bodies held at once (at least twice --body-limit).
+    #[arg(long, default_value_t = defaults().body_memory, value_name = "BYTES")]
+    body_memory: u64,
+    /// Bytes of decoded images and responses held at once.
+    #[arg(long, default_value_t = defaults().request_memory, value_name = "BYTES")]
+    request_memory: u64,
+}
+
+fn seconds(flag: &str, value: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(value)
+        .with_context(|| format!("{flag} {value}: give a number of seconds, 0 or more"))
 }
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
@@ -39,9 +83,24 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         frame: superpoint::options::parse_frame(&args.frame)?,
         body_limit: args.body_limit,
         max_pixels: args.max_pixels,
+        max_queue: args.max_queue,
+        max_connections: args.max_connections,
+        header_timeout: seconds("--header-timeout", args.header_timeout)?,
+        body_timeout: seconds("--body-timeout", args.body_timeout)?,
+        idle_timeout: seconds("--idle-timeout", args.idle_timeout)?,
+        write_timeout: seconds("--write-timeout", args.write_timeout)?,
+        shutdown_timeout: seconds("--shutdown-timeout", args.shutdown_timeout)?,
+        max_response_keypoints: args.max_response_keypoints,
+        body_memory: args.body_memory,
+        request_memory: args.request_memory,
         ..Config::default()
     };
     config.validate()?;
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .init();
     let model = args.model.load()?;
     let weights = model.weights_source().to_string();
     let backend = model.backend().name();
@@ -78,7 +137,6 @@ fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
         }
-        eprintln!("superpoint serve: shutting down after the requests in flight");
     })
 }
 
@@ -86,9 +144,7 @@ fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
 #[cfg(not(unix))]
 fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     Ok(async {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("superpoint serve: shutting down after the requests in flight");
-        } else {
+        if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
     })

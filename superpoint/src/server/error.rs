@@ -2,14 +2,16 @@
 //! `{"error": "..."}`), and [`ServerError`], what can stop the service from starting.
 //!
 //! Status codes: 400 when the request cannot be read (malformed JSON, bad base64, bad or missing
-//! query parameters), 413 when it is too large (body or pixels), 422 when it is well formed but
-//! unusable (an image that does not decode, a plane of the wrong length, an option out of
-//! range), 404/405 for unknown routes and methods, 500 only for faults of the server itself.
+//! query parameters), 408 when its body is too slow, 413 when it is too large (body, pixels, or
+//! the memory decoding needs), 422 when it is well formed but unusable (an image that does not
+//! decode, a plane of the wrong length, an option out of range), 404/405 for unknown routes and
+//! methods, 503 (with `Retry-After`) when the server is busy, 500 only for faults of the server
+//! itself.
 
 use std::net::IpAddr;
 
-use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::http::StatusCode;
+use axum::extract::rejection::QueryRejection;
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use thiserror::Error;
@@ -17,12 +19,14 @@ use thiserror::Error;
 use crate::backend::tensix::TensixError;
 use crate::error::Error;
 
-/// A failed request: the status and the message sent as `{"error": message}`.
+/// A failed request: the status and the message sent as `{"error": message}`, and for a busy
+/// server the seconds to wait, sent as `Retry-After`.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{status}: {message}")]
 pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -31,6 +35,15 @@ impl ApiError {
         Self {
             status,
             message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    /// The same error, telling the client to retry after `seconds`.
+    pub fn retry_after(self, seconds: u64) -> Self {
+        Self {
+            retry_after: Some(seconds),
+            ..self
         }
     }
 
@@ -58,19 +71,6 @@ impl ApiError {
         }
     }
 
-    /// A body that could not be read, e.g. larger than the limit (413).
-    pub(super) fn body(rejection: BytesRejection, limit: usize) -> Self {
-        let status = rejection.status();
-        if status == StatusCode::PAYLOAD_TOO_LARGE {
-            Self::new(
-                status,
-                format!("the request body is larger than this server's limit of {limit} bytes (--body-limit)"),
-            )
-        } else {
-            Self::new(status, rejection.body_text())
-        }
-    }
-
     /// Query parameters that do not parse.
     pub(super) fn query(rejection: QueryRejection) -> Self {
         Self::bad_request(rejection.body_text())
@@ -79,6 +79,9 @@ impl ApiError {
 
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
+        if let Error::OutOfMemory { .. } = e {
+            return Self::new(StatusCode::SERVICE_UNAVAILABLE, chain(&e)).retry_after(1);
+        }
         let status = match &e {
             Error::EmptyImage
             | Error::UnsupportedFormat(_)
@@ -90,6 +93,9 @@ impl From<Error> for ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
             Error::Io { .. }
+            | Error::NotAFile { .. }
+            | Error::FileTooLarge { .. }
+            | Error::OutOfMemory { .. }
             | Error::Weights { .. }
             | Error::WeightTensor { .. }
             | Error::WeightsUnavailable(_)
@@ -98,14 +104,31 @@ impl From<Error> for ApiError {
             | Error::Eval(_)
             | Error::Tensix(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        Self::new(status, e.to_string())
+        Self::new(status, chain(&e))
     }
+}
+
+/// An error's message followed by those of its sources.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        message = format!("{message}: {cause}");
+        source = cause.source();
+    }
+    message
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({ "error": self.message });
-        (self.status, Json(body)).into_response()
+        let mut response = (self.status, Json(body)).into_response();
+        if let Some(seconds) = self.retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
+        response
     }
 }
 
@@ -118,7 +141,7 @@ pub enum ServerError {
         value: String,
         why: String,
     },
-    #[error("cannot listen on {host} port {port}: {source}")]
+    #[error("cannot listen on {host} port {port}")]
     Bind {
         host: IpAddr,
         port: u16,
@@ -127,6 +150,8 @@ pub enum ServerError {
     },
     #[error("no free port on {host} in {first}..={last}; choose one with --port")]
     NoFreePort { host: IpAddr, first: u16, last: u16 },
+    #[error("cannot set up the metrics: {0}")]
+    Metrics(String),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

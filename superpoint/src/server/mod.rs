@@ -1,14 +1,21 @@
-//! The HTTP service of `superpoint serve` (DESIGN §8), built on axum and tokio.
+//! The HTTP service of `superpoint serve` (DESIGN §8), built on axum, hyper and tokio.
 //!
 //! Routes: `POST /predict` (JSON with a base64 image), `POST /predict_raw` (image file bytes),
 //! `POST /predict_plane?height=H&width=W` (a raw 8-bit R plane), `GET /health`, `GET /info`,
-//! `GET /v1/models`. Responses carry the fields of the reference port (see `routes`).
+//! `GET /metrics` (Prometheus), `GET /v1/models`. Responses carry the fields of the reference
+//! port (see `routes`).
 //!
-//! One [`SuperPoint`] serves every request. Decoding runs on tokio's blocking threads, at most
-//! [`Config::decode_workers`] at once; the network runs one request at a time (the CPU backend
-//! already uses every core), queued in arrival order behind a semaphore, so requests wait
-//! rather than being dropped. Bodies are size-limited, images pixel-limited, and a panic in a
-//! request becomes a 500 response instead of stopping the server.
+//! One [`SuperPoint`] serves every request. Every limit is a [`Config`] field (and a flag of
+//! `superpoint serve`; docs/serving.md gives the defaults), so that no client can hold the
+//! server's memory, connections or time without bound:
+//! * connections ([`conn`]): a maximum number open, header/body/idle/write timeouts, a shutdown
+//!   deadline;
+//! * requests ([`admission`], [`body`]): a bounded prediction queue (503 with `Retry-After`
+//!   when full), a body limit checked from `Content-Length` before reading, memory budgets
+//!   for bodies and for decoded images with their responses, a pixel limit checked from the
+//!   image header, a cap on keypoints per response;
+//! * the network runs one request at a time, in arrival order; decoding runs on blocking
+//!   threads, [`Config::decode_workers`] at once; a panic in a request becomes a 500.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), superpoint::server::ServerError> {
@@ -21,15 +28,19 @@
 //! # }
 //! ```
 
+mod admission;
+mod body;
+mod conn;
 mod error;
 mod npz;
 mod routes;
+mod telemetry;
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::time::Duration;
 
-use axum::extract::DefaultBodyLimit;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
@@ -37,9 +48,14 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tower_http::catch_panic::CatchPanicLayer;
 
-use crate::decode::MAX_PIXELS;
+use crate::decode::{MAX_FILE_BYTES, MAX_PIXELS};
 use crate::model::SuperPoint;
 use crate::options::Options;
+
+use admission::{Budget, Queue};
+use body::BodyLimits;
+use conn::ConnLimits;
+use telemetry::Telemetry;
 
 pub use error::{ApiError, ServerError};
 pub use npz::descriptors_npz;
@@ -48,21 +64,46 @@ pub use npz::descriptors_npz;
 pub const DEFAULT_PORT: u16 = 20000;
 /// How many ports from [`DEFAULT_PORT`] on are tried before giving up.
 pub const PORT_TRIES: u16 = 100;
-/// The default request body limit: 32 MiB.
-pub const DEFAULT_BODY_LIMIT: usize = 32 << 20;
+/// The default request body limit: 32 MiB, the library's limit for image files.
+pub const DEFAULT_BODY_LIMIT: usize = MAX_FILE_BYTES as usize;
 
-/// Settings of the service.
+/// Settings of the service; `Config::default()` gives the documented defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     /// The network frame every request is resized to, width × height.
     pub frame: (usize, usize),
-    /// The largest accepted request body, in bytes (larger gets 413).
+    /// The largest accepted request body, in bytes (larger gets 413, at once when the
+    /// `Content-Length` says so).
     pub body_limit: usize,
     /// The largest accepted image, in pixels (larger gets 413); at most the library's limit,
     /// [`MAX_PIXELS`].
     pub max_pixels: u64,
     /// How many requests may decode their images at once.
     pub decode_workers: usize,
+    /// Prediction requests admitted at once, waiting or running (more get 503).
+    pub max_queue: usize,
+    /// Open connections at once (more get 503 and are closed).
+    pub max_connections: usize,
+    /// Time for a request head to arrive, from its first byte.
+    pub header_timeout: Duration,
+    /// Time for a request body to arrive, from when its route starts reading it (else 408).
+    pub body_timeout: Duration,
+    /// Time a connection may stay open without a request.
+    pub idle_timeout: Duration,
+    /// Time for a client to take a whole response.
+    pub write_timeout: Duration,
+    /// After a shutdown signal, time before connections idle or still receiving a request are
+    /// dropped (requests being processed are still answered).
+    pub shutdown_timeout: Duration,
+    /// The most keypoints a response carries; more are cut (best kept) and the response says
+    /// `"truncated": true`.
+    pub max_response_keypoints: usize,
+    /// Bytes of request bodies held at once (each body reserves its length, twice for the JSON
+    /// route); at least twice `body_limit`.
+    pub body_memory: u64,
+    /// Bytes of decoded images, planes and responses held at once (each request reserves an
+    /// upper bound from its image header and keypoint count).
+    pub request_memory: u64,
 }
 
 impl Default for Config {
@@ -74,6 +115,16 @@ impl Default for Config {
             decode_workers: std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(2),
+            max_queue: 32,
+            max_connections: 256,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(15),
+            write_timeout: Duration::from_secs(30),
+            shutdown_timeout: Duration::from_secs(10),
+            max_response_keypoints: 8192,
+            body_memory: 256 << 20,
+            request_memory: 768 << 20,
         }
     }
 }
@@ -106,41 +157,137 @@ impl Config {
                 &format!("must be between 1 and the library's limit of {MAX_PIXELS}"),
             );
         }
-        if self.decode_workers == 0 {
-            return bad("decode_workers", "0".into(), "must be at least 1");
+        let counts = [
+            ("decode_workers", self.decode_workers),
+            ("max_queue", self.max_queue),
+            ("max_connections", self.max_connections),
+            ("max_response_keypoints", self.max_response_keypoints),
+        ];
+        for (name, value) in counts {
+            if value == 0 {
+                return bad(name, "0".into(), "must be at least 1");
+            }
+        }
+        let timeouts = [
+            ("header_timeout", self.header_timeout),
+            ("body_timeout", self.body_timeout),
+            ("idle_timeout", self.idle_timeout),
+            ("write_timeout", self.write_timeout),
+        ];
+        for (name, value) in timeouts {
+            if value.is_zero() {
+                return bad(name, "0".into(), "must be longer than 0 s");
+            }
+        }
+        if self.body_memory < 2 * self.body_limit as u64 {
+            return bad(
+                "body_memory",
+                self.body_memory.to_string(),
+                &format!(
+                    "must be at least twice the body limit ({} bytes) so that the largest \
+                     JSON body fits",
+                    2 * self.body_limit as u64
+                ),
+            );
+        }
+        if self.request_memory < 64 << 20 {
+            return bad(
+                "request_memory",
+                self.request_memory.to_string(),
+                "must be at least 64 MiB",
+            );
         }
         Ok(())
     }
+
+    fn body_limits(&self) -> BodyLimits {
+        BodyLimits {
+            limit: self.body_limit,
+            timeout: self.body_timeout,
+        }
+    }
+
+    fn conn_limits(&self) -> ConnLimits {
+        ConnLimits {
+            max_connections: self.max_connections,
+            header_timeout: self.header_timeout,
+            idle_timeout: self.idle_timeout,
+            write_timeout: self.write_timeout,
+            shutdown_timeout: self.shutdown_timeout,
+        }
+    }
 }
 
-/// What every request shares: the model, the settings and the two queues.
+/// What every request shares: the model, the settings, the queue, the budgets and the metrics.
 struct Shared {
     model: SuperPoint,
     config: Config,
-    /// One permit: the network runs one request at a time, in arrival order.
-    device: Arc<Semaphore>,
+    queue: Queue,
+    bodies: Budget,
+    requests: Budget,
     /// `decode_workers` permits.
     decode: Arc<Semaphore>,
+    /// One permit: the network runs one request at a time, in arrival order.
+    device: Arc<Semaphore>,
+    telemetry: Arc<Telemetry>,
 }
 
-/// The service's router (all routes, with [`with_layers`] applied) for `model`.
-pub fn app(model: SuperPoint, config: Config) -> Result<Router, ServerError> {
+/// The service for one model: its routes and what [`serve`] needs to run them.
+pub struct App {
+    router: Router,
+    config: Config,
+    telemetry: Arc<Telemetry>,
+}
+
+/// The service for `model` with `config`.
+pub fn app(model: SuperPoint, config: Config) -> Result<App, ServerError> {
     config.validate()?;
+    let telemetry = Arc::new(Telemetry::new().map_err(|e| ServerError::Metrics(e.to_string()))?);
     let shared = Arc::new(Shared {
         model,
         config,
-        device: Arc::new(Semaphore::new(1)),
+        queue: Queue::new(config.max_queue, telemetry.clone()),
+        bodies: Budget::new(
+            "bodies",
+            "--body-memory",
+            config.body_memory,
+            telemetry.clone(),
+        ),
+        requests: Budget::new(
+            "requests",
+            "--request-memory",
+            config.request_memory,
+            telemetry.clone(),
+        ),
         decode: Arc::new(Semaphore::new(config.decode_workers)),
+        device: Arc::new(Semaphore::new(1)),
+        telemetry: telemetry.clone(),
     });
-    Ok(with_layers(routes::routes(shared), &config))
+    let router = with_layers(routes::routes(shared), &telemetry);
+    Ok(App {
+        router,
+        config,
+        telemetry,
+    })
 }
 
-/// Applies the service's middleware to `router`: the body limit and the conversion of a
-/// panic in a handler into a 500 JSON response. Use it for routes added next to [`app`]'s.
-pub fn with_layers(router: Router, config: &Config) -> Router {
-    router
-        .layer(DefaultBodyLimit::max(config.body_limit))
-        .layer(CatchPanicLayer::custom(panic_response))
+impl App {
+    /// Adds `routes` next to the service's, with the same middleware (request ids, metrics,
+    /// panics answered 500).
+    pub fn merge(self, routes: Router) -> Self {
+        Self {
+            router: self.router.merge(with_layers(routes, &self.telemetry)),
+            ..self
+        }
+    }
+}
+
+/// The service's middleware: request ids, spans and metrics, and a panic in a handler
+/// answered with a 500 JSON response.
+fn with_layers(router: Router, telemetry: &Arc<Telemetry>) -> Router {
+    router.layer(CatchPanicLayer::custom(panic_response)).layer(
+        axum::middleware::from_fn_with_state(telemetry.clone(), telemetry::observe),
+    )
 }
 
 fn panic_response(_: Box<dyn std::any::Any + Send + 'static>) -> Response {
@@ -174,14 +321,20 @@ pub async fn bind(host: IpAddr, port: Option<u16>) -> Result<TcpListener, Server
     })
 }
 
-/// Serves `app` on `listener` until `shutdown` completes, then stops accepting connections
-/// and returns once the requests in flight have been answered.
+/// Serves `app` on `listener` until `shutdown` completes, then stops accepting connections,
+/// answers the requests being processed, drops the rest after the shutdown deadline, and
+/// returns when every connection is closed.
 pub async fn serve(
     listener: TcpListener,
-    app: Router,
-    shutdown: impl Future<Output = ()> + Send + 'static,
+    app: App,
+    shutdown: impl Future<Output = ()> + Send,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown)
-        .await
+    conn::serve(
+        listener,
+        app.router,
+        app.config.conn_limits(),
+        app.telemetry,
+        shutdown,
+    )
+    .await
 }

@@ -7,20 +7,27 @@
 //! `scale`, original pixels per frame pixel, [x, y]; `descriptors`, `null` or
 //! `{"data": base64 NPZ, "shape": [N, 256], "dtype": "float16"}`; `serving_path`, the backend;
 //! `timing_ms` with `preprocess` (base64 and image decode, resize), `device_forward`,
-//! `postprocess` (selection, sampling, NPZ), `queue` (waiting for a decoder or the device) and
-//! `total` (the server's wall time for the request, from its body being read).
+//! `postprocess` (selection, sampling, NPZ), `queue` (waiting for memory, a decoder or the
+//! device) and `total` (the server's wall time for the request, from its body being read);
+//! `truncated`, true when more keypoints passed the options than the server's cap
+//! (`max_response_keypoints`) and the response carries the best `cap` of them.
+//!
+//! A prediction request goes: body length checked (413) → queue slot (503) → body read into the
+//! body budget (408, 413) → image header probed (413 over the pixel limit) → its decoding,
+//! plane and response reserved in the request budget → decoded → the network → the response,
+//! sent in chunks, its memory returned once the client has taken it.
 
 use std::borrow::Cow;
-use std::io::Cursor;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::{Method, StatusCode, Uri};
+use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
+use axum::response::Response;
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::{Extension, Json, Router};
 use base64::alphabet;
 use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD};
 use base64::engine::DecodePaddingMode;
@@ -30,11 +37,15 @@ use serde_json::{json, Value};
 use superpoint_graph::{Tensor, MAX_NMS_RADIUS};
 use tokio::task::JoinError;
 
+use super::admission::{Reservation, Slot};
+use super::body::{declared_length, read_body, ChunkedBody, ReadBody};
+use super::conn::Phase;
 use super::error::ApiError;
 use super::npz::{descriptors_npz, KEY};
+use super::telemetry::{metrics_response, Rejection};
 use super::Shared;
 use crate::backend::Backend;
-use crate::decode::{decode_plane, PlaneSpec, MAX_SIDE, MIN_SIDE};
+use crate::decode::{decode_plane, probe, PlaneSpec, Probe, MAX_SIDE, MIN_SIDE};
 use crate::hub::REPO_ID;
 use crate::input::Input;
 use crate::options::Options;
@@ -48,7 +59,16 @@ const BASE64_IN: GeneralPurpose = GeneralPurpose::new(
 
 /// Every route, for the help text of 404 responses.
 const ROUTES: &str = "POST /predict, POST /predict_raw, POST /predict_plane?height=H&width=W, \
-                      GET /health, GET /info, GET /v1/models";
+                      GET /health, GET /info, GET /metrics, GET /v1/models";
+
+/// Bytes a response may need per keypoint while it is built, with descriptors: the f32 row
+/// (1024), its f16 NPZ row (512), that in base64 (683) and in the JSON (683), the point and
+/// score (~40); rounded up.
+const RESPONSE_BYTES_PER_KEYPOINT: u64 = 3 << 10;
+/// The same without descriptors.
+const RESPONSE_BYTES_PER_POINT_ONLY: u64 = 128;
+/// A response's fixed part, rounded up.
+const RESPONSE_BYTES_FIXED: u64 = 64 << 10;
 
 pub(super) fn routes(shared: Arc<Shared>) -> Router {
     Router::new()
@@ -57,6 +77,7 @@ pub(super) fn routes(shared: Arc<Shared>) -> Router {
         .route("/predict_plane", post(predict_plane))
         .route("/health", get(health))
         .route("/info", get(info))
+        .route("/metrics", get(metrics))
         .route("/v1/models", get(models))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
@@ -111,6 +132,7 @@ struct Prediction {
     descriptors: Option<Descriptors>,
     serving_path: &'static str,
     timing_ms: TimingMs,
+    truncated: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -141,41 +163,60 @@ enum Payload {
     },
 }
 
+/// A request's image as the decoder takes it, with what its header says.
+enum Image {
+    Encoded(Bytes, Probe),
+    Plane {
+        data: Bytes,
+        width: usize,
+        height: usize,
+    },
+}
+
 async fn predict(
     State(shared): State<Arc<Shared>>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Prediction>, ApiError> {
+    phase: Option<Extension<Phase>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    // The JSON route holds the body and the parsed base64 text at once: twice the body.
+    let (slot, body) = receive(&shared, &headers, body, 2, phase).await?;
     let started = Instant::now();
-    let body = body.map_err(|r| ApiError::body(r, shared.config.body_limit))?;
-    let request: PredictRequest = serde_json::from_slice(&body).map_err(ApiError::json)?;
-    drop(body);
+    let ReadBody { bytes, reservation } = body;
+    let request: PredictRequest = serde_json::from_slice(&bytes).map_err(ApiError::json)?;
+    drop(bytes);
     let options = shared.options(OptionFields {
         max_keypoints: request.max_keypoints,
         keypoint_threshold: request.keypoint_threshold,
         nms_radius: request.nms_radius,
         return_descriptors: request.return_descriptors,
     })?;
-    run(shared, Payload::Base64(request.image), options, started).await
+    let payload = Payload::Base64(request.image);
+    run(shared, slot, payload, reservation, options, started).await
 }
 
 async fn predict_raw(
     State(shared): State<Arc<Shared>>,
     query: Result<Query<OptionFields>, QueryRejection>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Prediction>, ApiError> {
-    let started = Instant::now();
+    phase: Option<Extension<Phase>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
     let Query(fields) = query.map_err(ApiError::query)?;
-    let body = body.map_err(|r| ApiError::body(r, shared.config.body_limit))?;
     let options = shared.options(fields)?;
-    run(shared, Payload::Encoded(body), options, started).await
+    let (slot, body) = receive(&shared, &headers, body, 1, phase).await?;
+    let started = Instant::now();
+    let payload = Payload::Encoded(body.bytes);
+    run(shared, slot, payload, body.reservation, options, started).await
 }
 
 async fn predict_plane(
     State(shared): State<Arc<Shared>>,
     query: Result<Query<PlaneQuery>, QueryRejection>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Prediction>, ApiError> {
-    let started = Instant::now();
+    phase: Option<Extension<Phase>>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
     let Query(q) = query.map_err(ApiError::query)?;
     let (Some(height), Some(width)) = (q.height, q.width) else {
         return Err(ApiError::bad_request(
@@ -183,30 +224,75 @@ async fn predict_plane(
              pixels), e.g. /predict_plane?height=480&width=640",
         ));
     };
-    let body = body.map_err(|r| ApiError::body(r, shared.config.body_limit))?;
     let options = shared.options(OptionFields {
         max_keypoints: q.max_keypoints,
         keypoint_threshold: q.keypoint_threshold,
         nms_radius: q.nms_radius,
         return_descriptors: q.return_descriptors,
     })?;
+    let (slot, body) = receive(&shared, &headers, body, 1, phase).await?;
+    let started = Instant::now();
     let payload = Payload::Plane {
-        data: body,
+        data: body.bytes,
         width,
         height,
     };
-    run(shared, payload, options, started).await
+    run(shared, slot, payload, body.reservation, options, started).await
 }
 
-/// Decodes on a blocking thread (a few at once), then runs the network on another (one at a
-/// time) and builds the response there.
+/// Admits a prediction request and reads its body: 413 at once for a declared length over the
+/// limit, 503 when the queue is full, then the body (`factor` bytes reserved per body byte).
+async fn receive(
+    shared: &Shared,
+    headers: &HeaderMap,
+    body: Body,
+    factor: u64,
+    phase: Option<Extension<Phase>>,
+) -> Result<(Slot, ReadBody), ApiError> {
+    let declared = declared_length(headers, shared.config.body_limit, &shared.telemetry)?;
+    let slot = shared.queue.admit()?;
+    let body = read_body(
+        declared,
+        body,
+        &shared.config.body_limits(),
+        &shared.bodies,
+        factor,
+        &shared.telemetry,
+        phase.as_ref().map(|Extension(p)| p),
+    )
+    .await?;
+    Ok((slot, body))
+}
+
+/// Probes the image, reserves its memory, decodes it (a few at once), runs the network (one
+/// at a time) and builds the response; the queue slot is held until the response is built.
+/// What the request holds (its slot, its reservations) moves into each blocking step, so that
+/// a request cancelled by its client's leaving keeps them until the step it started ends.
 async fn run(
     shared: Arc<Shared>,
+    slot: Slot,
     payload: Payload,
+    body_reservation: Reservation,
     options: Options,
     started: Instant,
-) -> Result<Json<Prediction>, ApiError> {
+) -> Result<Response, ApiError> {
+    let cap = shared.config.max_response_keypoints;
+    let options = capped(options, cap);
+    let (image, body_reservation) = tokio::task::spawn_blocking(move || {
+        Ok::<_, ApiError>((payload.probe()?, body_reservation))
+    })
+    .await
+    .map_err(joined)??;
+    let (width, height, decode_bytes) = image.size();
+    shared.check_pixels(width, height)?;
     let waiting = Instant::now();
+    let reservation = shared
+        .requests
+        .reserve(
+            decode_bytes + response_bytes(&options),
+            &format!("decoding the {width}x{height} image and answering"),
+        )
+        .await?;
     let decoder = shared
         .decode
         .clone()
@@ -214,12 +300,12 @@ async fn run(
         .await
         .map_err(|_| closed())?;
     let mut queue = waiting.elapsed();
-    let (spec, max_pixels) = (options.plane_spec(), shared.config.max_pixels);
-    let (plane, decode_time) = tokio::task::spawn_blocking(move || {
+    let spec = options.plane_spec();
+    let (plane, decode_time, reservation) = tokio::task::spawn_blocking(move || {
         let start = Instant::now();
-        let plane = payload.decode(spec, max_pixels);
-        drop(decoder);
-        plane.map(|p| (p, start.elapsed()))
+        let plane = image.decode(spec)?;
+        drop((decoder, body_reservation));
+        Ok::<_, ApiError>((plane, start.elapsed(), reservation))
     })
     .await
     .map_err(joined)??;
@@ -232,14 +318,62 @@ async fn run(
         .await
         .map_err(|_| closed())?;
     queue += waiting.elapsed();
-    let prediction = tokio::task::spawn_blocking(move || {
+    let (json, mut reservation) = tokio::task::spawn_blocking(move || {
         let detection = shared.model.detect_plane(plane, &options, decode_time);
         drop(device);
-        prediction(detection?, queue, started)
+        let mut detection = detection?;
+        let truncated = cut(&mut detection, cap);
+        let prediction = prediction(detection, truncated, queue, started)?;
+        let json = serde_json::to_vec(&prediction)
+            .map_err(|e| ApiError::internal(format!("cannot write the response: {e}")))?;
+        drop(slot);
+        Ok::<_, ApiError>((json, reservation))
     })
     .await
     .map_err(joined)??;
-    Ok(Json(prediction))
+    reservation.shrink_to(json.len() as u64);
+    Response::builder()
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::new(ChunkedBody::new(Bytes::from(json), reservation)))
+        .map_err(|e| ApiError::internal(format!("cannot build the response: {e}")))
+}
+
+/// The options with `max_keypoints` bounded by the cap: one more than the cap is asked for
+/// when the client wants more, so that a cut can be seen.
+fn capped(options: Options, cap: usize) -> Options {
+    let cap = cap as i64;
+    if options.max_keypoints == -1 || options.max_keypoints > cap {
+        Options {
+            max_keypoints: cap + 1,
+            ..options
+        }
+    } else {
+        options
+    }
+}
+
+/// Keeps the best `cap` keypoints (they come best first); true when some were cut.
+fn cut(d: &mut Detection, cap: usize) -> bool {
+    if d.keypoints.len() <= cap {
+        return false;
+    }
+    d.keypoints.truncate(cap);
+    d.scores.truncate(cap);
+    if let Some(rows) = &mut d.descriptors {
+        rows.truncate(cap * d.descriptor_dim);
+    }
+    true
+}
+
+/// An upper bound of the bytes building the response takes (see the constants).
+fn response_bytes(options: &Options) -> u64 {
+    let points = options.max_keypoints.max(0) as u64;
+    let per_point = if options.return_descriptors {
+        RESPONSE_BYTES_PER_KEYPOINT
+    } else {
+        RESPONSE_BYTES_PER_POINT_ONLY
+    };
+    RESPONSE_BYTES_FIXED + points * per_point
 }
 
 impl Shared {
@@ -263,6 +397,24 @@ impl Shared {
         Ok(options)
     }
 
+    /// 413 when the image has more pixels than the server's limit.
+    fn check_pixels(&self, width: u64, height: u64) -> Result<(), ApiError> {
+        let max_pixels = self.config.max_pixels;
+        match width.checked_mul(height) {
+            Some(pixels) if pixels <= max_pixels => Ok(()),
+            _ => {
+                self.telemetry.reject(Rejection::ImageTooLarge);
+                Err(ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!(
+                        "the image is {width}x{height} pixels, more than this server's limit \
+                         of {max_pixels} pixels (--max-pixels); downscale it first"
+                    ),
+                ))
+            }
+        }
+    }
+
     /// The library's default options on the server's frame.
     fn defaults(&self) -> Options {
         Options {
@@ -273,20 +425,55 @@ impl Shared {
 }
 
 impl Payload {
-    /// The network input plane, after checking the image against the pixel limit.
-    fn decode(self, spec: PlaneSpec, max_pixels: u64) -> Result<Tensor<u8>, ApiError> {
+    /// The image bytes (base64 decoded) and what their header says.
+    fn probe(self) -> Result<Image, ApiError> {
         match self {
-            Payload::Base64(text) => encoded_plane(&base64_image(&text)?, spec, max_pixels),
-            Payload::Encoded(bytes) => encoded_plane(&bytes, spec, max_pixels),
+            Payload::Base64(text) => {
+                let bytes = base64_image(&text)?;
+                drop(text);
+                let probe = probe(&bytes)?;
+                Ok(Image::Encoded(Bytes::from(bytes), probe))
+            }
+            Payload::Encoded(bytes) => {
+                let probe = probe(&bytes)?;
+                Ok(Image::Encoded(bytes, probe))
+            }
             Payload::Plane {
                 data,
                 width,
                 height,
-            } => {
-                check_pixels(width as u64, height as u64, max_pixels)?;
-                Ok(decode_plane(&Input::plane(&data[..], width, height), spec)?)
+            } => Ok(Image::Plane {
+                data,
+                width,
+                height,
+            }),
+        }
+    }
+}
+
+impl Image {
+    /// Width, height and the bytes decoding allocates (for a plane: its copy).
+    fn size(&self) -> (u64, u64, u64) {
+        match self {
+            Image::Encoded(_, p) => (p.width, p.height, p.decode_bytes),
+            Image::Plane { width, height, .. } => {
+                let (w, h) = (*width as u64, *height as u64);
+                (w, h, w.saturating_mul(h))
             }
         }
+    }
+
+    /// The network input plane.
+    fn decode(self, spec: PlaneSpec) -> Result<Tensor<u8>, ApiError> {
+        let input = match &self {
+            Image::Encoded(bytes, _) => Input::from(&bytes[..]),
+            Image::Plane {
+                data,
+                width,
+                height,
+            } => Input::plane(&data[..], *width, *height),
+        };
+        Ok(decode_plane(&input, spec)?)
     }
 }
 
@@ -307,44 +494,14 @@ fn base64_image(text: &str) -> Result<Vec<u8>, ApiError> {
         .map_err(|e| ApiError::bad_request(format!("`image` is not valid base64: {e}")))
 }
 
-/// Decodes an image file after checking its header's size against the pixel limit (when the
-/// header cannot be read, decoding reports why).
-fn encoded_plane(bytes: &[u8], spec: PlaneSpec, max_pixels: u64) -> Result<Tensor<u8>, ApiError> {
-    if let Some((width, height)) = header_size(bytes) {
-        check_pixels(width, height, max_pixels)?;
-    }
-    Ok(decode_plane(&Input::from(bytes), spec)?)
-}
-
-/// The width and height in an image file's header.
-fn header_size(bytes: &[u8]) -> Option<(u64, u64)> {
-    let format = image::guess_format(bytes).ok()?;
-    if format == image::ImageFormat::Jpeg {
-        let header = turbojpeg::read_header(bytes).ok()?;
-        return Some((header.width as u64, header.height as u64));
-    }
-    let (w, h) = image::ImageReader::with_format(Cursor::new(bytes), format)
-        .into_dimensions()
-        .ok()?;
-    Some((w as u64, h as u64))
-}
-
-fn check_pixels(width: u64, height: u64, max_pixels: u64) -> Result<(), ApiError> {
-    match width.checked_mul(height) {
-        Some(pixels) if pixels <= max_pixels => Ok(()),
-        _ => Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!(
-                "the image is {width}x{height} pixels, more than this server's limit of \
-                 {max_pixels} pixels (--max-pixels); downscale it first"
-            ),
-        )),
-    }
-}
-
-/// The response for a detection; `queue` is the time spent waiting, `started` when the
-/// request's body had been read.
-fn prediction(d: Detection, queue: Duration, started: Instant) -> Result<Prediction, ApiError> {
+/// The response for a detection; `truncated` when it was cut to the cap, `queue` is the time
+/// spent waiting, `started` when the request's body had been read.
+fn prediction(
+    d: Detection,
+    truncated: bool,
+    queue: Duration,
+    started: Instant,
+) -> Result<Prediction, ApiError> {
     let encode_start = Instant::now();
     let descriptors = match &d.descriptors {
         Some(rows) => {
@@ -374,6 +531,7 @@ fn prediction(d: Detection, queue: Duration, started: Instant) -> Result<Predict
             queue: millis(queue),
             total: millis(started.elapsed()),
         },
+        truncated,
         keypoints: d.keypoints,
         scores: d.scores,
     })
@@ -403,7 +561,7 @@ async fn info(State(shared): State<Arc<Shared>>) -> Json<Value> {
         "frame": [config.frame.0, config.frame.1],
         "defaults": {
             "max_keypoints": defaults.max_keypoints,
-            "keypoint_threshold": defaults.keypoint_threshold,
+            "keypoint_threshold": shortest(defaults.keypoint_threshold),
             "nms_radius": defaults.nms_radius,
             "return_descriptors": defaults.return_descriptors,
         },
@@ -420,8 +578,34 @@ async fn info(State(shared): State<Arc<Shared>>) -> Json<Value> {
             "min_side": MIN_SIDE,
             "decode_workers": config.decode_workers,
             "device_queue": "requests run one at a time, in arrival order",
+            "max_queue": config.max_queue,
+            "max_connections": config.max_connections,
+            "max_response_keypoints": config.max_response_keypoints,
+            "body_memory_bytes": config.body_memory,
+            "request_memory_bytes": config.request_memory,
+            "timeouts_s": {
+                "header": config.header_timeout.as_secs_f64(),
+                "body": config.body_timeout.as_secs_f64(),
+                "idle": config.idle_timeout.as_secs_f64(),
+                "write": config.write_timeout.as_secs_f64(),
+                "shutdown": config.shutdown_timeout.as_secs_f64(),
+            },
         },
     }))
+}
+
+/// An f32 as the JSON number of its shortest decimal form (0.005, not the f64 widening
+/// 0.004999999888241291).
+fn shortest(x: f32) -> Value {
+    x.to_string()
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(Value::Null, Value::Number)
+}
+
+async fn metrics(State(shared): State<Arc<Shared>>) -> Response {
+    metrics_response(&shared.telemetry)
 }
 
 /// A minimal OpenAI-style model list (a stub: the one model this server runs).

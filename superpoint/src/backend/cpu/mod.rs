@@ -29,6 +29,13 @@ use packed::PackCache;
 
 pub use tensor::Hwc;
 
+/// An upper bound of the bytes one frame of `width`×`height` allocates at once: the widest
+/// layers (conv1a, conv1b) hold 64-channel f32 maps of the full frame, an input and an output,
+/// plus the recycled buffers and scratch, within a third such map.
+pub fn working_bytes(width: usize, height: usize) -> u64 {
+    3 * 64 * 4 * (width * height) as u64
+}
+
 /// The CPU kernels. They run on rayon's global pool (all cores) unless built with
 /// [`CpuKernels::with_threads`].
 #[derive(Debug, Default)]
