@@ -11,6 +11,12 @@ pub struct Timing {
     pub forward: f64,
     /// Keypoint selection, descriptor sampling and rescaling.
     pub postprocess: f64,
+    /// Waiting for a device of the Tensix pool (busy with other frames or a warm-up).
+    pub queue: f64,
+    /// Compiling and loading device programs this frame needed and no warm-up had prepared
+    /// (0 once its variant is warm).
+    pub compile: f64,
+    /// All of the above.
     pub total: f64,
 }
 
@@ -32,6 +38,8 @@ pub struct Detection {
     pub scale: [f32; 2],
     /// Which backend computed it (`cpu`, `tensix`).
     pub backend: &'static str,
+    /// The id of the Tensix device that ran it (`None` on the CPU).
+    pub device: Option<u32>,
     pub timing: Timing,
 }
 
