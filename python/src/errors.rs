@@ -26,6 +26,15 @@ pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
     raise(py, class, e.to_string())
 }
 
+/// The exception for `e` met while loading a model: there, a file that cannot be read is the
+/// weights file.
+pub fn loading_to_py(py: Python<'_>, e: Error) -> PyErr {
+    match e {
+        Error::Io { .. } => raise(py, "WeightsError", e.to_string()),
+        other => to_py(py, other),
+    }
+}
+
 /// An instance of `superpoint.errors.<class>` with `message`, as a `PyErr`.
 pub fn raise(py: Python<'_>, class: &str, message: String) -> PyErr {
     let made = py

@@ -13,7 +13,7 @@ use pyo3::types::PyDict;
 use superpoint::backend::tensix::{TensixConfig, TensixGrid, TensixPrecision};
 use superpoint::{Backend, Input, SuperPoint};
 
-use crate::errors::{invalid_option, raise, to_py};
+use crate::errors::{invalid_option, loading_to_py, raise, to_py};
 use crate::input::input_from;
 use crate::options::DetectOptions;
 use crate::output::fields;
@@ -83,7 +83,9 @@ impl Model {
         if let Some(path) = weights {
             builder = builder.weights(path);
         }
-        let model = py.detach(|| builder.build()).map_err(|e| to_py(py, e))?;
+        let model = py
+            .detach(|| builder.build())
+            .map_err(|e| loading_to_py(py, e))?;
         Ok(Self {
             backend: model.backend().name(),
             model: RwLock::new(Some(Arc::new(model))),
@@ -96,10 +98,10 @@ impl Model {
         self.backend
     }
 
-    /// Where the weights came from.
+    /// The weights file the model loaded.
     #[getter]
     fn weights(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(self.get(py)?.weights_source().to_string())
+        Ok(self.get(py)?.weights_source().path().display().to_string())
     }
 
     /// The output fields of one image.

@@ -7,7 +7,7 @@ from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Uni
 
 from . import _inputs
 from ._output import SuperPointOutput
-from ._superpoint import Model, Options
+from ._superpoint import Detections, Model, Options
 
 #: Input sizes ``warmup_variants="common"`` prepares, with NMS radii 4 and 0 (the port's).
 COMMON_SIZES: Tuple[Tuple[int, int], ...] = ((640, 480), (1920, 1080), (1600, 900), (1280, 720))
@@ -91,7 +91,7 @@ class SuperPoint:
 
     @property
     def weights(self) -> str:
-        """Where the weights came from."""
+        """The weights file the model loaded."""
         return self._model.weights
 
     @property
@@ -146,11 +146,12 @@ class SuperPoint:
         """The outputs of the images ``frames`` yields (a generator of video frames, say), in
         order, as they come; the next frames decode on worker threads meanwhile. Takes the
         keyword options of ``model(...)``. An exception of ``frames`` is raised after the
-        outputs of the frames before it."""
+        outputs of the frames before it; a frame that fails to decode raises at its turn, and
+        the iteration can go on."""
         detections = self._model.stream(
             (_inputs.prepare_one(frame) for frame in frames), Options(**options)
         )
-        return (SuperPointOutput(**f) for f in detections)
+        return _Outputs(detections)
 
     def warmup(
         self,
@@ -176,3 +177,16 @@ class SuperPoint:
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"weights={self.weights!r}"
         return f"SuperPoint(backend={self.backend!r}, {state})"
+
+
+class _Outputs(Iterator[SuperPointOutput]):
+    """The outputs of ``SuperPoint.iter``; unlike a generator, it goes on after a frame's error."""
+
+    def __init__(self, detections: Detections) -> None:
+        self._detections = detections
+
+    def __iter__(self) -> "_Outputs":
+        return self
+
+    def __next__(self) -> SuperPointOutput:
+        return SuperPointOutput(**next(self._detections))
