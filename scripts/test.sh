@@ -12,7 +12,7 @@ cargo test --workspace --locked --exclude conformance
 venv=.cache/python-venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r python/tests/requirements.txt
-MATURIN_PEP517_ARGS="--profile dev --locked" "$venv/bin/pip" install --quiet \
+PATH="$PWD/$venv/bin:$PATH" MATURIN_PEP517_ARGS="--profile dev --locked" "$venv/bin/pip" install --quiet \
   --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./python
 SUPERPOINT_CLI=target/debug/superpoint "$venv/bin/python" -m pytest -q python/tests
 # Conformance with tt-metal's real kernel headers (README, "Conformance"); prints its figures.

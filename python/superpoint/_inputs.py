@@ -23,7 +23,7 @@ Image = Union[str, bytes, np.ndarray]
 _PIL_DIRECT_MODES = ("L", "LA", "RGB", "RGBA")
 
 
-def prepare(obj: Any) -> Tuple[List[Image], bool]:
+def prepare(obj: Any) -> Tuple[List[Any], bool]:
     """The images ``obj`` stands for, and whether it is a batch (so the caller gets a list)."""
     if isinstance(obj, (list, tuple)):
         return [_single(item) for item in obj], True
@@ -44,12 +44,14 @@ def is_stream(obj: Any) -> bool:
     return isinstance(obj, Iterator)
 
 
-def prepare_one(obj: Any) -> Image:
+def prepare_one(obj: Any) -> Any:
     """The one image ``obj`` stands for (an element of a list or of a stream)."""
     return _single(obj)
 
 
-def _single(obj: Any) -> Image:
+def _single(obj: Any) -> Any:
+    """The image ``obj`` stands for, or ``obj`` itself when it is not one (the compiled module
+    then raises ``TypeError`` naming the accepted kinds)."""
     if isinstance(obj, str):
         return obj
     if isinstance(obj, os.PathLike):
@@ -65,7 +67,6 @@ def _single(obj: Any) -> Image:
         return np.asarray(obj if obj.mode == mode else obj.convert(mode))
     if _is_tensor(obj):
         return _pixels(_channels_last(_one_frame(_tensor_array(obj))))
-    # Anything else: the compiled module raises TypeError with the accepted kinds.
     return obj
 
 

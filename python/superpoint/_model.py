@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union, overload
 
 from . import _inputs
 from ._output import SuperPointOutput
@@ -99,6 +99,51 @@ class SuperPoint:
         """True after ``close()``."""
         return self._model.closed
 
+    @overload
+    def __call__(
+        self,
+        image: Union[str, "os.PathLike[str]", bytes],
+        *,
+        max_keypoints: int = ...,
+        keypoint_threshold: float = ...,
+        nms_radius: int = ...,
+        return_descriptors: bool = ...,
+        bgr: bool = ...,
+        channel: str = ...,
+        num_workers: int = ...,
+        frame: Tuple[int, int] = ...,
+    ) -> SuperPointOutput: ...
+
+    @overload
+    def __call__(
+        self,
+        image: Union[List[Any], Tuple[Any, ...]],
+        *,
+        max_keypoints: int = ...,
+        keypoint_threshold: float = ...,
+        nms_radius: int = ...,
+        return_descriptors: bool = ...,
+        bgr: bool = ...,
+        channel: str = ...,
+        num_workers: int = ...,
+        frame: Tuple[int, int] = ...,
+    ) -> List[SuperPointOutput]: ...
+
+    @overload
+    def __call__(
+        self,
+        image: Any,
+        *,
+        max_keypoints: int = ...,
+        keypoint_threshold: float = ...,
+        nms_radius: int = ...,
+        return_descriptors: bool = ...,
+        bgr: bool = ...,
+        channel: str = ...,
+        num_workers: int = ...,
+        frame: Tuple[int, int] = ...,
+    ) -> Union[SuperPointOutput, List[SuperPointOutput]]: ...
+
     def __call__(
         self,
         image: Any,
@@ -162,7 +207,8 @@ class SuperPoint:
         """Prepares images of ``size`` (width, height) with ``nms_radius``, so that the first
         such call is as fast as later ones: on the Tensix backend the device programs are
         compiled (unless shipped) and loaded; the CPU backend has nothing to prepare."""
-        self._model.warmup(tuple(size), Options(nms_radius=nms_radius, frame=frame))
+        width, height = size
+        self._model.warmup((width, height), Options(nms_radius=nms_radius, frame=frame))
 
     def close(self) -> None:
         """Releases the model and its device; later calls raise ``SuperPointError``."""
