@@ -31,7 +31,7 @@ def prepare(obj: Any) -> Tuple[List[Any], bool]:
         if obj.ndim == 4:
             return [_pixels(frame) for frame in obj], True
         return [_pixels(obj)], False
-    if _is_tensor(obj):
+    if _is_tensor(obj) and not _is_pil_image(obj):
         array = _tensor_array(obj)
         if array.ndim == 4:
             return [_pixels(_channels_last(frame)) for frame in array], True

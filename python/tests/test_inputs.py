@@ -95,6 +95,9 @@ def test_pil_images(model: SuperPoint, want: SuperPointOutput) -> None:
         # A mode numpy cannot give as bytes per channel goes through Pillow's RGB conversion;
         # CMYK -> RGB is exact for the R plane of an RGB image (R = 255 - C).
         assert_same(model(image.convert("CMYK"), **OPTIONS), want)
+        # A palette image is its colours, not its palette indices.
+        palette = image.convert("P")
+        assert_same(model(palette, **OPTIONS), model(palette.convert("RGB"), **OPTIONS))
 
 
 def test_a_gray_pil_image_is_its_luma_plane(model: SuperPoint) -> None:
