@@ -1,8 +1,8 @@
 //! The library's errors as Python exceptions, with the library's messages: invalid options are
-//! `ValueError`; the rest are the classes of `superpoint.errors` (a `SuperPointError` hierarchy
+//! `ValueError`, a frame that cannot be allocated `MemoryError`; the rest are the classes of `superpoint.errors` (a `SuperPointError` hierarchy
 //! defined in Python, so that `ReadError` can also be an `OSError`).
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use superpoint::Error;
 
@@ -10,7 +10,8 @@ use superpoint::Error;
 pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
     let class = match &e {
         Error::InvalidOption { .. } => return PyValueError::new_err(e.to_string()),
-        Error::Io { .. } => "ReadError",
+        Error::OutOfMemory { .. } => return PyMemoryError::new_err(e.to_string()),
+        Error::Io { .. } | Error::NotAFile { .. } | Error::FileTooLarge { .. } => "ReadError",
         Error::EmptyImage
         | Error::UnsupportedFormat(_)
         | Error::Decode(_)

@@ -77,7 +77,11 @@ impl Model {
             ..TensixConfig::default()
         };
         if let Some(grid) = grid {
-            tensix.grid = choice::<TensixGrid>("grid", &grid, "use \"12x10\" or \"11x10\"")?;
+            tensix.grid = Some(choice::<TensixGrid>(
+                "grid",
+                &grid,
+                "use \"12x10\" or \"11x10\", or None to follow the dispatch obtained",
+            )?);
         }
         let mut builder = SuperPoint::builder().backend(backend).tensix(tensix);
         if let Some(path) = weights {

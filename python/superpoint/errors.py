@@ -1,10 +1,11 @@
 """The exceptions of the ``superpoint`` package.
 
-Bad options raise ``ValueError`` and unsupported argument types ``TypeError``, with the Rust
-library's messages. Everything else the library can meet is a :class:`SuperPointError`:
+Bad options raise ``ValueError``, unsupported argument types ``TypeError`` and a frame that cannot
+be allocated ``MemoryError``, with the Rust library's messages. Everything else the library can meet is a :class:`SuperPointError`:
 
 * :class:`DecodeError` -- the image cannot be decoded, or its size is out of range;
-  :class:`ReadError`, also an ``OSError``, when the file cannot be read at all;
+  :class:`ReadError`, also an ``OSError``, when the file cannot be read at all (missing, not a
+  regular file, over the 32 MiB limit);
 * :class:`WeightsError` -- the weights file is missing, unreadable or not a SuperPoint checkpoint;
 * :class:`DeviceError` -- the backend cannot run the request (no device, a device failure, a
   frame the device programs do not take).
