@@ -711,8 +711,11 @@ fn cb_ids_a_kernel_uses_are_configured() {
     );
 }
 
+/// A program broken in one place.
+type Broken = fn() -> Kir;
+
 /// One broken program per [`CheckError`] variant (each with a test above asserting the details).
-const BROKEN: &[(&str, fn() -> Kir)] = &[
+const BROKEN: &[(&str, Broken)] = &[
     ("L1Overflow", oversized_conv),
     ("DstOverflow", five_dst_tiles),
     ("CbUnbalanced", pool_writer_emptied),
