@@ -1,5 +1,6 @@
-//! The emulator's strictness: every rule violation it must catch, each triggered by a small
-//! kernel, with the error kind and message checked.
+//! The emulator's strictness: rule violations triggered by small kernels, with the error kind and
+//! message checked, deadlock reports, and what a rule still allows (`diagnostics.rs` has a kernel
+//! for every diagnostic of the emulator).
 
 mod common;
 

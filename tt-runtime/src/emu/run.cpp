@@ -261,10 +261,8 @@ void api_cb_push_back(int32_t cb, int32_t n) {
         kfail("cb_push_back(cb %d, %d): push more than reserved (%u page(s) reserved) on %s", cb, n, s.reserved,
               who(c).c_str());
     }
-    if (cb_used(s) + un > cfg.pages) {
-        kfail("cb_push_back(cb %d, %d): CB overflow, %u of %u pages already full on %s", cb, n, cb_used(s), cfg.pages,
-              who(c).c_str());
-    }
+    // No overflow check: a reserve waits until its pages are free, and every push takes from the
+    // reserved pages, so the reserved pages never exceed the free ones.
     if (s.wr_page + un > cfg.pages) {
         kfail("cb_push_back(cb %d, %d): the pages wrap past the end of the ring (write page %u of %u); pushes within "
               "one wrap must add up to the CB size on %s",
