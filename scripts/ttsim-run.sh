@@ -35,6 +35,7 @@ fail() {
 [ -x "$sfpi/compiler/bin/riscv-tt-elf-g++" ] ||
   fail "no SFPI toolchain at $sfpi (compiler/bin/riscv-tt-elf-g++ is missing): tt-metal compiles every kernel with it; build tenstorrent/sfpi with its sfpi-gcc, sfpi-binutils and newlib into $sfpi, or set SFPI_ROOT (docs/ttsim.md says why it could not be built here)"
 [ -f "$weights" ] || fail "no weights at $weights (set TTSIM_WEIGHTS)"
+weights=$(realpath "$weights")
 
 # 1. The runtime root, unpacked once from the wheel.
 root=$repo/.cache/ttsim-root
@@ -66,6 +67,7 @@ ln -sfn "$sfpi" "$root/runtime/sfpi"
 mkdir -p "$root/sim"
 cp "$sim_lib" "$root/sim/libttsim_bh.so"
 cp "$root/tt_metal/soc_descriptors/blackhole_140_arch.yaml" "$root/sim/soc_descriptor.yaml"
+# tt-metal writes its logs (generated/) into the working directory: run it in the cache.
 sim_env=(
   TT_METAL_RUNTIME_ROOT="$root"
   TT_METAL_SIMULATOR="$root/sim/libttsim_bh.so"
@@ -78,7 +80,7 @@ sim_env=(
 scripts/metal-check.sh
 
 # 4. Open the simulated device (tt-metal JIT-builds the firmware for it with the SFPI compiler).
-env "${sim_env[@]}" "$repo/target/metal/debug/examples/open_device" tensix ||
+(cd "$root" && env "${sim_env[@]}" "$repo/target/metal/debug/examples/open_device" tensix) ||
   fail "tt-metal could not open the simulated device (its log is above)"
 
 # 5. The same steps on the emulator and on ttsim, compared buffer by buffer.
@@ -111,7 +113,7 @@ for run in "${runs[@]}"; do
   [ -n "$until" ] && until_args=(--until "$until")
   "$emu_bin" "${args[@]}" "$out/$label/emu" "${until_args[@]}" >/dev/null
   start=$(date +%s)
-  env "${sim_env[@]}" "$metal_bin" "${args[@]}" "$out/$label/ttsim" "${until_args[@]}" >"$out/$label.log" 2>&1 ||
+  (cd "$root" && env "${sim_env[@]}" "$metal_bin" "${args[@]}" "$out/$label/ttsim" "${until_args[@]}") >"$out/$label.log" 2>&1 ||
     fail "the $label run on ttsim failed after $(($(date +%s) - start)) s; see $out/$label.log"
   python3 - "$out/$label/emu" "$out/$label/ttsim" "$label ($(($(date +%s) - start)) s on ttsim)" <<'PY'
 import pathlib, sys
