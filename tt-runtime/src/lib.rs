@@ -56,6 +56,14 @@
 //! Limits of the model: kernels that spin on raw L1 reads instead of the API cannot be
 //! interrupted; file-scope mutable variables in a kernel are shared by all cores running it;
 //! compute on block-float formats is not emulated.
+//!
+//! SFPU and max-pool details follow Tenstorrent's simulator (ttsim) and the pinned LLK
+//! (docs/ttsim.md): an SFPU result lands in a bf16 DST truncated to its top 16 bits, except where
+//! the LLK rounds first (exp, sqrt, rsqrt: to nearest, ties away, zero to +0;
+//! `add/sub_binary_tile<NearestEven>`); `binary_max/min_tile` and the MAX reduce order values by
+//! sign and magnitude (-0 below +0, NaN at the ends by its sign); the MAX reduce ignores math
+//! fidelity, reads a zero datum as +0 and takes only a scaler of 1.0; `div_unary_tile` multiplies
+//! by its scalar (the caller passes the divisor's reciprocal, as ttnn does).
 
 pub mod buffer;
 pub mod cmacro;

@@ -54,6 +54,14 @@ Scratch &scratch() {
 
 float masked(float x, uint32_t mask) { return num::from_bits(num::bits(x) & mask); }
 
+// A value's place in the order the SFPU's min/max (SFPSWAP) and the FPU's max pool (GMPOOL)
+// compare in: its bits read as sign and magnitude (-0 below +0, a NaN with the sign bit clear above
+// +inf, one with it set below -inf).
+int32_t sign_magnitude_order(float x) {
+    const uint32_t u = num::bits(x);
+    return static_cast<int32_t>((u & 0x80000000u) != 0 ? u ^ 0x7FFFFFFFu : u);
+}
+
 // Cuts `full` to the bits the multiplier sees (`full_mask`) and splits it into the phase-0 part
 // (`hi_mask`) and the rest.
 void split(float *full, float *hi, float *lo, uint32_t hi_mask, uint32_t full_mask) {
@@ -420,19 +428,36 @@ void api_reduce(uint32_t pool, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t
     const float scale = sc.b[0];
     const uint32_t fid = fidelity(c);
     const bool is_max = pool == ttr_emu::POOL_MAX;
-    for (uint32_t i = 0; i < TILE; ++i) {
-        sc.a[i] = fidelity_mul(sc.a[i], scale, fid);
+    if (is_max) {
+        // GMPOOL compares the Src data itself, whatever the fidelity: a datum with a zero exponent
+        // (either zero, a denormal) reads as +0, and DST's running maximum is read back cut to TF32
+        // from an fp32 DST. tt-metal's MAX reduce passes a scaler of 1.0; no other is modelled.
+        if (num::bits(scale) != 0x3F800000u) {
+            kfail("reduce_tile: MAX with a scaler of %g; the max pool (GMPOOL) is modelled for a scaler of 1.0 on %s",
+                  static_cast<double>(scale), who(c).c_str());
+        }
+        for (uint32_t i = 0; i < TILE; ++i) {
+            if ((num::bits(sc.a[i]) & 0x7F800000u) == 0) {
+                sc.a[i] = 0.0f;
+            }
+        }
+    } else {
+        for (uint32_t i = 0; i < TILE; ++i) {
+            sc.a[i] = fidelity_mul(sc.a[i], scale, fid);
+        }
     }
     float *dst = c.cs->dst[idst];
     const bool fresh = !c.cs->written[idst];
+    auto larger = [](float a, float b) { return sign_magnitude_order(b) > sign_magnitude_order(a) ? b : a; };
     auto combine = [&](uint32_t at, float v) {
         if (is_max) {
-            dst[at] = dst_round(c, fresh ? v : std::fmax(dst[at], v));
+            const float held = c.def->build.fp32_dest ? masked(dst[at], 0xFFFFE000u) : dst[at];
+            dst[at] = dst_round(c, fresh ? v : larger(held, v));
         } else {
             dst[at] = dst_round(c, dst[at] + v);
         }
     };
-    auto fold = [&](float acc, float v) { return is_max ? std::fmax(acc, v) : acc + v; };
+    auto fold = [&](float acc, float v) { return is_max ? larger(acc, v) : acc + v; };
     if (dim == ttr_emu::REDUCE_ROW) {
         for (uint32_t i = 0; i < 32; ++i) {
             float acc = sc.a[i * 32];
@@ -482,6 +507,26 @@ void where(Ctx &c, const float *cond, const float *if_true, uint32_t false_dst, 
     }
 }
 
+// How an SFPU result lands in DST. An fp32 DST takes it with denormals flushed to signed zero
+// (SFPSTORE). A bf16 DST takes its top 16 bits after that flush (SFPSTORE truncates) unless the
+// LLK rounds first: exp, sqrt and rsqrt convert with RoundMode::Nearest (SFP_STOCH_RND: to
+// nearest, ties away from zero; zero and denormals to +0, NaN to infinity), and
+// add/sub_binary_tile<DstRoundingMode::NearestEven> round to nearest even.
+float sfpu_store(const Ctx &c, uint32_t sop, uint32_t param, float x) {
+    x = num::flush(x);
+    if (c.def->build.fp32_dest) {
+        return x;
+    }
+    uint32_t u = num::bits(x);
+    if (sop == ttr_emu::SFPU_EXP || sop == ttr_emu::SFPU_SQRT || sop == ttr_emu::SFPU_RSQRT) {
+        const uint32_t exp = u & 0x7F800000u;
+        u = exp == 0 ? 0 : exp == 0x7F800000u ? u & 0xFF800000u : u + 0x8000u;
+    } else if ((sop == ttr_emu::SFPU_ADD_BINARY || sop == ttr_emu::SFPU_SUB_BINARY) && param == 1) {
+        u += 0x7FFFu + ((u >> 16) & 1u);
+    }
+    return num::from_bits(u & 0xFFFF0000u);
+}
+
 // One element of the element-wise SFPU op `sop`: x from DST tile d0, y from d1, p the scalar.
 float sfpu_value(uint32_t sop, float v, float y, float p) {
     switch (sop) {
@@ -496,17 +541,16 @@ float sfpu_value(uint32_t sop, float v, float y, float p) {
         case ttr_emu::SFPU_RSQRT:
             return 1.0f / std::sqrt(v);
         case ttr_emu::SFPU_MAX:
-            return std::fmax(v, y);
+            return sign_magnitude_order(v) >= sign_magnitude_order(y) ? v : y;
         case ttr_emu::SFPU_MIN:
-            return std::fmin(v, y);
+            return sign_magnitude_order(v) <= sign_magnitude_order(y) ? v : y;
         case ttr_emu::SFPU_ADD_SCALAR:
             return v + p;
         case ttr_emu::SFPU_SUB_SCALAR:
             return v - p;
         case ttr_emu::SFPU_MUL_SCALAR:
+        case ttr_emu::SFPU_DIV_SCALAR:  // the scalar is the divisor's reciprocal (see div_unary_tile)
             return v * p;
-        case ttr_emu::SFPU_DIV_SCALAR:
-            return v / p;
         case ttr_emu::SFPU_ADD_BINARY:
             return v + y;
         case ttr_emu::SFPU_SUB_BINARY:
@@ -541,7 +585,7 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
         where(c, x, y, param, o);
     } else {
         for (uint32_t i = 0; i < TILE; ++i) {
-            o[i] = dst_round(c, sfpu_value(sop, x[i], y[i], p));
+            o[i] = sfpu_store(c, sop, param, sfpu_value(sop, x[i], y[i], p));
         }
     }
     c.cs->written[odst] = true;
