@@ -18,7 +18,7 @@ const LAYERS: &[Layer] = &[
 fn kir() -> Kir {
     let p = plan(&chain(64, 32, LAYERS), &PlanParams::default()).expect("plans");
     let kir = lower(&p).expect("lowers");
-    check(&kir, &Limits::BLACKHOLE).expect("the unmodified program passes");
+    check(&kir, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect("the unmodified program passes");
     kir
 }
 
@@ -45,7 +45,7 @@ fn l1_overflow_names_the_node_and_bytes() {
             // ring 5·16 (33 pixels either side of a block at 32 wide: 2 blocks behind, 2 ahead)
             // + zero 1 + out 4 tiles of 2 KiB.
             assert_eq!(used, (144 + 144 * 4 + 4 + 5 * 16 + 1 + 4) * 2048);
-            assert_eq!(available, 1497 * 1024);
+            assert_eq!(available, 1427 * 1024);
         }
         other => panic!("expected L1Overflow, got {other:?}"),
     }
@@ -70,7 +70,7 @@ fn dst_capacity_in_half_sync_fp32() {
         }
     }
     widen(&mut compute.body);
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("5 fp32 tiles");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("5 fp32 tiles");
     assert_eq!(
         err,
         CheckError::DstOverflow {
@@ -91,7 +91,7 @@ fn dst_capacity_in_half_sync_fp32() {
         fp32_dest: false,
         ..Precision::PORT
     });
-    check(&k, &Limits::BLACKHOLE).expect("5 bf16 tiles fit");
+    check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect("5 bf16 tiles fit");
 }
 
 #[test]
@@ -104,7 +104,7 @@ fn cb_protocol_unbalanced_push_and_pop() {
         .find(|k| k.role == Role::Writer)
         .expect("writer");
     writer.body.clear();
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("nobody pops cb_out");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("nobody pops cb_out");
     match err {
         CheckError::CbUnbalanced {
             node,
@@ -133,7 +133,7 @@ fn cb_pages_must_divide_the_capacity() {
         .find(|c| c.name == "cb_src")
         .expect("cb");
     cb.pages = 6;
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("4 pages into 6");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("4 pages into 6");
     assert_eq!(
         err,
         CheckError::CbPagesDoNotDivide {
@@ -156,7 +156,8 @@ fn push_without_reserve() {
         .find(|k| k.role == Role::Reader)
         .expect("reader");
     reader.body.remove(0);
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("weights pushed unreserved");
+    let err =
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("weights pushed unreserved");
     match err {
         CheckError::PushWithoutReserve {
             node,
@@ -184,7 +185,7 @@ fn at_most_341_runtime_args() {
         .find(|k| k.role == Role::Writer)
         .expect("writer");
     writer.runtime_args[1].args = vec![Arg::Const(0); 342];
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("342 args");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("342 args");
     assert_eq!(
         err,
         CheckError::TooManyRuntimeArgs {
@@ -206,7 +207,7 @@ fn cb_ids_below_64() {
         .find(|c| c.name == "cb_out")
         .expect("cb")
         .id = 64;
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("id 64");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("id 64");
     assert_eq!(
         err,
         CheckError::CbIdOutOfRange {
@@ -233,7 +234,8 @@ fn noc_alignment_of_dram_reads_and_l1_pages() {
             }
         },
     );
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("2080 is not a multiple of 64");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH)
+        .expect_err("2080 is not a multiple of 64");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -251,7 +253,7 @@ fn noc_alignment_of_dram_reads_and_l1_pages() {
         .find(|c| c.name == "cb_out")
         .expect("cb")
         .page_bytes = 2056;
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("2056-byte L1 pages");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("2056-byte L1 pages");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -274,7 +276,7 @@ fn noc_alignment_of_l1_row_copies() {
     let layers: &[Layer] = &[("c1", 1, 32, 3, true), ("c2", 32, 32, 3, true)];
     let p = plan(&chain(64, 32, layers), &PlanParams::default()).expect("plans");
     let mut k = lower(&p).expect("lowers");
-    check(&k, &Limits::BLACKHOLE).expect("the unmodified program passes");
+    check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect("the unmodified program passes");
     let reader = node_mut(&mut k, "c2")
         .kernels
         .iter_mut()
@@ -296,7 +298,7 @@ fn noc_alignment_of_l1_row_copies() {
     }
     row_bytes(&mut reader.body, &mut copies);
     assert_eq!(copies, 2);
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("24-byte rows");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("24-byte rows");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -313,7 +315,7 @@ fn noc_alignment_of_l1_row_copies() {
 fn semaphore_count() {
     let mut k = kir();
     node_mut(&mut k, "pool").semaphores = 17;
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("17 semaphores");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("17 semaphores");
     assert_eq!(
         err,
         CheckError::TooManySemaphores {
@@ -348,7 +350,7 @@ fn semaphore_ids_are_below_the_node_count() {
     // writer sets once it has read the weights.
     let mut k = kir();
     node_mut(&mut k, "conv_b").semaphores = 2;
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("semaphore 2 of 2");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("semaphore 2 of 2");
     assert_eq!(
         err,
         CheckError::UnknownSemaphore {
@@ -372,7 +374,7 @@ fn multicast_must_reach_every_other_core() {
             }
         },
     );
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("62 of 63 receivers");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("62 of 63 receivers");
     assert_eq!(
         err,
         CheckError::MulticastDests {
@@ -396,7 +398,7 @@ fn multicast_size_is_noc_aligned() {
             }
         },
     );
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("odd bytes");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("odd bytes");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -512,7 +514,7 @@ fn sampling_kir() -> Kir {
         ..PlanParams::default()
     };
     let kir = lower(&plan(&graph, &params).expect("plans")).expect("lowers");
-    check(&kir, &Limits::BLACKHOLE).expect("the unmodified program passes");
+    check(&kir, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect("the unmodified program passes");
     kir
 }
 
@@ -549,7 +551,7 @@ fn noc_alignment_of_partial_page_transfers() {
         }
     });
     assert_eq!(
-        check(&k, &Limits::BLACKHOLE),
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
         Err(CheckError::Misaligned {
             node: name.into(),
             role: Role::Reader,
@@ -571,7 +573,7 @@ fn noc_alignment_of_partial_page_transfers() {
         }
     });
     assert_eq!(
-        check(&k, &Limits::BLACKHOLE),
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
         Err(CheckError::Misaligned {
             node: name.into(),
             role: Role::Writer,
@@ -594,7 +596,7 @@ fn sampling_cb_protocol_counts_the_data_bounded_loops() {
     // 64×32: 2 regions of 1024 records, so at most 32 tiles of 32 candidates per core, each
     // pushing 4 corners × 8 channel tiles of rows.
     assert_eq!(
-        check(&k, &Limits::BLACKHOLE),
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
         Err(CheckError::CbUnbalanced {
             node: superpoint_graph::names::DESCRIPTORS.into(),
             cb: "cb_rows".into(),
