@@ -363,3 +363,52 @@ fn unpack_to_dest_needs_an_fp32_dest_compute_kernel() {
         "{m}"
     );
 }
+
+/// A C caller may pass any byte as a mode; only Default (0) and UnpackToDestFp32 (1) exist.
+#[test]
+fn unknown_unpack_to_dest_mode_is_refused() {
+    use std::ffi::{CStr, CString};
+    use std::ptr::null_mut;
+    use tt_runtime::sys;
+    let name = CString::new("c").unwrap();
+    let source = CString::new(COPY).unwrap();
+    let range = sys::ttr_core_range::default();
+    let modes: [sys::ttr_unpack_to_dest_mode; 1] = [7];
+    let config = sys::ttr_kernel_config {
+        name: name.as_ptr(),
+        source: source.as_ptr(),
+        role: sys::TTR_ROLE_COMPUTE,
+        ranges: &range,
+        num_ranges: 1,
+        fp32_dest_acc: 1,
+        unpack_to_dest_mode: modes.as_ptr(),
+        num_unpack_to_dest_mode: modes.len(),
+        ..Default::default()
+    };
+    // SAFETY: every pointer outlives the calls; the handles are freed once.
+    let (status, message) = unsafe {
+        let mut dev = null_mut();
+        assert_eq!(
+            sys::ttr_device_open(0, sys::TTR_DISPATCH_ETH, &mut dev),
+            sys::TTR_OK as sys::ttr_status
+        );
+        let mut prog = null_mut();
+        assert_eq!(
+            sys::ttr_program_create(dev, &mut prog),
+            sys::TTR_OK as sys::ttr_status
+        );
+        let mut id = 0;
+        let status = sys::ttr_program_add_kernel(prog, &config, &mut id);
+        let message = CStr::from_ptr(sys::ttr_last_error())
+            .to_string_lossy()
+            .into_owned();
+        sys::ttr_program_free(prog);
+        sys::ttr_device_close(dev);
+        (status, message)
+    };
+    assert_eq!(status, sys::TTR_ERR_INVALID_ARGUMENT as sys::ttr_status);
+    assert!(
+        message.contains("kernel 'c': unknown unpack_to_dest_mode 7 for cb 0"),
+        "{message}"
+    );
+}
