@@ -22,7 +22,7 @@ const LAYERS: &[Layer] = &[
 fn kir() -> Kir {
     let p = plan(&chain(64, 32, LAYERS), &PlanParams::default()).expect("plans");
     let kir = lower(&p).expect("lowers");
-    check(&kir, &Limits::BLACKHOLE).expect("the unmodified program passes");
+    check(&kir, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect("the unmodified program passes");
     kir
 }
 
@@ -55,7 +55,7 @@ fn l1_overflow_names_the_node_and_bytes() {
             // ring 5·16 (33 pixels either side of a block at 32 wide: 2 blocks behind, 2 ahead)
             // + zero 1 + out 4 tiles of 2 KiB.
             assert_eq!(used, (144 + 144 * 4 + 4 + 5 * 16 + 1 + 4) * 2048);
-            assert_eq!(available, 1497 * 1024);
+            assert_eq!(available, 1427 * 1024);
         }
         other => panic!("expected L1Overflow, got {other:?}"),
     }
@@ -80,7 +80,7 @@ fn five_dst_tiles() -> Kir {
 #[test]
 fn dst_capacity_in_half_sync_fp32() {
     let mut k = five_dst_tiles();
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("5 fp32 tiles");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("5 fp32 tiles");
     assert_eq!(
         err,
         CheckError::DstOverflow {
@@ -96,7 +96,7 @@ fn dst_capacity_in_half_sync_fp32() {
         fp32_dest: false,
         ..Precision::PORT
     });
-    check(&k, &Limits::BLACKHOLE).expect("5 bf16 tiles fit");
+    check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect("5 bf16 tiles fit");
 }
 
 /// The pool without its writer's calls: nobody pops `cb_out`.
@@ -109,7 +109,7 @@ fn pool_writer_emptied() -> Kir {
 #[test]
 fn cb_protocol_unbalanced_push_and_pop() {
     let k = pool_writer_emptied();
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("nobody pops cb_out");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("nobody pops cb_out");
     match err {
         CheckError::CbUnbalanced {
             node,
@@ -144,7 +144,7 @@ fn cb_src_of_6_pages() -> Kir {
 #[test]
 fn cb_pages_must_divide_the_capacity() {
     let k = cb_src_of_6_pages();
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("4 pages into 6");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("4 pages into 6");
     assert_eq!(
         err,
         CheckError::CbPagesDoNotDivide {
@@ -167,7 +167,7 @@ fn weights_pushed_unreserved() -> Kir {
 #[test]
 fn push_without_reserve() {
     let k = weights_pushed_unreserved();
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("weights pushed unreserved");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("weights pushed unreserved");
     match err {
         CheckError::PushWithoutReserve {
             node,
@@ -195,7 +195,7 @@ fn writer_with_342_args() -> Kir {
 #[test]
 fn at_most_341_runtime_args() {
     let k = writer_with_342_args();
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("342 args");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("342 args");
     assert_eq!(
         err,
         CheckError::TooManyRuntimeArgs {
@@ -223,7 +223,7 @@ fn cb_id_64() -> Kir {
 #[test]
 fn cb_ids_below_64() {
     let k = cb_id_64();
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("id 64");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("id 64");
     assert_eq!(
         err,
         CheckError::CbIdOutOfRange {
@@ -256,7 +256,7 @@ fn dram_read_of_2080_bytes() -> Kir {
 #[test]
 fn noc_alignment_of_dram_reads_and_l1_pages() {
     let k = dram_read_of_2080_bytes();
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("2080 is not a multiple of 64");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("2080 is not a multiple of 64");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -274,7 +274,7 @@ fn noc_alignment_of_dram_reads_and_l1_pages() {
         .find(|c| c.name == "cb_out")
         .expect("cb")
         .page_bytes = 2056;
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("2056-byte L1 pages");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("2056-byte L1 pages");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -297,7 +297,7 @@ fn noc_alignment_of_l1_row_copies() {
     let layers: &[Layer] = &[("c1", 1, 32, 3, true), ("c2", 32, 32, 3, true)];
     let p = plan(&chain(64, 32, layers), &PlanParams::default()).expect("plans");
     let mut k = lower(&p).expect("lowers");
-    check(&k, &Limits::BLACKHOLE).expect("the unmodified program passes");
+    check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect("the unmodified program passes");
     let reader = node_mut(&mut k, "c2")
         .kernels
         .iter_mut()
@@ -319,7 +319,7 @@ fn noc_alignment_of_l1_row_copies() {
     }
     row_bytes(&mut reader.body, &mut copies);
     assert_eq!(copies, 2);
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("24-byte rows");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("24-byte rows");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -342,7 +342,7 @@ fn seventeen_semaphores() -> Kir {
 #[test]
 fn semaphore_count() {
     let k = seventeen_semaphores();
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("17 semaphores");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("17 semaphores");
     assert_eq!(
         err,
         CheckError::TooManySemaphores {
@@ -382,7 +382,7 @@ fn conv_b_with_2_semaphores() -> Kir {
 #[test]
 fn semaphore_ids_are_below_the_node_count() {
     let k = conv_b_with_2_semaphores();
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("semaphore 2 of 2");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("semaphore 2 of 2");
     assert_eq!(
         err,
         CheckError::UnknownSemaphore {
@@ -411,7 +411,7 @@ fn multicast_to_62() -> Kir {
 #[test]
 fn multicast_must_reach_every_other_core() {
     let k = multicast_to_62();
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("62 of 63 receivers");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("62 of 63 receivers");
     assert_eq!(
         err,
         CheckError::MulticastDests {
@@ -435,7 +435,7 @@ fn multicast_size_is_noc_aligned() {
             }
         },
     );
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("odd bytes");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("odd bytes");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -551,7 +551,7 @@ fn sampling_kir() -> Kir {
         ..PlanParams::default()
     };
     let kir = lower(&plan(&graph, &params).expect("plans")).expect("lowers");
-    check(&kir, &Limits::BLACKHOLE).expect("the unmodified program passes");
+    check(&kir, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect("the unmodified program passes");
     kir
 }
 
@@ -588,7 +588,7 @@ fn noc_alignment_of_partial_page_transfers() {
         }
     });
     assert_eq!(
-        check(&k, &Limits::BLACKHOLE),
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
         Err(CheckError::Misaligned {
             node: name.into(),
             role: Role::Reader,
@@ -610,7 +610,7 @@ fn noc_alignment_of_partial_page_transfers() {
         }
     });
     assert_eq!(
-        check(&k, &Limits::BLACKHOLE),
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
         Err(CheckError::Misaligned {
             node: name.into(),
             role: Role::Writer,
@@ -633,7 +633,7 @@ fn sampling_cb_protocol_counts_the_data_bounded_loops() {
     // 64×32: 2 regions of 1024 records, so at most 32 tiles of 32 candidates per core, each
     // pushing 4 corners × 8 channel tiles of rows.
     assert_eq!(
-        check(&k, &Limits::BLACKHOLE),
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
         Err(CheckError::CbUnbalanced {
             node: superpoint_graph::names::DESCRIPTORS.into(),
             cb: "cb_rows".into(),
@@ -667,7 +667,7 @@ fn runtime_args_match_the_names_on_every_core() {
         .len();
     assert!(names > 1, "conv_a's writer names its args: {names}");
     assert_eq!(
-        check(&k, &Limits::BLACKHOLE),
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
         Err(CheckError::RuntimeArgCount {
             node: "conv_a".into(),
             role: Role::Writer,
@@ -702,7 +702,7 @@ fn reserve_on_an_unconfigured_cb() -> Kir {
 #[test]
 fn cb_ids_a_kernel_uses_are_configured() {
     assert_eq!(
-        check(&reserve_on_an_unconfigured_cb(), &Limits::BLACKHOLE),
+        check(&reserve_on_an_unconfigured_cb(), &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
         Err(CheckError::UnknownCb {
             node: "pool".into(),
             role: Role::Reader,
@@ -711,24 +711,54 @@ fn cb_ids_a_kernel_uses_are_configured() {
     );
 }
 
-/// A program broken in one place.
-type Broken = fn() -> Kir;
+/// A program broken in one place, with the limits and grid it is checked against.
+type Broken = fn() -> (Kir, Limits, Grid);
 
-/// One broken program per [`CheckError`] variant (each with a test above asserting the details).
+/// `kir` checked against the p150a's limits on the ETH-dispatch grid.
+fn on_blackhole(kir: Kir) -> (Kir, Limits, Grid) {
+    (kir, Limits::BLACKHOLE, Grid::ETH_DISPATCH)
+}
+
+/// One node whose semaphore and CB configuration is a 124,672-byte dispatch command (see
+/// `tests/dispatch.rs`), over ETH dispatch's 32 KiB prefetch entry.
+fn scattered_on_eth() -> (Kir, Limits, Grid) {
+    on_blackhole(Kir {
+        nodes: vec![common::small_kir::scattered()],
+        arena: Default::default(),
+    })
+}
+
+/// Two cores whose runtime args and CB config need 96 B, in a 95-byte kernel-config region.
+fn config_over_a_95_byte_region() -> (Kir, Limits, Grid) {
+    let kir = Kir {
+        nodes: vec![common::small_kir::two_core_config()],
+        arena: Default::default(),
+    };
+    let tight = Limits {
+        kernel_config_bytes: 95,
+        ..Limits::BLACKHOLE
+    };
+    (kir, tight, Grid::ETH_DISPATCH)
+}
+
+/// One broken program per [`CheckError`] variant (each with a test asserting the details, here or
+/// in `tests/dispatch.rs`).
 const BROKEN: &[(&str, Broken)] = &[
-    ("L1Overflow", oversized_conv),
-    ("DstOverflow", five_dst_tiles),
-    ("CbUnbalanced", pool_writer_emptied),
-    ("CbPagesDoNotDivide", cb_src_of_6_pages),
-    ("PushWithoutReserve", weights_pushed_unreserved),
-    ("UnknownCb", reserve_on_an_unconfigured_cb),
-    ("CbIdOutOfRange", cb_id_64),
-    ("TooManyRuntimeArgs", writer_with_342_args),
-    ("RuntimeArgCount", writer_missing_an_arg),
-    ("Misaligned", dram_read_of_2080_bytes),
-    ("TooManySemaphores", seventeen_semaphores),
-    ("UnknownSemaphore", conv_b_with_2_semaphores),
-    ("MulticastDests", multicast_to_62),
+    ("L1Overflow", || on_blackhole(oversized_conv())),
+    ("DstOverflow", || on_blackhole(five_dst_tiles())),
+    ("CbUnbalanced", || on_blackhole(pool_writer_emptied())),
+    ("CbPagesDoNotDivide", || on_blackhole(cb_src_of_6_pages())),
+    ("PushWithoutReserve", || on_blackhole(weights_pushed_unreserved())),
+    ("UnknownCb", || on_blackhole(reserve_on_an_unconfigured_cb())),
+    ("CbIdOutOfRange", || on_blackhole(cb_id_64())),
+    ("TooManyRuntimeArgs", || on_blackhole(writer_with_342_args())),
+    ("RuntimeArgCount", || on_blackhole(writer_missing_an_arg())),
+    ("Misaligned", || on_blackhole(dram_read_of_2080_bytes())),
+    ("TooManySemaphores", || on_blackhole(seventeen_semaphores())),
+    ("UnknownSemaphore", || on_blackhole(conv_b_with_2_semaphores())),
+    ("MulticastDests", || on_blackhole(multicast_to_62())),
+    ("KernelConfigOverflow", config_over_a_95_byte_region),
+    ("DispatchCommandTooLarge", scattered_on_eth),
 ];
 
 /// The variants of `CheckError` as `src/check.rs` declares them.
@@ -758,7 +788,8 @@ fn every_check_error_variant_has_a_broken_program() {
         "BROKEN needs one entry per CheckError variant of src/check.rs (a broken program and a test of its error)"
     );
     for (name, broken) in BROKEN {
-        let err = check(&broken(), &Limits::BLACKHOLE).expect_err(name);
+        let (kir, limits, grid) = broken();
+        let err = check(&kir, &limits, grid).expect_err(name);
         let debug = format!("{err:?}");
         let got: String = debug
             .chars()

@@ -349,6 +349,53 @@ fn scores_a_denormal_apart_nan_and_inf_compare_exactly() {
     check(&device, &scores, radius, threshold, border);
 }
 
+/// Scores that differ only below TF32's 10 mantissa bits: the levels are 0.5 · (1 + k · 2^-23),
+/// k = 1..4. Through SrcA every level is cut to 0.5, equal to its window's maximum, and the mask
+/// would keep every nonzero pixel; the dispatch program has the compute kernel unpack the tiles it
+/// transposes and compares straight to the fp32 DST (UnpackToDestFp32), so NMS suppresses
+/// exactly as the reference does.
+#[test]
+fn scores_that_differ_below_tf32_precision() {
+    let (width, height, radius, threshold, border) = (96, 64, 2, 0.25, 4);
+    let mut scores = quantised_map(width, height, 4, density(radius), 15);
+    for v in &mut scores.data {
+        if *v != 0.0 {
+            *v = f32::from_bits(0.5f32.to_bits() + (*v * 4.0) as u32);
+        }
+    }
+    let expected = nms(&scores, radius);
+    let close_calls = scores
+        .data
+        .iter()
+        .zip(&expected.data)
+        .filter(|(s, kept)| **s > 0.0 && **kept == 0.0)
+        .count();
+    assert!(close_calls > 50, "only {close_calls} suppressed scores");
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let device = run_device(&graph, Grid::ETH_DISPATCH, &scores);
+    let step = device
+        .compiled
+        .program
+        .step(names::NMS)
+        .expect("an NMS step");
+    let compute = step
+        .kernels
+        .iter()
+        .find(|k| k.role == kernel_gen::Role::Compute)
+        .expect("a compute kernel");
+    let marked: BTreeSet<&str> = step
+        .cbs
+        .iter()
+        .filter(|c| compute.unpack_to_dest_fp32.contains(&c.id))
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(
+        marked,
+        BTreeSet::from(["cb_shift", "cb_shift_y", "cb_scores", "cb_threshold"])
+    );
+    check(&device, &scores, radius, threshold, border);
+}
+
 /// The fixture's 640×480 dense score map (softmax and fold computed by the HF implementation)
 /// with the case's radius, threshold and border, on both grids (300 tiles: runs of 3 and 2 that
 /// end mid tile row, so cores exchange column maxima with one or both neighbours).
