@@ -167,7 +167,8 @@ fn weights_pushed_unreserved() -> Kir {
 #[test]
 fn push_without_reserve() {
     let k = weights_pushed_unreserved();
-    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("weights pushed unreserved");
+    let err =
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("weights pushed unreserved");
     match err {
         CheckError::PushWithoutReserve {
             node,
@@ -256,7 +257,8 @@ fn dram_read_of_2080_bytes() -> Kir {
 #[test]
 fn noc_alignment_of_dram_reads_and_l1_pages() {
     let k = dram_read_of_2080_bytes();
-    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("2080 is not a multiple of 64");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH)
+        .expect_err("2080 is not a multiple of 64");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -702,7 +704,11 @@ fn reserve_on_an_unconfigured_cb() -> Kir {
 #[test]
 fn cb_ids_a_kernel_uses_are_configured() {
     assert_eq!(
-        check(&reserve_on_an_unconfigured_cb(), &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
+        check(
+            &reserve_on_an_unconfigured_cb(),
+            &Limits::BLACKHOLE,
+            Grid::ETH_DISPATCH
+        ),
         Err(CheckError::UnknownCb {
             node: "pool".into(),
             role: Role::Reader,
@@ -748,14 +754,24 @@ const BROKEN: &[(&str, Broken)] = &[
     ("DstOverflow", || on_blackhole(five_dst_tiles())),
     ("CbUnbalanced", || on_blackhole(pool_writer_emptied())),
     ("CbPagesDoNotDivide", || on_blackhole(cb_src_of_6_pages())),
-    ("PushWithoutReserve", || on_blackhole(weights_pushed_unreserved())),
-    ("UnknownCb", || on_blackhole(reserve_on_an_unconfigured_cb())),
+    ("PushWithoutReserve", || {
+        on_blackhole(weights_pushed_unreserved())
+    }),
+    (
+        "UnknownCb",
+        || on_blackhole(reserve_on_an_unconfigured_cb()),
+    ),
     ("CbIdOutOfRange", || on_blackhole(cb_id_64())),
-    ("TooManyRuntimeArgs", || on_blackhole(writer_with_342_args())),
+    (
+        "TooManyRuntimeArgs",
+        || on_blackhole(writer_with_342_args()),
+    ),
     ("RuntimeArgCount", || on_blackhole(writer_missing_an_arg())),
     ("Misaligned", || on_blackhole(dram_read_of_2080_bytes())),
     ("TooManySemaphores", || on_blackhole(seventeen_semaphores())),
-    ("UnknownSemaphore", || on_blackhole(conv_b_with_2_semaphores())),
+    ("UnknownSemaphore", || {
+        on_blackhole(conv_b_with_2_semaphores())
+    }),
     ("MulticastDests", || on_blackhole(multicast_to_62())),
     ("KernelConfigOverflow", config_over_a_95_byte_region),
     ("DispatchCommandTooLarge", scattered_on_eth),

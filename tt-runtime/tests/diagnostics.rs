@@ -31,6 +31,8 @@ enum Setup {
     ComputeFp32(&'static str),
     /// A compute kernel whose cb 0 holds one page of `bytes` bytes in `format`.
     ComputeOnCb0(DataFormat, u32, &'static str),
+    /// A compute kernel (fp32 DST) whose cb 0 holds two Float32 tiles in `UnpackToDestFp32` mode.
+    ComputeUnpackToDest(&'static str),
 }
 
 /// One diagnostic: its `kfail` format, a kernel that triggers it, and (a part of) the message.
@@ -48,7 +50,7 @@ const fn case(format: &'static str, setup: Setup, message: &'static str) -> Case
     }
 }
 
-use Setup::{Compute, ComputeFp32, ComputeOnCb0, Reader, ReaderSource};
+use Setup::{Compute, ComputeFp32, ComputeOnCb0, ComputeUnpackToDest, Reader, ReaderSource};
 
 /// The reader's runtime args: an L1 buffer and a DRAM buffer (two 2 KiB pages) on every core, and
 /// the NoC coordinates of logical cores (0,0) (NoC (1,2)) and (1,0) (NoC (2,2)).
@@ -67,6 +69,7 @@ const COMPUTE_PRELUDE: &str = r#"#include "api/compute/compute_kernel_hw_startup
 #include "api/compute/matmul.h"
 #include "api/compute/pack.h"
 #include "api/compute/pack_untilize.h"
+#include "api/compute/reduce.h"
 #include "api/compute/reg_api.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/tilize.h"
@@ -88,9 +91,11 @@ const CASES: &[Case] = &[
         "noc_async_read: destination L1 range 0x17fff0..0x180030 is out of bounds (L1 is 0x180000 bytes)",
     ),
     case(
-        "%s: %s L1 address 0x%x is in the firmware-reserved region below 0x%x on %s",
+        "%s: %s L1 address 0x%x is below 0x%x, in the firmware or kernel-config region (only the \
+         semaphores there may be accessed) on %s",
         Reader("noc_async_read(get_noc_addr(l1_buf), 0x100, 64);"),
-        "noc_async_read: destination L1 address 0x100 is in the firmware-reserved region below 0x9c00",
+        "noc_async_read: destination L1 address 0x100 is below 0x1b400, in the firmware or \
+         kernel-config region",
     ),
     case(
         "%s: %s L1 address 0x%x is not %u-byte aligned (NoC L1 alignment) on %s",
@@ -370,6 +375,30 @@ const CASES: &[Case] = &[
         "tilize_block: uses DST internally and must be called outside tile_regs_acquire..tile_regs_release",
     ),
     case(
+        "%s: cb %u is UnpackToDestFp32 (its Float32 tiles unpack straight into DST), but %s reads it \
+         through SrcA/SrcB, which cannot take a Float32 destination format; give the CB the Default \
+         mode (its values are then cut to TF32) or copy it into DST and use an SFPU op on %s",
+        ComputeUnpackToDest(
+            "cb_reserve_back(0, 2); cb_push_back(0, 2);\n\
+             compute_kernel_hw_startup(0, 0, 16); matmul_init(0, 0);\n\
+             cb_wait_front(0, 2); tile_regs_acquire(); matmul_tiles(0, 0, 0, 1, 0);",
+        ),
+        "matmul_tiles: cb 0 is UnpackToDestFp32 (its Float32 tiles unpack straight into DST), but \
+         matmul_tiles reads it through SrcA/SrcB",
+    ),
+    case(
+        "reduce_tile: MAX with a scaler of %g; the max pool (GMPOOL) is modelled for a scaler of 1.0 on %s",
+        Compute(
+            "cb_reserve_back(0, 2); cb_push_back(0, 2);\n\
+             compute_kernel_hw_startup(0, 0, 16);\n\
+             reduce_init<PoolType::MAX, ReduceDim::REDUCE_ROW>(0, 0, 16);\n\
+             cb_wait_front(0, 2); tile_regs_acquire();\n\
+             reduce_tile<PoolType::MAX, ReduceDim::REDUCE_ROW>(0, 0, 0, 1, 0);",
+        ),
+        // Nothing wrote the scaler tile: the emulator's L1 starts as NaN.
+        "reduce_tile: MAX with a scaler of -nan; the max pool (GMPOOL) is modelled for a scaler of 1.0",
+    ),
+    case(
         "%s before compute_kernel_hw_startup on %s",
         Compute("copy_tile(0, 0, 0);"),
         "copy_tile before compute_kernel_hw_startup on core (0,0) compute 'probe'",
@@ -592,7 +621,7 @@ fn every_diagnostic_has_a_case() {
 
 /// A regular expression matching every message `format` can produce.
 fn format_regex(format: &str) -> regex::Regex {
-    let conversion = regex::Regex::new(r"%[0-9]*(?:ll|z)?[sduxp]").expect("a valid pattern");
+    let conversion = regex::Regex::new(r"%[0-9]*(?:ll|z)?[sduxpg]").expect("a valid pattern");
     let mut pattern = String::from("^");
     let mut last = 0;
     for m in conversion.find_iter(format) {
@@ -625,14 +654,18 @@ fn run_reader(source: &str) -> Result<()> {
 
 /// Runs `body` as the compute kernel `probe` on core (0,0) of a fresh emulator, with `cb0` and
 /// cb 16 (two bf16 tiles).
-fn run_compute(cb0: &CbSpec, body: &str, fp32_dest: bool) -> Result<()> {
+fn run_compute(cb0: &CbSpec, body: &str, fp32_dest: bool, cb0_to_dest: bool) -> Result<()> {
     let dev = device();
     let cores = [core0()];
     let mut prog = dev.program()?;
     prog.add_cb(cb0)?;
     prog.add_cb(&CbSpec::tiles(16, &cores, 2, DataFormat::Float16B))?;
     let source = format!("{COMPUTE_PRELUDE}{body}\n}}\n");
-    prog.add_kernel(&KernelSpec::compute("probe", &source, &cores).fp32_dest_acc(fp32_dest))?;
+    let mut spec = KernelSpec::compute("probe", &source, &cores).fp32_dest_acc(fp32_dest);
+    if cb0_to_dest {
+        spec = spec.unpack_to_dest_fp32(0);
+    }
+    prog.add_kernel(&spec)?;
     dev.enqueue(&prog)
 }
 
@@ -642,8 +675,8 @@ fn run(setup: Setup) -> Result<()> {
     match setup {
         Reader(body) => run_reader(&format!("{READER_PRELUDE}{body}\n}}\n")),
         ReaderSource(source) => run_reader(source),
-        Compute(body) => run_compute(&tiles, body, false),
-        ComputeFp32(body) => run_compute(&tiles, body, true),
+        Compute(body) => run_compute(&tiles, body, false, false),
+        ComputeFp32(body) => run_compute(&tiles, body, true, false),
         ComputeOnCb0(format, bytes, body) => {
             let cb0 = CbSpec {
                 id: 0,
@@ -652,8 +685,14 @@ fn run(setup: Setup) -> Result<()> {
                 page_size: bytes,
                 format,
             };
-            run_compute(&cb0, body, false)
+            run_compute(&cb0, body, false, false)
         }
+        ComputeUnpackToDest(body) => run_compute(
+            &CbSpec::tiles(0, &[core0()], 2, DataFormat::Float32),
+            body,
+            true,
+            true,
+        ),
     }
 }
 
