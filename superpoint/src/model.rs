@@ -16,7 +16,7 @@ use crate::backend::tensix::{
     DeviceSet, TensixBackend, TensixConfig, Warmup, WarmupProgress, WarmupVariant,
 };
 use crate::backend::{Backend, DenseMaps, FrameResult};
-use crate::decode::decode_plane;
+use crate::decode::{check_size, decode_plane};
 use crate::error::Result;
 use crate::hub::{self, HubEnv, WeightsSource};
 use crate::input::Input;
@@ -30,7 +30,6 @@ pub struct SuperPoint {
     source: WeightsSource,
     runner: Runner,
     decode_workers: usize,
-    frame: (usize, usize),
 }
 
 /// What runs a decoded plane through the graph; shared with the threads of a stream.
@@ -137,8 +136,9 @@ impl Builder {
         self
     }
 
-    /// Which variants the Tensix backend prepares when the model is built (default: the port's
-    /// common ones); the CPU backend has nothing to prepare.
+    /// Which variants the Tensix backend prepares when the model is built (default: none; the
+    /// port's `from_pretrained` prepares the common ones); the CPU backend has nothing to
+    /// prepare.
     pub fn warmup(mut self, warmup: Warmup) -> Self {
         self.warmup = warmup;
         self
@@ -205,7 +205,6 @@ impl Builder {
                 engine: Arc::new(engine),
             },
             decode_workers: self.decode_workers,
-            frame: self.frame,
         };
         model.warmup_variants(&variants, self.progress.as_deref())?;
         Ok(model)
@@ -246,27 +245,24 @@ impl SuperPoint {
         }
     }
 
-    /// The network frame its warm-up prepares ([`Builder::frame`]).
-    pub fn frame(&self) -> (usize, usize) {
-        self.frame
-    }
-
     /// How many frames it runs at once: the Tensix devices still in its pool, or 1 on the CPU
     /// (whose frame uses every core).
     pub fn parallelism(&self) -> usize {
         self.tensix().map_or(1, |t| t.healthy_devices().max(1))
     }
 
-    /// Prepares the variant of `size` (width, height) input images in the model's frame with
-    /// NMS of `nms_radius` on every device, as the port's `warmup(size=, nms_radius=)`: its
-    /// programs are compiled, loaded and their traces captured, so that the first such frame
-    /// runs as fast as later ones. Nothing to do on the CPU.
-    pub fn warmup(&self, size: (usize, usize), nms_radius: usize) -> Result<()> {
+    /// Prepares images of `size` (width, height) detected with `options` (their frame and NMS
+    /// radius) on every device, as the port's `warmup(size=, nms_radius=)`: on the Tensix
+    /// backend the programs are compiled (unless checked in) and loaded, the weights uploaded
+    /// and a frame of zeros run through them, capturing their traces, so that the first such
+    /// call runs as fast as later ones. The CPU backend has nothing to prepare.
+    pub fn warmup(&self, size: (usize, usize), options: &Options) -> Result<()> {
+        options.validate()?;
         self.warmup_variants(
             &[WarmupVariant {
                 input: size,
-                frame: self.frame,
-                nms_radius,
+                frame: options.frame,
+                nms_radius: options.nms_radius,
             }],
             None,
         )
@@ -282,7 +278,7 @@ impl SuperPoint {
         for v in variants {
             let options = v.options();
             options.validate()?;
-            crate::decode::check_size(v.input.0 as u64, v.input.1 as u64)?;
+            check_size(v.input.0 as u64, v.input.1 as u64)?;
         }
         match self.tensix() {
             Some(t) => t.warmup(variants, progress),
@@ -339,11 +335,21 @@ impl SuperPoint {
         I: IntoIterator<Item = Input<'static>>,
         I::IntoIter: Send + 'static,
     {
+        self.stream_with(inputs, options, self.decode_workers)
+    }
+
+    /// [`stream`](Self::stream) with `workers` decoding threads (at least one) instead of the
+    /// model's [`Builder::decode_workers`].
+    pub fn stream_with<I>(&self, inputs: I, options: Options, workers: usize) -> DetectStream<'_>
+    where
+        I: IntoIterator<Item = Input<'static>>,
+        I::IntoIter: Send + 'static,
+    {
         DetectStream::new(
             self.runner.clone(),
             inputs.into_iter(),
             options,
-            self.decode_workers,
+            workers.max(1),
             self.parallelism(),
         )
     }
@@ -417,6 +423,7 @@ impl Runner {
             frame_size: [w, h],
             scale: [sx as f32, sy as f32],
             backend: self.backend.name(),
+            device_nms: frame.device_nms,
             device: frame.device,
             timing: Timing {
                 preprocess: decode_ms + resize_ms,
@@ -487,6 +494,7 @@ fn cpu_frame(
             .map(|(dim, data)| (dim, data.to_vec())),
         resize_ms: node_ms(&[names::RESIZE]),
         select_ms: node_ms(&[names::KEYPOINTS, names::DESCRIPTORS]),
+        device_nms: false,
         device: None,
         queue_ms: 0.0,
         compile_ms: 0.0,

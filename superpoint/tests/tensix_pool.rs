@@ -111,11 +111,17 @@ fn eight_frames_in_flight_run_on_both_devices_and_match_one_device() {
             assert_same(got, want, &format!("{how}, frame {i}"));
             used.insert(got.device.expect("a device id"));
         }
-        assert_eq!(used, BTreeSet::from([0, 1]), "{how}: both devices ran frames");
+        assert_eq!(
+            used,
+            BTreeSet::from([0, 1]),
+            "{how}: both devices ran frames"
+        );
     }
     let stats = pool.tensix().expect("tensix").devices();
     assert_eq!(stats.iter().map(|d| d.stats.frames).sum::<u64>(), 16);
-    assert!(stats.iter().all(|d| d.stats.queue == 0 && d.stats.failed.is_none()));
+    assert!(stats
+        .iter()
+        .all(|d| d.stats.queue == 0 && d.stats.failed.is_none()));
 }
 
 #[test]
@@ -124,7 +130,7 @@ fn a_device_failing_mid_run_leaves_the_pool_and_every_frame_completes() {
     let reference = one_device(&planes);
     let pool = model(DeviceSet::Count(2));
     let tensix = pool.tensix().expect("tensix");
-    pool.warmup(FRAME, 4).expect("warm-up");
+    pool.warmup(FRAME, &options()).expect("warm-up");
     let steps = tensix.info().devices[1].programs[0].steps as u64;
     // Device 1 replays one whole frame, then fails three programs into its next one.
     tensix
@@ -145,7 +151,9 @@ fn a_device_failing_mid_run_leaves_the_pool_and_every_frame_completes() {
     assert!(failure.contains("device 1"), "{failure}");
     assert!(devices[0].stats.failed.is_none());
     // Later frames run on device 0; once it fails too, frames fail naming both failures.
-    let after = pool.detect(input(&planes[0]), &options()).expect("device 0");
+    let after = pool
+        .detect(input(&planes[0]), &options())
+        .expect("device 0");
     assert_eq!(after.device, Some(0));
     tensix
         .with_device_id(0, |d| d.fail_after(0))
@@ -188,7 +196,8 @@ fn warm_up_prepares_exactly_the_listed_variants_on_every_device() {
     let listed = [variant((128, 96), 4), variant(FRAME, 4), variant(FRAME, 2)];
     let steps = std::sync::Mutex::new(Vec::<WarmupStep>::new());
     let record = |s: &WarmupStep| steps.lock().expect("steps").push(*s);
-    pool.warmup_variants(&listed, Some(&record)).expect("warm-up");
+    pool.warmup_variants(&listed, Some(&record))
+        .expect("warm-up");
     let want: BTreeSet<_> = [
         ("main".to_string(), [128, 96], true),
         ("main".to_string(), [96, 64], true),
@@ -205,7 +214,8 @@ fn warm_up_prepares_exactly_the_listed_variants_on_every_device() {
     // Warm variants compile nothing again, at warm-up or in a frame.
     let again = std::sync::Mutex::new(Vec::<bool>::new());
     let record = |s: &WarmupStep| again.lock().expect("again").push(s.prepared);
-    pool.warmup_variants(&listed, Some(&record)).expect("warm-up");
+    pool.warmup_variants(&listed, Some(&record))
+        .expect("warm-up");
     assert_eq!(again.into_inner().expect("again"), vec![false; 6]);
     let plane = &planes(1)[0];
     let warm = pool
@@ -240,7 +250,10 @@ fn device_sets_the_runtime_cannot_give_are_refused_before_anything_runs() {
             .warmup(Warmup::None)
     };
     for (set, needle) in [
-        (DeviceSet::Count(3), "include device 2, but the runtime has 2"),
+        (
+            DeviceSet::Count(3),
+            "include device 2, but the runtime has 2",
+        ),
         (DeviceSet::Ids(vec![0, 5]), "include device 5"),
         (DeviceSet::Ids(vec![1, 1]), "listed twice"),
     ] {

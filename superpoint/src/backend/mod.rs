@@ -57,6 +57,8 @@ pub(crate) struct FrameResult {
     pub descriptors: Option<(usize, Vec<f32>)>,
     pub resize_ms: f64,
     pub select_ms: f64,
+    /// Non-maximum suppression ran on the device.
+    pub device_nms: bool,
     pub device: Option<u32>,
     pub queue_ms: f64,
     pub compile_ms: f64,

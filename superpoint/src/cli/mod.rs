@@ -102,9 +102,10 @@ fn build(builder: Builder) -> anyhow::Result<SuperPoint> {
 /// `warmup_variants` and `precompile_sizes`).
 #[derive(Debug, Args)]
 pub struct WarmupArgs {
-    /// Variants prepared before the first image on every device: none; minimal (the --frame
-    /// size at NMS radius 4); common (the port's: 1920x1080, 1600x900, 1280x720 and 640x480
-    /// inputs at NMS radius 4 and 0). Default: minimal for detect, common for serve.
+    /// Variants prepared before the first image on every Tensix device: none; minimal (the
+    /// --frame size at NMS radius 4); common (the port's: 1920x1080, 1600x900, 1280x720 and
+    /// 640x480 inputs at NMS radius 4 and 0). Default: none for detect (each input size compiles
+    /// at its first image), common for serve.
     #[arg(long, value_enum)]
     warmup: Option<Warmup>,
     /// Input sizes whose device resize is prepared too, at NMS radius 4, e.g. 1600x900,1280x720.

@@ -380,11 +380,11 @@ impl TensixBackend {
                 None
             };
             Ok(Done {
-                value: (keypoints, descriptors, select, dense, frame.compile),
+                value: (keypoints, descriptors, select, dense, frame.device_nms()),
                 compile: frame.compile,
             })
         })?;
-        let (keypoints, descriptors, select, maps, compile) = ran.value;
+        let (keypoints, descriptors, select, maps, device_nms) = ran.value;
         // The resize runs inside the device program, so it counts as the network's time.
         let result = FrameResult {
             keypoints,
@@ -393,7 +393,8 @@ impl TensixBackend {
             select_ms: millis(select),
             device: Some(ran.device),
             queue_ms: millis(ran.queue),
-            compile_ms: millis(compile),
+            compile_ms: millis(ran.compile),
+            device_nms,
         };
         Ok(PoolFrame { result, maps })
     }

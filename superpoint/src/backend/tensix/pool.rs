@@ -155,6 +155,8 @@ pub struct Ran<T> {
     pub device: u32,
     /// Time spent waiting for devices (all attempts).
     pub queue: Duration,
+    /// Time the call spent compiling and loading programs on the device that ran it.
+    pub compile: Duration,
 }
 
 /// What a call did on its device: its value, and the time it spent compiling and loading.
@@ -355,6 +357,7 @@ impl<S> Pool<S> {
                         value: done.value,
                         device: self.slots[i].id,
                         queue,
+                        compile: done.compile,
                     });
                 }
                 Err(e) if e.is_device_lost() => {

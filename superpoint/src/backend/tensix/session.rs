@@ -184,6 +184,13 @@ pub struct Frame {
     pub compile: Duration,
 }
 
+impl Frame {
+    /// The device ran the frame's NMS (radius 1..8).
+    pub fn device_nms(&self) -> bool {
+        self.nms != NmsSource::Host
+    }
+}
+
 /// The device and its programs.
 pub struct Session {
     config: TensixConfig,
@@ -417,11 +424,28 @@ impl Session {
         Ok(true)
     }
 
-    /// Checks the sizes, loads the programs and writes the plane.
+    /// Loads the programs, then writes the plane.
     fn prepare(
         &mut self,
         weights: &WeightSet,
         plane: &Tensor<u8>,
+        options: &Options,
+    ) -> Result<Frame, TensixError> {
+        let frame = self.load(weights, plane.width, plane.height, options)?;
+        self.mains[frame.main]
+            .program
+            .loaded
+            .write(names::INPUT, &pack_plane(plane))
+            .map_err(device_err(self.id, "writing the input plane"))?;
+        Ok(frame)
+    }
+
+    /// Checks the sizes and loads the programs a `width`×`height` plane with `options` needs.
+    fn load(
+        &mut self,
+        weights: &WeightSet,
+        width: usize,
+        height: usize,
         options: &Options,
     ) -> Result<Frame, TensixError> {
         let (w, h) = options.frame;
@@ -432,7 +456,7 @@ impl Session {
             });
         }
         let frame = sides(options.frame)?;
-        let input = sides((plane.width, plane.height))?;
+        let input = sides((width, height))?;
         self.compiling = Duration::ZERO;
         let main = self.main_index(weights, frame, input)?;
         let r = options.nms_radius;
@@ -443,11 +467,6 @@ impl Session {
         } else {
             NmsSource::Host
         };
-        self.mains[main]
-            .program
-            .loaded
-            .write(names::INPUT, &pack_plane(plane))
-            .map_err(device_err(self.id, "writing the input plane"))?;
         Ok(Frame {
             main,
             nms,

@@ -9,16 +9,17 @@ use serde::Serialize;
 
 use crate::options::Options;
 
-/// Which variants a model prepares when it is built.
+/// Which variants a model prepares when it is built. The library's default is none, so that a
+/// model opens without running a frame (`superpoint serve` warms the common ones up).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Warmup {
     /// None: every variant compiles and loads at its first frame.
+    #[default]
     None,
     /// The network frame's own size at the default NMS radius.
     Minimal,
     /// The port's common variants: inputs of [`COMMON_SIZES`] at the radii [`COMMON_RADII`].
-    #[default]
     Common,
 }
 
