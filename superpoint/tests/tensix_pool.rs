@@ -38,13 +38,14 @@ fn model(devices: DeviceSet) -> SuperPoint {
         .expect("the Tensix backend opens on the emulator")
 }
 
-/// `n` different frame-sized planes: crops of a fixture's 640×480 input plane.
+/// `n` different frame-sized planes: crops along the diagonal of a fixture's input plane.
 fn planes(n: usize) -> Vec<Tensor<u8>> {
     let source = cases()[0].input_plane();
     let (w, h) = FRAME;
     (0..n)
         .map(|i| {
-            let (x0, y0) = (40 + 61 * i, 30 + 47 * i);
+            let x0 = i * (source.width - w) / n;
+            let y0 = i * (source.height - h) / n;
             let data = (0..h)
                 .flat_map(|y| {
                     let row = (y0 + y) * source.width + x0;
