@@ -274,3 +274,246 @@ fn device_sets_the_runtime_cannot_give_are_refused_before_anything_runs() {
         .collect();
     assert_eq!(ids, vec![1]);
 }
+
+/// `superpoint detect A B C D --devices N` on `devices` emulated devices: each image's
+/// `keypoints.json` and `descriptors.npy`.
+fn detect_cli(images: &[std::path::PathBuf], devices: &str) -> Vec<(serde_json::Value, Vec<u8>)> {
+    let out = tempfile::tempdir().expect("tempdir");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_superpoint"))
+        .arg("detect")
+        .args(images)
+        .arg("--weights")
+        .arg(cases()[0].weights_path())
+        .args([
+            "--backend",
+            "tensix",
+            "--devices",
+            devices,
+            "--frame",
+            "96x64",
+        ])
+        .args(["--no-overlay", "--out"])
+        .arg(out.path())
+        .env("TTR_EMU_DEVICES", "2")
+        .output()
+        .expect("run superpoint");
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    images
+        .iter()
+        .map(|image| {
+            let dir = out.path().join(image.file_stem().expect("a name"));
+            let json = std::fs::read(dir.join("keypoints.json")).expect("keypoints.json");
+            let npy = std::fs::read(dir.join("descriptors.npy")).expect("descriptors.npy");
+            (serde_json::from_slice(&json).expect("JSON"), npy)
+        })
+        .collect()
+}
+
+#[test]
+fn detect_on_two_devices_records_both_and_equals_one_device() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let images: Vec<std::path::PathBuf> = planes(4)
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let path = dir.path().join(format!("crop{i}.png"));
+            image::GrayImage::from_raw(p.width as u32, p.height as u32, p.data.clone())
+                .expect("a gray image")
+                .save(&path)
+                .expect("PNG written");
+            path
+        })
+        .collect();
+    let pool = detect_cli(&images, "2");
+    let single = detect_cli(&images, "1");
+    let devices: BTreeSet<u64> = pool
+        .iter()
+        .map(|(json, _)| json["device"].as_u64().expect("a device id"))
+        .collect();
+    assert_eq!(devices, BTreeSet::from([0, 1]));
+    for (i, ((mut got, got_npy), (mut want, want_npy))) in pool.into_iter().zip(single).enumerate()
+    {
+        assert_eq!(want["device"], 0, "image {i}: one device is device 0");
+        assert!(want["num_keypoints"].as_u64() > Some(0), "image {i}");
+        assert_eq!(got_npy, want_npy, "image {i}: descriptors");
+        for json in [&mut got, &mut want] {
+            let fields = json.as_object_mut().expect("an object");
+            fields.remove("device");
+            fields.remove("timing_ms");
+        }
+        assert_eq!(got, want, "image {i}: keypoints.json");
+    }
+}
+
+/// A server for `app` on 127.0.0.1 (a system-chosen port) in its own runtime, stopped when
+/// dropped.
+struct Serving {
+    base: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Serving {
+    fn start(app: superpoint::server::App) -> Self {
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .expect("runtime");
+            runtime.block_on(async move {
+                let localhost = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+                let listener = superpoint::server::bind(localhost, Some(0))
+                    .await
+                    .expect("bind");
+                addr_tx
+                    .send(listener.local_addr().expect("address"))
+                    .expect("send the address");
+                superpoint::server::serve(listener, app, async {
+                    let _ = stopped.await;
+                })
+                .await
+                .expect("serve");
+            });
+        });
+        let addr = addr_rx.recv().expect("the server starts");
+        Self {
+            base: format!("http://{addr}"),
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    /// Status, `Retry-After` and JSON body of `GET path`, or of `POST path` with `body`.
+    fn call(&self, path: &str, body: Option<&[u8]>) -> (u16, Option<String>, serde_json::Value) {
+        let url = format!("{}{path}", self.base);
+        let result = match body {
+            Some(body) => ureq::post(&url).send_bytes(body),
+            None => ureq::get(&url).call(),
+        };
+        let response = match result {
+            Ok(r) | Err(ureq::Error::Status(_, r)) => r,
+            Err(e) => panic!("{path}: {e}"),
+        };
+        let retry = response.header("retry-after").map(str::to_string);
+        (
+            response.status(),
+            retry,
+            response.into_json().expect("JSON"),
+        )
+    }
+
+    /// The value of a series in `/metrics` (`name{labels}`).
+    fn metric(&self, series: &str) -> Option<f64> {
+        let text = ureq::get(&format!("{}/metrics", self.base))
+            .call()
+            .expect("metrics")
+            .into_string()
+            .expect("text");
+        text.lines()
+            .find_map(|l| l.strip_prefix(series)?.strip_prefix(' ')?.parse().ok())
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[test]
+fn the_server_on_two_devices_is_ready_once_warm_up_is_done_and_uses_both() {
+    let model = std::sync::Arc::new(model(DeviceSet::Count(2)));
+    let config = superpoint::server::Config {
+        frame: FRAME,
+        ..superpoint::server::Config::default()
+    };
+    let variants = Warmup::Minimal.variants(FRAME, &[]);
+    let plane = &planes(1)[0];
+    let path = format!(
+        "/predict_plane?width={}&height={}",
+        plane.width, plane.height
+    );
+    let tensix = model.tensix().expect("tensix");
+    // While the test holds device 0, warm-up cannot finish there: the server is not ready.
+    let serving = tensix
+        .with_device_id(0, |_| {
+            let app =
+                superpoint::server::app_warming(model.clone(), config, variants).expect("the app");
+            let serving = Serving::start(app);
+            let (status, _, health) = serving.call("/health", None);
+            assert_eq!((status, &health["status"]), (503, &"warming_up".into()));
+            assert_eq!(health["total"], 2, "1 variant on 2 devices: {health}");
+            let (status, retry, error) = serving.call(&path, Some(&plane.data));
+            assert_eq!((status, retry.as_deref()), (503, Some("5")), "{error}");
+            assert!(error["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("warming up")));
+            serving
+        })
+        .expect("device 0 is in the pool");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    while serving.call("/health", None).0 != 200 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not ready in 5 minutes"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (_, _, info) = serving.call("/info", None);
+    let devices = info["devices"].as_array().expect("devices");
+    let ids: Vec<_> = devices.iter().map(|d| d["id"].as_u64()).collect();
+    assert_eq!(ids, [Some(0), Some(1)], "{info}");
+    for d in devices {
+        assert_eq!(d["grid"], info["tensix"]["grid"], "{d}");
+        assert_eq!(d["dispatch"], info["tensix"]["dispatch"], "{d}");
+    }
+    // Two requests at once: one on each device, neither compiling (the variant is warm).
+    let answers: Vec<serde_json::Value> = std::thread::scope(|s| {
+        let running: Vec<_> = (0..2)
+            .map(|_| s.spawn(|| serving.call(&path, Some(&plane.data))))
+            .collect();
+        running
+            .into_iter()
+            .map(|t| {
+                let (status, _, body) = t.join().expect("no panic");
+                assert_eq!(status, 200, "{body}");
+                body
+            })
+            .collect()
+    });
+    let used: BTreeSet<_> = answers.iter().map(|a| a["device"].as_u64()).collect();
+    assert_eq!(used, BTreeSet::from([Some(0), Some(1)]));
+    assert!(answers.iter().all(|a| a["timing_ms"]["compile"] == 0.0));
+    assert_eq!(answers[0]["keypoints"], answers[1]["keypoints"]);
+    assert_eq!(serving.metric("superpoint_ready"), Some(1.0));
+    assert_eq!(
+        serving.metric("superpoint_rejected_total{reason=\"warming_up\"}"),
+        Some(1.0)
+    );
+    for id in ["0", "1"] {
+        let series = |name: &str| format!("{name}{{device=\"{id}\"}}");
+        assert_eq!(serving.metric(&series("superpoint_device_up")), Some(1.0));
+        assert_eq!(
+            serving.metric(&series("superpoint_device_frames_total")),
+            Some(1.0)
+        );
+        assert_eq!(
+            serving.metric(&series("superpoint_device_compiles_total")),
+            Some(0.0)
+        );
+        let busy = serving.metric(&series("superpoint_device_busy_seconds_total"));
+        assert!(busy.is_some_and(|b| b > 0.0), "device {id}: {busy:?}");
+    }
+}

@@ -120,7 +120,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
             format!(", devices {}", ids.join(","))
         })
         .unwrap_or_default();
-    let app = server::app_warming(model, config, variants)?;
+    let app = server::app_warming(std::sync::Arc::new(model), config, variants)?;
     let readiness = app.readiness();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -227,7 +227,7 @@ impl Config {
 
 /// What every request shares: the model, the settings, the queue, the budgets and the metrics.
 struct Shared {
-    model: SuperPoint,
+    model: Arc<SuperPoint>,
     config: Config,
     queue: Queue,
     bodies: Budget,
@@ -250,16 +250,17 @@ pub struct App {
     ready: watch::Receiver<Readiness>,
 }
 
-/// The service for `model` with `config`, ready at once (the model was warmed up at build).
+/// The service for `model` with `config`, ready at once (with whatever warm-up its builder did).
 pub fn app(model: SuperPoint, config: Config) -> Result<App, ServerError> {
-    Ok(new_app(model, config, Readiness::Ready)?.0)
+    Ok(new_app(Arc::new(model), config, Readiness::Ready)?.0)
 }
 
 /// The service for `model` with `config`, which warms `variants` up on every device of the model
 /// on a thread of its own: until that is done, `GET /health` answers 503 and predictions 503
-/// with `Retry-After` ([`App::readiness`] follows it).
+/// with `Retry-After` ([`App::readiness`] follows it). The caller may keep a handle on the model
+/// (e.g. to watch its devices).
 pub fn app_warming(
-    model: SuperPoint,
+    model: Arc<SuperPoint>,
     config: Config,
     variants: Vec<WarmupVariant>,
 ) -> Result<App, ServerError> {
@@ -270,7 +271,7 @@ pub fn app_warming(
 }
 
 fn new_app(
-    model: SuperPoint,
+    model: Arc<SuperPoint>,
     config: Config,
     readiness: Readiness,
 ) -> Result<(App, Arc<Shared>), ServerError> {
