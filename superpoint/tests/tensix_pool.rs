@@ -393,9 +393,13 @@ impl Serving {
     /// Status, `Retry-After` and JSON body of `GET path`, or of `POST path` with `body`.
     fn call(&self, path: &str, body: Option<&[u8]>) -> (u16, Option<String>, serde_json::Value) {
         let url = format!("{}{path}", self.base);
+        // A request that waits for a device the test holds fails here rather than hanging.
+        let agent = ureq::AgentBuilder::new()
+            .timeout(std::time::Duration::from_secs(120))
+            .build();
         let result = match body {
-            Some(body) => ureq::post(&url).send_bytes(body),
-            None => ureq::get(&url).call(),
+            Some(body) => agent.post(&url).send_bytes(body),
+            None => agent.get(&url).call(),
         };
         let response = match result {
             Ok(r) | Err(ureq::Error::Status(_, r)) => r,
@@ -445,23 +449,36 @@ fn the_server_on_two_devices_is_ready_once_warm_up_is_done_and_uses_both() {
         "/predict_plane?width={}&height={}",
         plane.width, plane.height
     );
-    let tensix = model.tensix().expect("tensix");
-    // While the test holds device 0, warm-up cannot finish there: the server is not ready.
-    let serving = tensix
-        .with_device_id(0, |_| {
-            let app =
-                superpoint::server::app_warming(model.clone(), config, variants).expect("the app");
-            let serving = Serving::start(app);
-            let (status, _, health) = serving.call("/health", None);
-            assert_eq!((status, &health["status"]), (503, &"warming_up".into()));
-            assert_eq!(health["total"], 2, "1 variant on 2 devices: {health}");
-            let (status, retry, error) = serving.call(&path, Some(&plane.data));
-            assert_eq!((status, retry.as_deref()), (503, Some("5")), "{error}");
-            assert!(error["error"]
-                .as_str()
-                .is_some_and(|e| e.contains("warming up")));
-            serving
+    // While a thread holds device 0, warm-up cannot finish there: the server is not ready.
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let holder = {
+        let model = model.clone();
+        std::thread::spawn(move || {
+            model.tensix().expect("tensix").with_device_id(0, |_| {
+                held_tx.send(()).expect("say it is held");
+                let _ = release_rx.recv();
+            })
         })
+    };
+    held_rx.recv().expect("device 0 is held");
+    let app = superpoint::server::app_warming(model.clone(), config, variants).expect("the app");
+    let serving = Serving::start(app);
+    // Declared after `serving`, so dropped before it when an assertion fails: device 0 is let go
+    // before the server waits for its requests.
+    let release = release_tx;
+    let (status, _, health) = serving.call("/health", None);
+    assert_eq!((status, &health["status"]), (503, &"warming_up".into()));
+    assert_eq!(health["total"], 2, "1 variant on 2 devices: {health}");
+    let (status, retry, error) = serving.call(&path, Some(&plane.data));
+    assert_eq!((status, retry.as_deref()), (503, Some("5")), "{error}");
+    assert!(error["error"]
+        .as_str()
+        .is_some_and(|e| e.contains("warming up")));
+    drop(release);
+    holder
+        .join()
+        .expect("no panic")
         .expect("device 0 is in the pool");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
     while serving.call("/health", None).0 != 200 {
