@@ -28,7 +28,7 @@ use crate::program::{Compiled, DeviceProgram};
 /// What went wrong loading or running a program.
 #[derive(Debug, Error)]
 pub enum RunError {
-    #[error("tt-runtime: {0}")]
+    #[error(transparent)]
     Runtime(#[from] tt_runtime::Error),
     #[error("kernel `{kernel}`: its source `{source_name}` is not in the compiled program")]
     MissingSource { kernel: String, source_name: String },

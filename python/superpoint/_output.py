@@ -84,7 +84,9 @@ class SuperPointOutput:
     def to_dict(self) -> Dict[str, Any]:
         """The fields of the HTTP server's ``/predict`` response for the same image and options,
         as plain Python values; ``descriptors`` is the (N, 256) rows as lists of floats (the
-        server sends them as a base64 NPZ of float16), or None."""
+        server sends them as a base64 NPZ of float16), or None. ``truncated`` is always False: the
+        server cuts a response to its keypoint cap, the library returns every keypoint the options
+        select."""
         return {
             "num_keypoints": len(self),
             "keypoints": self.keypoints.tolist(),

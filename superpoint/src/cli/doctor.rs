@@ -23,6 +23,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use superpoint::backend::tensix::{TensixBackend, TensixPrecision};
 use superpoint::backend::DenseMaps;
+use superpoint::error::message_chain;
 use superpoint::metrics::{keypoint_f1, pcc, DESCRIPTOR_PCC_GATE, F1_GATE, SCORE_PCC_GATE};
 use superpoint::{Backend, Detection, Input, Options, SuperPoint};
 use tt_runtime::install::Source;
@@ -268,7 +269,7 @@ fn device_checks(report: &mut Report, dev: &Device, golden: &[u8]) {
                     format!("{shape} against the emulator's golden: {}", differing(&c)),
                 )
             })
-            .map_err(|e| anyhow::anyhow!("{e}")),
+            .map_err(|e| anyhow::anyhow!(message_chain(e))),
     );
     report.check(
         "trace replay (known answer)",
@@ -283,7 +284,7 @@ fn device_checks(report: &mut Report, dev: &Device, golden: &[u8]) {
                     ),
                 )
             })
-            .map_err(|e| anyhow::anyhow!("{e}")),
+            .map_err(|e| anyhow::anyhow!(message_chain(e))),
     );
 }
 
@@ -357,7 +358,10 @@ fn frame_checks(
                 precision,
                 seconds,
             ),
-            (Err(e), _) => Err(anyhow::anyhow!("the Tensix backend failed: {e}")),
+            (Err(e), _) => Err(anyhow::anyhow!(
+                "the Tensix backend failed: {}",
+                message_chain(e)
+            )),
             (_, Err(e)) => Err(anyhow::anyhow!("the CPU backend failed: {e:#}")),
         },
     );
@@ -367,7 +371,7 @@ fn frame_checks(
         "trace replay (frame)",
         match (&first, &second) {
             (Ok(direct), Ok(replay)) => Ok(replay_equal(direct, replay)),
-            (Err(e), _) | (_, Err(e)) => Err(anyhow::anyhow!("{e}")),
+            (Err(e), _) | (_, Err(e)) => Err(anyhow::anyhow!(message_chain(e))),
         },
     );
 }

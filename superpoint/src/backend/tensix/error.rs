@@ -22,7 +22,8 @@ pub enum TensixError {
     },
     #[error("kernel-gen could not compile program {program}: {why}")]
     Compile { program: String, why: String },
-    #[error("the device failed while {doing}: {source}")]
+    /// The runtime's error is the source, not part of the message: a chain prints it once.
+    #[error("the device failed while {doing}")]
     Device {
         doing: String,
         #[source]
