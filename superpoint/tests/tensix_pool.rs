@@ -149,7 +149,10 @@ fn a_device_failing_mid_run_leaves_the_pool_and_every_frame_completes() {
     assert_eq!(tensix.healthy_devices(), 1);
     let devices = tensix.devices();
     let failure = devices[1].stats.failed.as_deref().expect("device 1 failed");
-    assert!(failure.contains("device 1"), "{failure}");
+    assert!(
+        failure.contains("on device 1: device lost: emulated device 1 stopped responding"),
+        "{failure}"
+    );
     assert!(devices[0].stats.failed.is_none());
     // Later frames run on device 0; once it fails too, frames fail naming both failures.
     let after = pool

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::error::TensixError;
+use crate::error::message_chain;
 
 /// Which devices a model runs on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -299,12 +300,13 @@ impl<S> Pool<S> {
     fn fail(&self, i: usize, error: &TensixError) {
         let mut state = lock(&self.state);
         if state[i].failed.is_none() {
-            state[i].failed = Some(error.to_string());
+            state[i].failed = Some(message_chain(error));
             let left = state.iter().filter(|s| s.failed.is_none()).count();
             tracing::error!(
                 device = self.slots[i].id,
-                "device {} failed and left the pool ({left} left): {error}",
-                self.slots[i].id
+                "device {} failed and left the pool ({left} left): {}",
+                self.slots[i].id,
+                message_chain(error)
             );
         }
     }
@@ -574,7 +576,10 @@ mod tests {
         assert_eq!(p.healthy(), 1);
         let stats = p.stats();
         let failure = stats[1].failed.as_deref().expect("device 1 failed");
-        assert!(failure.contains("device 1"), "{failure}");
+        assert!(
+            failure.contains("on device 1: device lost: emulated device 1 stopped responding"),
+            "{failure}"
+        );
         // Later frames never go to the failed device.
         for n in 2..5 {
             assert_eq!(frame(&p, n).unwrap().device, 0);
