@@ -141,6 +141,9 @@ pub enum ServerError {
     NoFreePort { host: IpAddr, first: u16, last: u16 },
     #[error("cannot set up the metrics: {0}")]
     Metrics(String),
+    /// A variant to warm up that the model refuses (its size or frame).
+    #[error("cannot warm the model up")]
+    Warmup(#[source] crate::Error),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

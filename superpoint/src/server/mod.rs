@@ -257,13 +257,21 @@ pub fn app(model: SuperPoint, config: Config) -> Result<App, ServerError> {
 
 /// The service for `model` with `config`, which warms `variants` up on every device of the model
 /// on a thread of its own: until that is done, `GET /health` answers 503 and predictions 503
-/// with `Retry-After` ([`App::readiness`] follows it). The caller may keep a handle on the model
-/// (e.g. to watch its devices).
+/// with `Retry-After` ([`App::readiness`] follows it). A model with nothing to warm up (the CPU
+/// backend, or no variants) is ready at once. The caller may keep a handle on the model (e.g. to
+/// watch its devices).
 pub fn app_warming(
     model: Arc<SuperPoint>,
     config: Config,
     variants: Vec<WarmupVariant>,
 ) -> Result<App, ServerError> {
+    if model.tensix().is_none() || variants.is_empty() {
+        // Only checks the variants here.
+        model
+            .warmup_variants(&variants, None)
+            .map_err(ServerError::Warmup)?;
+        return Ok(new_app(model, config, Readiness::Ready)?.0);
+    }
     let total = variants.len() * model.parallelism();
     let (app, shared) = new_app(model, config, Readiness::WarmingUp { done: 0, total })?;
     readiness::warm_up(shared, variants);
