@@ -28,6 +28,7 @@ pub mod server;
 pub mod stream;
 pub mod weights;
 
+pub use backend::tensix::{DeviceSet, Warmup, WarmupStep, WarmupVariant};
 pub use backend::Backend;
 pub use error::{Error, Result};
 pub use input::Input;

@@ -13,9 +13,16 @@
 //! ([`Device::opening`]): tt-metal fixes the placement once per process, so a failed ETH open
 //! cannot be retried.
 //!
+//! [`Device::count`] says how many devices [`Device::open_id`] accepts; each opened device is
+//! independent (its own memory, programs and traces) and devices run in parallel from different
+//! threads. A device that stops working fails every later call with [`Error::DeviceLost`].
+//!
 //! # The emulator (default backend)
 //!
-//! One Blackhole p150a: a 12x10 compute grid with ETH dispatch or 11x10 with Tensix dispatch,
+//! One Blackhole p150a per device id, as many as `$TTR_EMU_DEVICES` (default 1) or
+//! [`Device::emulate_devices`] ask for (other ids: [`Error::NoDevice`]); with the
+//! `fault-injection` feature, `Device::fail_after` makes a device lost after a number of program
+//! runs, for tests of what handles device failure. Each device: a 12x10 compute grid with ETH dispatch or 11x10 with Tensix dispatch,
 //! standing in for a patched tt-metal (`Auto` gives ETH) unless `TTR_EMU_TT_METAL=stock` asks it
 //! to behave as a stock one (`Auto` gives Tensix, `Eth` is refused),
 //! 1536 KiB of L1 per core (programs start at 109 KiB, leaving 1427 KiB: below are the firmware,

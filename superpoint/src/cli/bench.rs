@@ -10,7 +10,7 @@ use clap::Args;
 use kernel_gen::model::{Counts, GOAL_US, PORT_MEASURED_US};
 use kernel_gen::{kir, model, plan};
 use superpoint::backend::tensix::{main_variant, TensixConfig, TensixGrid};
-use superpoint::{Backend, Options, SuperPoint};
+use superpoint::{Backend, DeviceSet, Options, SuperPoint, Warmup};
 use superpoint_graph::Tensor;
 use tt_runtime::CostModel;
 
@@ -59,7 +59,9 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
                 grid: Some(grid),
                 precision,
                 ..TensixConfig::default()
-            });
+            })
+            .devices(DeviceSet::Count(1))
+            .warmup(Warmup::None);
         if let Some(path) = &args.model.weights {
             builder = builder.weights(path);
         }

@@ -38,6 +38,9 @@ const char *const COMPILER_FLAGS = "-std=c++17 -O2 -fPIC -shared -fvisibility=hi
 
 std::mutex g_cache_mu;
 std::unordered_map<std::string, std::weak_ptr<KernelLib>> g_loaded;
+// One lock per kernel key while it is compiled or loaded, so that threads loading the same kernel
+// (programs loaded on several devices at once) compile it once and the others wait for it.
+std::unordered_map<std::string, std::shared_ptr<std::mutex>> g_building;
 
 uint64_t fnv1a(const std::string &s, uint64_t seed) {
     uint64_t h = seed;
@@ -198,6 +201,22 @@ std::shared_ptr<KernelLib> load_kernel(const KernelBuild &build) {
                               TTR_EMU_HEADERS_HASH + "\n" + std::to_string(TTR_EMU_ABI_VERSION);
     const std::string key = fmt("%016llx%016llx", static_cast<unsigned long long>(fnv1a(keyed, 0xcbf29ce484222325ull)),
                                 static_cast<unsigned long long>(fnv1a(keyed, 0x84222325cbf29ce4ull)));
+    std::shared_ptr<std::mutex> building;
+    {
+        std::lock_guard<std::mutex> lock(g_cache_mu);
+        auto it = g_loaded.find(key);
+        if (it != g_loaded.end()) {
+            if (auto lib = it->second.lock()) {
+                return lib;
+            }
+        }
+        auto &slot = g_building[key];
+        if (!slot) {
+            slot = std::make_shared<std::mutex>();
+        }
+        building = slot;
+    }
+    std::lock_guard<std::mutex> build_lock(*building);
     {
         std::lock_guard<std::mutex> lock(g_cache_mu);
         auto it = g_loaded.find(key);
