@@ -7,13 +7,15 @@
 //! through `include_str!` of the files next to it. Everything is in declaration and `BTreeMap`
 //! order, so the bytes depend on nothing but the program.
 
+use std::collections::BTreeMap;
+
 use proc_macro2::{Literal, TokenStream};
 use quote::{quote, ToTokens};
 
 use crate::device::{Core, CoreRange, Fidelity, Format, Grid};
 use crate::kir::{Arg, CompileArg, CoreArgs, Role};
 use crate::layout::{DeviceTensor, Part};
-use crate::ops::resize::Axis;
+use crate::plan::resize::Axis;
 use crate::plan::{BufferPlan, CbKind, CbPlan, Content};
 use crate::program::{Compiled, DeviceProgram, KernelDesc, ProgramError, Step};
 
@@ -235,8 +237,8 @@ macro_rules! variant {
 impl Emit for Axis {
     fn emit(&self) -> TokenStream {
         match self {
-            Axis::Horizontal => quote!(kernel_gen::ops::resize::Axis::Horizontal),
-            Axis::Vertical => quote!(kernel_gen::ops::resize::Axis::Vertical),
+            Axis::Horizontal => quote!(kernel_gen::plan::resize::Axis::Horizontal),
+            Axis::Vertical => quote!(kernel_gen::plan::resize::Axis::Vertical),
         }
     }
 }
@@ -368,6 +370,17 @@ fn used_variants(program: &DeviceProgram) -> Vec<proc_macro2::Ident> {
         .filter(|(_, u)| *u)
         .map(|(name, _)| proc_macro2::Ident::new(name, proc_macro2::Span::call_site()))
         .collect()
+}
+
+impl Compiled {
+    /// Every artifact file: `program.json`, `program.rs` ([`rust_module`]) and the kernels, by
+    /// relative path.
+    pub fn files(&self) -> Result<BTreeMap<String, String>, ProgramError> {
+        let mut files = self.sources.clone();
+        files.insert("program.json".to_string(), self.program.to_json()?);
+        files.insert("program.rs".to_string(), rust_module(self)?);
+        Ok(files)
+    }
 }
 
 /// The Rust module embedding `compiled`; its `SOURCES` name the kernel files relative to the

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use kernel_gen::program::DeviceProgram;
 use kernel_gen::variants::{checked_in, Variant};
-use kernel_gen::{check, kir, plan, program, report, CompileError};
+use kernel_gen::{check, lower, plan, program, report, CompileError};
 
 #[derive(Parser)]
 #[command(about = "Regenerate (or check) the compiled kernels and dispatch programs")]
@@ -37,7 +37,7 @@ fn build(
     want_report: bool,
 ) -> Result<(DeviceProgram, BTreeMap<String, String>), CompileError> {
     let plan = plan::plan(&variant.graph, &variant.params)?;
-    let kir = kir::lower(&plan)?;
+    let kir = lower::lower(&plan)?;
     check::check(&kir, &plan.limits, plan.grid)?;
     if want_report {
         println!(

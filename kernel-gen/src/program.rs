@@ -94,17 +94,6 @@ pub struct Compiled {
     pub sources: BTreeMap<String, String>,
 }
 
-impl Compiled {
-    /// Every artifact file: `program.json`, `program.rs` ([`crate::emit`]) and the kernels, by
-    /// relative path.
-    pub fn files(&self) -> Result<BTreeMap<String, String>, ProgramError> {
-        let mut files = self.sources.clone();
-        files.insert("program.json".to_string(), self.program.to_json()?);
-        files.insert("program.rs".to_string(), crate::emit::rust_module(self)?);
-        Ok(files)
-    }
-}
-
 /// Renders every kernel and assembles the dispatch program.
 pub fn assemble(grid: Grid, buffers: &[BufferPlan], kir: &Kir) -> Result<Compiled, ProgramError> {
     let renderer = Renderer::new()?;

@@ -109,7 +109,7 @@ pub fn weight_bytes(
                     _ => pack_conv_bias(w, Format::Bf16),
                 }
             }
-            other => match crate::ops::resize::filter_bytes(other) {
+            other => match crate::plan::resize::filter_bytes(other) {
                 Some(bytes) => bytes,
                 None => continue,
             },

@@ -409,7 +409,7 @@ fn fixture_scores_640x480() {
         check(&device, &scores, radius, threshold, border);
     }
     let plan = kernel_gen::plan::plan(&graph, &params(Grid::ETH_DISPATCH)).expect("plans");
-    let kir = kernel_gen::kir::lower(&plan).expect("lowers");
+    let kir = kernel_gen::lower::lower(&plan).expect("lowers");
     print!("{}", report::table(&report::report(&kir)));
 }
 
@@ -526,7 +526,8 @@ fn candidate_bits_at_the_smallest_normal_threshold_are_exact() {
 /// reference candidates of its tiles, and the bound must be every pixel a candidate.
 #[test]
 fn the_candidate_bit_scan_is_charged_with_the_run_counts() {
-    use kernel_gen::kir::{self, Kir};
+    use kernel_gen::kir::Kir;
+    use kernel_gen::lower;
     use kernel_gen::model::{self, Counts};
     use kernel_gen::runner::Loaded;
     use tt_runtime::{CostModel, KernelRole};
@@ -551,7 +552,7 @@ fn the_candidate_bit_scan_is_charged_with_the_run_counts() {
     let params = params(grid);
     let compiled = compile(&graph, &params).expect("compiles");
     let kir: Kir =
-        kir::lower(&kernel_gen::plan::plan(&graph, &params).expect("plans")).expect("lowers");
+        lower::lower(&kernel_gen::plan::plan(&graph, &params).expect("plans")).expect("lowers");
     let dev = common::open(&compiled);
     let loaded = Loaded::load(&dev, &compiled).expect("loads");
     loaded

@@ -15,7 +15,7 @@ use kernel_gen::layout::{pack_pixel_rows, DeviceTensor};
 use kernel_gen::model::{self, Counts};
 use kernel_gen::plan::Content;
 use kernel_gen::runner::Loaded;
-use kernel_gen::{compile, kir, plan, variants, Grid};
+use kernel_gen::{compile, kir, lower, plan, variants, Grid};
 use superpoint_graph::reference::{nms::nms, select::select_keypoints};
 use superpoint_graph::{names, SuperPointParams, Tensor};
 use tt_runtime::CostModel;
@@ -116,7 +116,7 @@ fn the_sampler_reader_is_charged_with_the_run_counts() {
     );
     let compiled = compile(&variant.graph, &variant.params).expect("compiles");
     let kir =
-        kir::lower(&plan::plan(&variant.graph, &variant.params).expect("plans")).expect("lowers");
+        lower::lower(&plan::plan(&variant.graph, &variant.params).expect("plans")).expect("lowers");
     let (regions, capacity, dense_format) = {
         let tensor = |name: &str| {
             compiled

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use kernel_gen::report::{report, table};
-use kernel_gen::{compile, kir, plan, Compiled, Grid, Limits, PlanParams};
+use kernel_gen::{compile, lower, plan, Compiled, Grid, Limits, PlanParams};
 use superpoint_graph::{names, superpoint};
 
 fn params(grid: Grid) -> PlanParams {
@@ -47,7 +47,7 @@ fn default_frame_sampling_is_valid_on_both_grids() {
         assert_eq!(cores, grid.cores());
         let graph = superpoint(640, 480).pruned(&[names::DESCRIPTORS]);
         let planned = plan::plan(&graph, &params(grid)).expect("plans");
-        let lowered = kir::lower(&planned).expect("lowers");
+        let lowered = lower::lower(&planned).expect("lowers");
         kernel_gen::check::check(&lowered, &Limits::BLACKHOLE, grid).expect("checks");
         println!(
             "grid {}x{} (worst case: full regions)\n{}",
