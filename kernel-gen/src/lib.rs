@@ -40,8 +40,9 @@
 //!   [`PlanParams::outlive`]) stays alive in the arena to the program's end, and the later
 //!   program reads it there ([`PlanParams::external_l1`], [`variants::shared_l1`]). A
 //!   kernel's `<arg>_dram` compile-time args say which, so the kernels are the same either way.
-//!   The planner leaves the arena room ([`plan::arena_room::reserve`]): a conv streams single-buffered where
-//!   only that lets the most activation bytes any node has alive fit beside its CBs.
+//!   The planner leaves the arena room ([`plan::arena_room::reserve`]): a conv streams
+//!   single-buffered where only that lets the most activation bytes any node has alive fit
+//!   beside its CBs.
 //! * **Layout**: every activation is interleaved, channels-last as a (pixels ×
 //!   channels) matrix of tiles (32 pixels × 32 channels, 4-face), bf16 or Float32 as the writing
 //!   node's precision says ([`Precision::PORT`] bf16, [`Precision::ACCURATE`] Float32), see
@@ -209,8 +210,20 @@
 //!   tt-metal to unpack them straight to the fp32 DST (`UnpackToDestFp32`); the emulator does the
 //!   same, and cuts every other Float32 operand.
 //!
-//! The dispatch program is also emitted as a Rust module ([`emit`], `program.rs` next to each
-//! artifact set) so a crate embeds it with `include!` instead of parsing JSON.
+//! # The artifacts a reviewer reads
+//!
+//! `cargo run -p kernel-gen` writes each shipped program ([`variants`]) to a folder of
+//! `kernel-gen/artifacts/` as `program.json` and as a Rust module, `program.rs` ([`emit`]), which a
+//! crate embeds with `include!` instead of parsing JSON. The kernels go to the shared
+//! `artifacts/kernels/` folder, one file per distinct text: a kernel's text names no node (its
+//! node-specific values are compile-time args), and its file is named by its template and a
+//! CRC-32 of what the template renders it from ([`render::Interface::file`]), so every step and
+//! every program that runs the same text names the same file (the NMS variants share the main
+//! program's). The program states each kernel's per-core runtime args by rule
+//! ([`program::rules`]: runs of constants, of block ranges counting along the cores, of buffer
+//! addresses and NoC coordinates, one run where all cores agree), which the runner expands when
+//! it loads the program. The insta snapshots of `snapshots/` hold one file per distinct kernel
+//! text and a readable summary of each snapshotted program ([`summary`]).
 //!
 //! Next steps (DESIGN §3 hints; `superpoint bench --backend tensix` prints the per-node model):
 //! convPa and convDa as one 128 → 512 conv (they read the same input; in four output-channel
@@ -235,6 +248,7 @@ pub mod program;
 pub mod render;
 pub mod report;
 pub mod runner;
+pub mod summary;
 pub mod variants;
 
 use superpoint_graph::Graph;

@@ -658,7 +658,8 @@ fn kernel_counters(
             .expect("core counters")
     };
     let per_core = step.kernels[0]
-        .runtime_args
+        .core_args()
+        .expect("the rules expand")
         .iter()
         .map(|a| (on(reader, &a.core), on(writer, &a.core)))
         .collect();

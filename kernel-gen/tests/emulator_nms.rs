@@ -130,18 +130,13 @@ fn region_tiles(compiled: &Compiled) -> Vec<(u32, u32)> {
         .steps
         .iter()
         .flat_map(|s| &s.kernels)
-        .find(|k| k.runtime_arg_names.iter().any(|n| n == "region"))
+        .find(|k| k.arg_index("region").is_some())
         .expect("a kernel writing candidates");
-    let at = |name: &str| {
-        kernel
-            .runtime_arg_names
-            .iter()
-            .position(|n| n == name)
-            .expect("named arg")
-    };
+    let at = |name: &str| kernel.arg_index(name).expect("named arg");
     let (start, count) = (at("tile_start"), at("tile_count"));
     kernel
-        .runtime_args
+        .core_args()
+        .expect("the rules expand")
         .iter()
         .map(|c| match (&c.args[start], &c.args[count]) {
             (Arg::Const(s), Arg::Const(n)) => (*s, *n),
@@ -647,7 +642,7 @@ fn run_poisoned(scores: &Tensor<f32>, signals: u32) -> Result<Tensor<f32>, Strin
     let reader = step
         .kernels
         .iter_mut()
-        .find(|k| k.source.ends_with("reader.cpp"))
+        .find(|k| k.role == kernel_gen::Role::Reader)
         .expect("a reader");
     let arg = reader
         .compile_args

@@ -24,6 +24,7 @@ const LAYERS: &[&str] = &[
     "render",
     "program",
     "emit",
+    "summary",
     "runner",
     "report",
     "model",

@@ -4,11 +4,11 @@
 //! image row with its copies shifted by one pixel either way, so conv1a builds its taps from whole rows). The program is specialised per input
 //! size (the filter is data the host computes per size, [`crate::plan::resize_filter`]).
 //!
-//! Pillow runs one pass per axis, in the order [`vertical_first`](superpoint_graph::reference::resize::vertical_first) decides, each output
+//! Pillow runs one pass per axis, in the order [`vertical_first`] decides, each output
 //! `clip8(⌊(S + 2²¹) / 2²²⌋)` of the integer sum S = Σ v·k of u8 samples and 22-bit weights.
 //! The device does the same per 32×32 output block (row tile i, column tile j); the unit of work
 //! split over the cores is a block, or half a block (16 output rows) where that spreads the
-//! reader's conversion and the writer's rows more evenly ([`unit_rows`](crate::plan::resize::unit_rows); the compute kernel still
+//! reader's conversion and the writer's rows more evenly ([`unit_rows`]; the compute kernel still
 //! computes the unit's whole block, the writer writes the unit's rows):
 //! * the reader converts the band rows the unit's outputs read (of the block's `kv` × `kh` input
 //!   tiles starting at the band table's row and column) from u8 to bf16; the other rows (and
@@ -27,7 +27,7 @@
 //!   and scales by 1/255. Weights sit in in0 (SrcB), data in in1 (SrcA, exact from HiFi2 up).
 //!   Weight parts 0 + 1 accumulate A in DST 0 and part 2 accumulates B in DST 1, both exact in
 //!   fp32 (A + B = S / 2²²; [`crate::plan::resize_filter`]; the planner checks B's bound through
-//!   [`MAX_REST_SUM`](crate::plan::resize::MAX_REST_SUM)). The rounding is then exact too: q = fl(A + B) rounded to an integer
+//!   [`MAX_REST_SUM`]). The rounding is then exact too: q = fl(A + B) rounded to an integer
 //!   (adding and subtracting 1.5·2²³, `add/sub_unary_tile`), and the result
 //!   q + round(A − q + B + 2⁻²³) (`sub/add_binary_tile`, the same trick): A − q + B is a
 //!   multiple of 2⁻²² within ½ + 2⁻¹⁶ of 0, so adding 2⁻²³ is exact and never leaves a tie, and
@@ -50,6 +50,10 @@
 //!
 //! Only the non-zero bands are multiplied: 3·kv·kh + 3·kh tile products per block (vertical
 //! first), 3·kv·kh + 3·kv (horizontal first).
+//!
+//! [`vertical_first`]: superpoint_graph::reference::resize::vertical_first
+//! [`unit_rows`]: crate::plan::resize::unit_rows
+//! [`MAX_REST_SUM`]: crate::plan::resize::MAX_REST_SUM
 
 use crate::device::Format;
 use crate::kir::{
