@@ -4,11 +4,12 @@
 //! The module defines `program() -> DeviceProgram`, built from struct literals and the short
 //! constructors of [`prelude`] (lists as static data: CB tables, compile-time args, the runtime
 //! args' rules), and `SOURCES`, the kernel texts through `include_str!` of the shared kernel
-//! files ([`KERNELS`], beside the program's folder). It is laid out by [`Doc`] (a list flat when
-//! it fits 100 columns, else one item per line, or as many as fit for lists of short items, as
-//! rustfmt fills them) and parsed back with `syn`, so a module that does not parse is an error
-//! here, not in the embedding crate. Everything is in declaration and `BTreeMap` order, so the
-//! bytes depend on nothing but the program.
+//! files ([`KERNELS`], beside the program's folder), with the arg names of each kernel file
+//! once. It is laid out by `Doc` (a list flat when it fits 100 columns, else as many items a
+//! line as fit, as rustfmt fills lists of short items, an item too long for a line broken in
+//! turn) and parsed back with `syn`, so a module that does not parse is an error here, not in the
+//! embedding crate. Everything is in declaration and `BTreeMap` order, so the bytes depend on
+//! nothing but the program.
 
 use std::collections::BTreeMap;
 

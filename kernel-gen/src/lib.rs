@@ -18,9 +18,9 @@
 //! 5. [`program`]: the [`DeviceProgram`] and the kernel sources ([`Compiled`]), written as JSON
 //!    and as a Rust module ([`emit`]).
 //!
-//! [`compile`] runs them in that order. After them: [`runner`] loads and runs a program on a
-//! device, [`report`] and [`model`] give its static figures and modeled time, [`variants`] names
-//! the shipped programs.
+//! [`compile`] runs them in that order. After them: [`summary`] writes a program as text for
+//! review, [`runner`] loads and runs a program on a device, [`report`] and [`model`] give its
+//! static figures and modeled time, [`variants`] names the shipped programs.
 //!
 //! # Current state of the device design
 //!
