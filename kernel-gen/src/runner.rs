@@ -31,7 +31,7 @@ pub enum RunError {
     #[error("tt-runtime: {0}")]
     Runtime(#[from] tt_runtime::Error),
     #[error(transparent)]
-    Program(#[from] ProgramError),
+    Program(Box<ProgramError>),
     #[error("kernel `{kernel}`: its source `{source_name}` is not in the compiled program")]
     MissingSource { kernel: String, source_name: String },
     #[error("compute kernel `{0}` has no fidelity or DST mode in the program")]
@@ -447,7 +447,7 @@ impl Loaded {
                 }
                 .compile_args(&compile_args);
                 let id = prog.add_kernel(&spec)?;
-                for core in k.core_args()? {
+                for core in k.core_args().map_err(|e| RunError::Program(Box::new(e)))? {
                     let args = core
                         .args
                         .iter()
