@@ -124,13 +124,13 @@ struct Files {
 const FOLDERS: [Files; 2] = [
     Files {
         folder: "kernel-gen/artifacts",
-        files: 120,
-        bytes: 19_253_887,
+        files: 45,
+        bytes: 1_041_161,
     },
     Files {
         folder: "snapshots",
-        files: 97,
-        bytes: 8_779_757,
+        files: 37,
+        bytes: 303_634,
     },
 ];
 

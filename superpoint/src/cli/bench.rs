@@ -8,7 +8,7 @@
 use anyhow::bail;
 use clap::Args;
 use kernel_gen::model::{Counts, GOAL_US, PORT_MEASURED_US};
-use kernel_gen::{kir, model, plan};
+use kernel_gen::{lower, model, plan};
 use superpoint::backend::tensix::{main_variant, TensixConfig, TensixGrid};
 use superpoint::{Backend, DeviceSet, Options, SuperPoint, Warmup};
 use superpoint_graph::Tensor;
@@ -71,7 +71,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         };
         // The kernel IR of the same program, for the RISC-V work the emulator cannot count.
         let variant = main_variant((w as u32, h as u32), None, grid.grid(), precision);
-        let kir = kir::lower(&plan::plan(&variant.graph, &variant.params)?)?;
+        let kir = lower::lower(&plan::plan(&variant.graph, &variant.params)?)?;
         let profile = tensix.profile(&plane, &options, &model::count_buffers(&kir))?;
         let nodes = model::estimate(&kir, &profile.steps, Counts::Run(&profile.buffers), &cost)?;
         let bound = model::estimate(&kir, &profile.steps, Counts::Bound, &cost)?;

@@ -1,6 +1,6 @@
 // Kernel JIT: wraps a kernel's source with its compile-time args and defines, compiles it with the
 // host C++ compiler against the stand-in kernel API headers, caches the shared object on disk by a
-// hash of everything that goes into it, and loads it.
+// hash of everything that goes into it but the kernel's name, and loads it.
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -113,9 +113,11 @@ std::string shell_quote(const std::string &s) {
     return out + "'";
 }
 
-std::string wrapper_source(const KernelBuild &b) {
+// The source the host compiler builds: `b`'s kernel under the label `name`, which names it in
+// diagnostics only.
+std::string wrapper_source(const KernelBuild &b, const std::string &name) {
     std::ostringstream w;
-    w << "// tt-runtime emulator kernel '" << b.name << "' (" << role_name(b.role) << ")\n";
+    w << "// tt-runtime emulator kernel '" << name << "' (" << role_name(b.role) << ")\n";
     w << "#define TTR_CT_ARGS_LIST";
     for (uint32_t a : b.compile_args) {
         w << " " << a << "u,";
@@ -139,7 +141,7 @@ std::string wrapper_source(const KernelBuild &b) {
     for (const auto &[name, value] : b.defines) {
         w << "#define " << name << " " << value << "\n";
     }
-    std::string file = b.name;
+    std::string file = name;
     for (char &c : file) {
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) {
             c = '_';
@@ -196,8 +198,10 @@ std::shared_ptr<KernelLib> load_kernel(const KernelBuild &build) {
     }
     const std::string compiler = env_or("TTR_CXX", env_or("CXX", "g++"));
     const std::string include = env_or("TTR_EMU_INCLUDE", TTR_EMU_INCLUDE_DIR);
-    const std::string source = wrapper_source(build);
-    const std::string keyed = source + "\n" + COMPILER_FLAGS + "\n" + compiler + "\n" + include + "\n" +
+    const std::string source = wrapper_source(build, build.name);
+    // The key leaves the kernel's name out: the steps and programs that run one kernel file
+    // with the same compile-time args and config share one object.
+    const std::string keyed = wrapper_source(build, "kernel") + "\n" + COMPILER_FLAGS + "\n" + compiler + "\n" + include + "\n" +
                               TTR_EMU_HEADERS_HASH + "\n" + std::to_string(TTR_EMU_ABI_VERSION);
     const std::string key = fmt("%016llx%016llx", static_cast<unsigned long long>(fnv1a(keyed, 0xcbf29ce484222325ull)),
                                 static_cast<unsigned long long>(fnv1a(keyed, 0x84222325cbf29ce4ull)));
