@@ -214,6 +214,7 @@ pub mod layout;
 pub mod model;
 pub mod multicast;
 pub mod ops;
+pub mod phases;
 pub mod plan;
 pub mod program;
 pub mod render;

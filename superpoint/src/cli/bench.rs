@@ -1,9 +1,12 @@
 //! `superpoint bench --backend tensix`: one frame on the Tensix backend with every step
 //! launched directly, and each node's modeled device time (`kernel_gen::model` over the
-//! emulator's counters and the kernel IR's RISC-V work, `tt_runtime::cost`; a model, never a
-//! measurement) on the 12×10 and 11×10 grids at the chosen precision, next to the port's
+//! emulator's counters and the kernel IR, `tt_runtime::cost`; a model, never a measurement) on
+//! the 12×10 and 11×10 grids at the chosen precision, by both cost models: v2, the timeline at
+//! measured Blackhole rates (the estimate), and v1, the roofline (the floor), next to the port's
 //! measured device time. Loops over run-time counts are charged with the frame's counts (read
-//! back after the run); the total at their bound, the worst case, is printed too.
+//! back after the run); the v1 total at their bound, the worst case, is printed too. The last two
+//! lines are the totals per grid. `--calibrate` instead prints v2 against published Blackhole
+//! measurements ([`super::calibrate`]).
 
 use anyhow::bail;
 use clap::Args;
@@ -12,7 +15,7 @@ use kernel_gen::{kir, model, plan};
 use superpoint::backend::tensix::{main_variant, TensixConfig, TensixGrid};
 use superpoint::{Backend, Options, SuperPoint};
 use superpoint_graph::Tensor;
-use tt_runtime::CostModel;
+use tt_runtime::{CostModel, TimelineModel};
 
 use super::model_table::{self, ModeledProgram, ModeledRun};
 use super::ModelArgs;
@@ -27,6 +30,10 @@ pub struct BenchArgs {
     /// Also write each program's modeled time as JSON, for `superpoint doctor --model` on a card.
     #[arg(long, value_name = "PATH")]
     write_model: Option<std::path::PathBuf>,
+    /// Instead, run the calibration programs and print the timeline model against the published
+    /// Blackhole measurements they reproduce.
+    #[arg(long)]
+    calibrate: bool,
 }
 
 /// A deterministic textured plane (the modeled time barely depends on the values).
@@ -39,6 +46,9 @@ fn plane(width: usize, height: usize) -> anyhow::Result<Tensor<u8>> {
 }
 
 pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
+    if args.calibrate {
+        return super::calibrate::run();
+    }
     if args.model.backend != Backend::Tensix {
         bail!("bench models device time; run it with --backend tensix");
     }
@@ -50,6 +60,8 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     let (w, h) = options.frame;
     let plane = plane(w, h)?;
     let cost = CostModel::BLACKHOLE;
+    let timeline = TimelineModel::BLACKHOLE;
+    let mut totals = Vec::new();
     let precision = args.model.precision;
     let mut runs = Vec::new();
     for grid in [TensixGrid::Eth12x10, TensixGrid::Tensix11x10] {
@@ -73,47 +85,65 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         let profile = tensix.profile(&plane, &options, &model::count_buffers(&kir))?;
         let nodes = model::estimate(&kir, &profile.steps, Counts::Run(&profile.buffers), &cost)?;
         let bound = model::estimate(&kir, &profile.steps, Counts::Bound, &cost)?;
+        let timed = model::timeline(
+            &kir,
+            &profile.steps,
+            Counts::Run(&profile.buffers),
+            &timeline,
+        )?;
         println!(
-            "== {w}x{h} on the {} grid at the {} precision: MODELED device time (tt_runtime::cost BLACKHOLE, launch overhead included) ==",
+            "== {w}x{h} on the {} grid at the {} precision: MODELED device time (v2: tt_runtime::TimelineModel BLACKHOLE, the estimate; v1: the roofline CostModel BLACKHOLE, the floor; dispatch and launch included) ==",
             grid.name(),
             precision.name()
         );
         println!(
-            "{:<18} {:>5} {:>11} {:<13} {:>14}  slowest core and DRAM, modeled µs",
-            "node", "cores", "modeled µs", "bound", "w/o scalar µs"
+            "{:<18} {:>5} {:>8} {:<10} {:>8} {:<13} {:>14}  v2: slowest core's timeline, modeled µs | v1: slowest core and DRAM",
+            "node", "cores", "v2 µs", "v2 bound", "v1 µs", "v1 bound", "v1 w/o scalar"
         );
-        let (mut total, mut total_without) = (0.0, 0.0);
-        for n in &nodes {
+        let (mut total, mut total_without, mut total_v2) = (0.0, 0.0, 0.0);
+        for (n, t) in nodes.iter().zip(&timed) {
             let us = n.with_scalar.seconds() * 1e6;
             let without = n.without_scalar.seconds() * 1e6;
+            let v2 = t.step.seconds() * 1e6;
             total += us;
             total_without += without;
+            total_v2 += v2;
             println!(
-                "{:<18} {:>5} {:>11.1} {:<13} {:>14.1}  {}",
+                "{:<18} {:>5} {:>8.1} {:<10} {:>8.1} {:<13} {:>14.1}  v2: {} | v1: {}",
                 n.node,
                 n.with_scalar.cores,
+                v2,
+                t.step.dominant(),
                 us,
                 n.with_scalar.bound(),
                 without,
+                model::why_timeline(&t.step, timeline.clock_hz),
                 model::why(&n.with_scalar, cost.clock_hz)
             );
         }
+        println!(
+            "timeline (v2) total: {total_v2:.1} µs over {} programs (the estimate)",
+            timed.len()
+        );
+        totals.push((grid.name(), total_v2, total));
         runs.push(ModeledRun {
             grid: grid.name().to_string(),
             precision: precision.name().to_string(),
             frame: [w, h],
             programs: nodes
                 .iter()
-                .map(|n| ModeledProgram {
+                .zip(&timed)
+                .map(|(n, t)| ModeledProgram {
                     node: n.node.clone(),
                     modeled_us: n.with_scalar.seconds() * 1e6,
+                    timeline_us: t.step.seconds() * 1e6,
                 })
                 .collect(),
         });
         let worst: f64 = bound.iter().map(|n| n.with_scalar.seconds() * 1e6).sum();
         println!(
-            "modeled total: {total:.1} µs with the scalar RISC-V work (a lower bound), {total_without:.1} µs without, over {} programs; \
-             the port measured {PORT_MEASURED_US} µs on a p150a; DESIGN §6 goal ≤ {GOAL_US} µs",
+            "modeled total: {total:.1} µs with the scalar RISC-V work (a lower bound), {total_without:.1} µs without, over {} programs (v1, the roofline floor); \
+             the port measured {PORT_MEASURED_US} µs on a p150a; DESIGN §6 goal ≤ {GOAL_US} µs by v2",
             nodes.len()
         );
         println!(
@@ -123,6 +153,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
     if let Some(path) = &args.write_model {
         model_table::write(path, &runs)?;
         println!("wrote the modeled time per program to {}", path.display());
+    }
+    totals.sort_by_key(|(grid, _, _)| *grid != TensixGrid::Tensix11x10.name());
+    for (grid, v2, v1) in totals {
+        println!("total {grid}: v2 {v2:.1} µs, roofline {v1:.1} µs");
     }
     Ok(())
 }
