@@ -143,7 +143,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         let worst: f64 = bound.iter().map(|n| n.with_scalar.seconds() * 1e6).sum();
         println!(
             "modeled total: {total:.1} µs with the scalar RISC-V work (a lower bound), {total_without:.1} µs without, over {} programs (v1, the roofline floor); \
-             the port measured {PORT_MEASURED_US} µs on a p150a; DESIGN §6 goal ≤ {GOAL_US} µs by v2",
+             the port measured {PORT_MEASURED_US} µs on a p150a; DESIGN §6 target on 12x10 ≤ {GOAL_US} µs by v2",
             nodes.len()
         );
         println!(
