@@ -242,11 +242,36 @@ fn bench_matches(precision: &str) {
                 listed.len()
             ));
         }
+        let v2: f64 = listed
+            .iter()
+            .map(|p| p["timeline_us"].as_f64().expect("v2 µs"))
+            .sum();
+        let v2_total = number_after(block, "timeline (v2) total: ");
+        if (v2 - v2_total).abs() > 0.06 {
+            problems.push(format!(
+                "{} {}: the model JSON's v2 programs sum to {v2:.2} µs, the bench prints {v2_total:.1}",
+                want.grid, want.precision
+            ));
+        }
+        if v2_total < number_after(block, "modeled total: ") - 20.0 * programs as f64 {
+            problems.push(format!(
+                "{} {}: v2 {v2_total:.1} µs is below the roofline floor less v2's smaller dispatch",
+                want.grid, want.precision
+            ));
+        }
         if programs != want.programs {
             problems.push(format!(
                 "{} {}: {programs} programs per frame, pinned {}",
                 want.grid, want.precision, want.programs
             ));
+        }
+    }
+    // The last two lines: the totals per grid, 11x10 then 12x10.
+    let last: Vec<&str> = text.lines().rev().take(2).collect();
+    for (line, grid) in last.iter().zip(["12x10", "11x10"]) {
+        let prefix = format!("total {grid}: v2 ");
+        if !(line.starts_with(&prefix) && line.contains(" µs, roofline ") && line.ends_with(" µs")) {
+            problems.push(format!("the bench's closing line for {grid} is `{line}`"));
         }
     }
     assert!(problems.is_empty(), "{}; {UPDATE}", problems.join("\n"));
