@@ -253,9 +253,9 @@ fn bench_matches(precision: &str) {
                 want.grid, want.precision
             ));
         }
-        if v2_total < number_after(block, "modeled total: ") - 20.0 * programs as f64 {
+        if v2_total < number_after(block, "modeled total: ") - programs as f64 {
             problems.push(format!(
-                "{} {}: v2 {v2_total:.1} µs is below the roofline floor less v2's smaller dispatch",
+                "{} {}: v2 {v2_total:.1} µs is below the roofline floor less 1 µs a program (v2 dispatches in 1 µs, v1 launches in 2)",
                 want.grid, want.precision
             ));
         }
