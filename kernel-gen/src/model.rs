@@ -328,7 +328,8 @@ pub fn timeline(
                                 blocks: p.map_or(0, |p| p.blocks),
                                 waits_for_sender: p.is_some_and(|p| p.waits_for_sender),
                                 sends: p.is_some_and(|p| p.sends),
-                                unpack_tiles_per_matmul: p.map_or(2.0, |p| p.unpack_tiles_per_matmul),
+                                unpack_tiles_per_matmul: p
+                                    .map_or(2.0, |p| p.unpack_tiles_per_matmul),
                             }
                         })
                         .collect()

@@ -65,9 +65,9 @@ fn block_trips(trips: &Trips, on: OnCore) -> Option<u64> {
 
 /// The phase facts of `body` on core `on`.
 pub fn phases(body: &[Call], on: OnCore) -> Phases {
-    let split = body.iter().position(|c| {
-        matches!(c, Call::Loop { trips, .. } if block_trips(trips, on).is_some())
-    });
+    let split = body
+        .iter()
+        .position(|c| matches!(c, Call::Loop { trips, .. } if block_trips(trips, on).is_some()));
     let (prologue, rest) = body.split_at(split.unwrap_or(body.len()));
     let blocks = rest.first().map_or(0, |c| match c {
         Call::Loop { trips, .. } => block_trips(trips, on).unwrap_or(0),

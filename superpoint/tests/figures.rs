@@ -270,7 +270,8 @@ fn bench_matches(precision: &str) {
     let last: Vec<&str> = text.lines().rev().take(2).collect();
     for (line, grid) in last.iter().zip(["12x10", "11x10"]) {
         let prefix = format!("total {grid}: v2 ");
-        if !(line.starts_with(&prefix) && line.contains(" µs, roofline ") && line.ends_with(" µs")) {
+        if !(line.starts_with(&prefix) && line.contains(" µs, roofline ") && line.ends_with(" µs"))
+        {
             problems.push(format!("the bench's closing line for {grid} is `{line}`"));
         }
     }

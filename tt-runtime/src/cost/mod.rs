@@ -43,6 +43,4 @@ pub mod roofline;
 pub mod timeline;
 
 pub use roofline::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
-pub use timeline::{
-    CoreTimeline, KernelCycles, PhasedKernel, TimelineModel, TimelineStep,
-};
+pub use timeline::{CoreTimeline, KernelCycles, PhasedKernel, TimelineModel, TimelineStep};

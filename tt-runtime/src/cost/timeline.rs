@@ -100,12 +100,13 @@ impl TimelineModel {
         for fidelity in MathFidelity::ALL {
             let phases = (fidelity as u32 + 1) as f64;
             let at = |op| c.tile_ops_at(op, fidelity) as f64;
-            let matmul = (self.matmul_cycles_per_phase * phases)
-                .max(self.unpack(unpack_tiles_per_matmul));
+            let matmul =
+                (self.matmul_cycles_per_phase * phases).max(self.unpack(unpack_tiles_per_matmul));
             cycles += at(TileOp::Matmul) * matmul;
             // Two operands unpacked, fidelity phases on the FPU.
             cycles += at(TileOp::Mul) * (self.eltwise_cycles * phases).max(self.unpack(2.0));
-            cycles += (at(TileOp::Add) + at(TileOp::Sub)) * self.eltwise_cycles.max(self.unpack(2.0));
+            cycles +=
+                (at(TileOp::Add) + at(TileOp::Sub)) * self.eltwise_cycles.max(self.unpack(2.0));
             // One operand unpacked (the reduce's scaler stays in SrcB).
             cycles += at(TileOp::Reduce) * (self.eltwise_cycles * phases).max(self.unpack(1.0));
             let one = [
@@ -156,12 +157,15 @@ impl TimelineModel {
             let l1 = rate(self.l1_bytes_per_cycle);
             let r = c.noc_read_bytes[class] as f64;
             let w = c.noc_write_bytes[class] as f64;
-            cycles += r * (dram_read / rate(self.dram_read_bytes_per_cycle) + (1.0 - dram_read) / l1);
+            cycles +=
+                r * (dram_read / rate(self.dram_read_bytes_per_cycle) + (1.0 - dram_read) / l1);
             cycles += w
-                * (dram_written / rate(self.dram_write_bytes_per_cycle) + (1.0 - dram_written) / l1);
+                * (dram_written / rate(self.dram_write_bytes_per_cycle)
+                    + (1.0 - dram_written) / l1);
         }
         let mean = c.noc_mcast_bytes.checked_div(c.noc_mcasts).unwrap_or(0);
-        let mcast_rate = self.noc_bytes_per_cycle[noc_size_class(mean)].min(self.mcast_bytes_per_cycle);
+        let mcast_rate =
+            self.noc_bytes_per_cycle[noc_size_class(mean)].min(self.mcast_bytes_per_cycle);
         cycles += c.noc_mcast_bytes as f64 / mcast_rate;
         cycles + c.noc_transactions() as f64 * self.noc_issue_cycles + self.flight_cycles(c)
     }
@@ -212,7 +216,11 @@ impl TimelineModel {
         for k in kernels {
             let cycles = self.kernel_cycles(k);
             let total = cycles.total();
-            let start = if k.waits_for_sender { senders_done } else { 0.0 };
+            let start = if k.waits_for_sender {
+                senders_done
+            } else {
+                0.0
+            };
             let prologue = total * k.prologue_share.clamp(0.0, 1.0);
             prologues_done = prologues_done.max(start + prologue);
             t.end = t.end.max(start + total);
@@ -235,8 +243,11 @@ impl TimelineModel {
         t.prologue = prologues_done;
         if blocks > 0 {
             let [r, c, w] = stage;
-            let slowest = (if turns[0] { r + c } else { r.max(c) })
-                .max(if turns[1] { c + w } else { c.max(w) });
+            let slowest = (if turns[0] { r + c } else { r.max(c) }).max(if turns[1] {
+                c + w
+            } else {
+                c.max(w)
+            });
             t.first_block = r + c + w;
             t.steady = (blocks - 1) as f64 * slowest;
             t.end = t.end.max(prologues_done + t.first_block + t.steady);
