@@ -87,8 +87,8 @@ pub mod workload;
 
 pub use buffer::Buffer;
 pub use cost::{
-    Bound, CoreEstimate, CoreTimeline, CostModel, KernelCycles, KernelWork, PhasedKernel,
-    StepEstimate, TimelineModel, TimelineStep,
+    Bound, CoreEstimate, CoreTimeline, CostModel, KernelCycles, KernelWork, McastPoint,
+    PhasedKernel, StepEstimate, TimelineModel, TimelineStep,
 };
 pub use counters::{
     noc_size_class, Counters, SfpuOp, TileOp, NOC_SIZE_CLASSES, NOC_SIZE_CLASS_LIMITS,

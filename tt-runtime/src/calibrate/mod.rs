@@ -15,8 +15,13 @@
 //!   device profiler's overhead per op (the published figures are profiler measurements).
 //! * **DRAM read / write** (tt-low-level-documentation `ideal_performance.md`, one core): 64
 //!   pages of 8 KiB between DRAM and a ring in L1, one barrier; bytes over the modeled cycles.
-//! * **Multicast** (same table, one to all, not linked): 64 multicasts of 8 KiB from one core to
-//!   the other 109 of an 11×10 rectangle; bytes over the modeled cycles.
+//! * **Multicast** (one to all, not linked): 64 multicasts from one core to the other 109 of an
+//!   11×10 rectangle; bytes over the modeled cycles. Of 16 KiB (the NoC's largest packet)
+//!   against the table's 24 B/cycle, which is the large-packet rate (the directed test's sweep,
+//!   `perf_plots/blackhole/csv/One to All Multicast 11x10 Packet Sizes without Loopback.csv`,
+//!   gives 23.2 at 16 KiB and 24.6 at 64 KiB); of 2 KiB against that sweep's 4.98 B/cycle
+//!   (2048 B × 64 transactions), where the fixed cost per multicast dominates. The model's
+//!   multicast constants come from other rows of the same sweeps (64 B and 64 KiB × 256).
 //! * **SFPU** (tt-metal PR #49820, a one-instruction unary op, `BitwiseNot`, 135.43 cycles/tile
 //!   on Blackhole): 64 tiles through one relu pass each, the math thread's SFPU cycles per tile.
 //!   This checks that the emulator counts one SFPU pass per tile and the model's per-pass floor
@@ -44,8 +49,9 @@ pub enum Kind {
     DramRead,
     /// One core writing DRAM, B/cycle.
     DramWrite,
-    /// One core multicasting to the grid (not linked), B/cycle.
-    Multicast,
+    /// One core multicasting pages of `page` bytes to the 109 other cores of 11×10 (not
+    /// linked), B/cycle.
+    Multicast { page: u32 },
     /// A one-instruction unary SFPU op, cycles per tile.
     Sfpu,
 }
@@ -61,7 +67,7 @@ pub struct Reference {
 }
 
 /// The published measurements the model is calibrated against.
-pub const REFERENCES: [Reference; 7] = [
+pub const REFERENCES: [Reference; 8] = [
     Reference {
         name: "GEMM 640x832x832 BF16 HiFi2",
         kind: Kind::Gemm {
@@ -110,11 +116,18 @@ pub const REFERENCES: [Reference; 7] = [
         source: "tt-low-level-documentation ideal_performance.md",
     },
     Reference {
-        name: "multicast one to all",
-        kind: Kind::Multicast,
+        name: "multicast 16 KiB to 109 cores",
+        kind: Kind::Multicast { page: 16384 },
         published: 24.0,
         unit: "B/cycle",
         source: "tt-low-level-documentation ideal_performance.md",
+    },
+    Reference {
+        name: "multicast 2 KiB to 109 cores",
+        kind: Kind::Multicast { page: 2048 },
+        published: 4.98,
+        unit: "B/cycle",
+        source: "tt-low-level-documentation One to All Multicast 11x10 csv",
     },
     Reference {
         name: "SFPU unary op (BitwiseNot)",
@@ -150,7 +163,7 @@ pub fn calibrate(dev: &Device, model: &TimelineModel) -> Result<Vec<Calibration>
                 }
                 Kind::DramRead => programs::dram_stream(dev, model, false)?,
                 Kind::DramWrite => programs::dram_stream(dev, model, true)?,
-                Kind::Multicast => programs::multicast(dev, model)?,
+                Kind::Multicast { page } => programs::multicast(dev, model, page)?,
                 Kind::Sfpu => programs::sfpu(dev, model)?,
             };
             Ok(Calibration {

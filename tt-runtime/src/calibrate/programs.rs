@@ -15,12 +15,15 @@ const MM_IN0: &str = include_str!("../../kernels/calibrate/mm_in0.cpp");
 const MM_IN1: &str = include_str!("../../kernels/calibrate/mm_in1.cpp");
 const MM_COMPUTE: &str = include_str!("../../kernels/calibrate/mm_compute.cpp");
 
-/// Pages and page bytes of the DRAM and multicast streams (the directed tests move 8 KiB packets).
+/// Pages of the DRAM and multicast streams, and page bytes of the DRAM streams (the directed
+/// tests move 8 KiB packets).
 const STREAM_PAGES: u32 = 64;
 const STREAM_PAGE: u32 = 8192;
 /// Tiles of the SFPU run.
 const SFPU_TILES: u32 = 64;
 const TILE: u32 = 2048;
+/// Columns and rows of the published GEMM runs (P150, 13×10).
+const PUBLISHED_GRID: (u32, u32) = (13, 10);
 
 fn one_core() -> [CoreRange; 1] {
     [CoreRange::new(CoreCoord::new(0, 0), CoreCoord::new(0, 0))]
@@ -71,14 +74,15 @@ pub fn dram_stream(dev: &Device, model: &TimelineModel, write: bool) -> Result<f
     ))
 }
 
-/// Core (0, 0) multicasts 64 × 8 KiB to the rest of an 11×10 rectangle: modeled B/cycle.
-pub fn multicast(dev: &Device, model: &TimelineModel) -> Result<f64> {
+/// Core (0, 0) multicasts 64 pages of `page` bytes to the rest of an 11×10 rectangle: modeled
+/// B/cycle.
+pub fn multicast(dev: &Device, model: &TimelineModel, page: u32) -> Result<f64> {
     let (cols, rows) = (11, 10);
-    let l1 = dev.l1_buffer(STREAM_PAGE)?;
+    let l1 = dev.l1_buffer(page)?;
     let mut program = dev.program()?;
     let kernel = program.add_kernel(
         &KernelSpec::reader("calibrate_mcast", MCAST, &one_core())
-            .compile_args(&[STREAM_PAGES, STREAM_PAGE]),
+            .compile_args(&[STREAM_PAGES, page]),
     )?;
     let lo = dev.worker_core(CoreCoord::new(0, 0))?;
     let hi = dev.worker_core(CoreCoord::new(cols - 1, rows - 1))?;
@@ -93,7 +97,7 @@ pub fn multicast(dev: &Device, model: &TimelineModel) -> Result<f64> {
         model,
         KernelRole::Reader,
         counters,
-        u64::from(STREAM_PAGES * STREAM_PAGE),
+        u64::from(STREAM_PAGES * page),
     ))
 }
 
@@ -136,7 +140,8 @@ impl GemmShape {
     /// The per-core work of M×K×N (multiples of 320 × 32 × 416) on 13×10 cores, K blocks of
     /// 2 tiles when K has 26 or fewer, else 4; subblocks 2 × (4 or fewer) output tiles.
     pub fn on_p150(m: u32, k: u32, n: u32) -> GemmShape {
-        let (rt, ct, kt) = (m / 32 / 10, n / 32 / 13, k / 32);
+        let (cols, rows) = PUBLISHED_GRID;
+        let (rt, ct, kt) = (m / 32 / rows, n / 32 / cols, k / 32);
         GemmShape {
             m,
             k,
@@ -255,6 +260,13 @@ pub fn matmul(dev: &Device, model: &TimelineModel, shape: GemmShape) -> Result<f
     }
     dev.enqueue(&program)?;
     dev.finish()?;
+    // The published run's multicasts reach more cores than this grid's: in0 a row of 13 (the
+    // sender included), in1 a column of 10 (the sender excluded).
+    let (row, column) = PUBLISHED_GRID;
+    let published = |mut c: Counters, destinations: u32| {
+        c.noc_mcast_dests = c.noc_mcasts * u64::from(destinations);
+        c
+    };
     let blocks = u64::from(nb);
     let unpack = f64::from(s.sh + s.sw) / f64::from(s.sh * s.sw);
     let mut cores = Vec::new();
@@ -267,9 +279,15 @@ pub fn matmul(dev: &Device, model: &TimelineModel, shape: GemmShape) -> Result<f
                 ..PhasedKernel::flat(role, counters)
             };
             cores.push(vec![
-                kernel(KernelRole::Reader, program.core_counters(in0, at)?),
+                kernel(
+                    KernelRole::Reader,
+                    published(program.core_counters(in0, at)?, row),
+                ),
                 kernel(KernelRole::Compute, program.core_counters(compute, at)?),
-                kernel(KernelRole::Writer, program.core_counters(in1, at)?),
+                kernel(
+                    KernelRole::Writer,
+                    published(program.core_counters(in1, at)?, column - 1),
+                ),
             ]);
         }
     }

@@ -3,8 +3,9 @@
 //!
 //! * [`roofline`] (v1, [`CostModel`]): peak rates, each core the maximum of its processors'
 //!   totals. A floor: silicon cannot beat it, and it hides every serialised phase.
-//! * [`timeline`] (v2, [`TimelineModel`]): measured rates, unpack limits, SFPU cycles by op, NoC
-//!   flight, and each core's timeline of prologue, pipelined blocks and drain. The estimate.
+//! * [`timeline`] (v2, [`TimelineModel`]): measured rates, unpack limits, SFPU cycles by op,
+//!   multicast cost by destinations, NoC flight, and each core's timeline of prologue, pipelined
+//!   blocks and drain. The estimate.
 //!
 //! `superpoint bench --calibrate` runs programs like the published measurements below on the
 //! emulator and prints v2 beside them (docs/cost-model.md has the table and the method).
@@ -25,7 +26,7 @@
 //! | DRAM read, one core | 33 B/cycle | tenstorrent/tt-low-level-documentation `data_movement_doc/general/ideal_performance.md`, Blackhole "DRAM Read" |
 //! | DRAM write, one core | 34 B/cycle | same table, "DRAM Write" |
 //! | core to core | 60 B/cycle | same table, "One To One" / "One From One" |
-//! | multicast | 24 B/cycle (41 linked) | same table, "One To All (Multicast)" / "(Multicast + Linked)", 110 cores of a P100; the kernels multicast unlinked |
+//! | multicast, by destinations | 3 cores: 40.3 cycles fixed, 54.7 B/cycle bulk; 24: 136.4, 39.7; 109: 374.6, 24.6 | tenstorrent/tt-low-level-documentation `data_movement_doc/perf_plots/blackhole/csv/One to All Multicast {2x2,5x5,11x10} Packet Sizes without Loopback.csv`: fixed = the 64 B × 256 run's cycles per multicast, bulk = the 64 KiB × 256 run's B/cycle (the table above: 24 to all, 41 linked; the kernels multicast unlinked). One multicast costs max(bytes / bulk, fixed + bytes / 60), interpolated linearly in the destinations |
 //! | NoC hop | 9 cycles | TENSIX_FACTS (tt-isa-documentation, BlackholeA0 NoC); hops counted on the 17×12 torus per the kernel's NoC |
 //! | issue | 8 RISC-V cycles per transfer | assumption, as the roofline |
 //! | aggregate DRAM | 512 GB/s | p150a specification (TENSIX_FACTS) |
@@ -35,12 +36,15 @@
 //! Init and format-reconfig calls (`copy_init`, `matmul_block_init`, `reconfig_data_format`: not
 //! counted by the emulator, estimated at 10–20 % in issue 18); NoC link and DRAM bank contention
 //! (DRAM is bounded in aggregate only, with uniformly interleaved pages); DRAM latency beyond the
-//! hop flight; fp32 tiles' double unpack bytes (every tile is charged as bf16); the packer's real
-//! rate; kernel launch skew between cores; instruction-cache and RISC-V stalls beyond the scalar
-//! work the caller supplies.
+//! hop flight; each kernel's multicasts at their mean size and destinations, semaphore
+//! multicasts without a multicast's fixed cost; fp32 tiles' double unpack bytes (every tile is
+//! charged as bf16); the packer's real rate; kernel launch skew between cores; instruction-cache
+//! and RISC-V stalls beyond the scalar work the caller supplies.
 
 pub mod roofline;
 pub mod timeline;
 
 pub use roofline::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
-pub use timeline::{CoreTimeline, KernelCycles, PhasedKernel, TimelineModel, TimelineStep};
+pub use timeline::{
+    CoreTimeline, KernelCycles, McastPoint, PhasedKernel, TimelineModel, TimelineStep,
+};

@@ -4,27 +4,31 @@
 //! table of the [`cost`](super) module docs; what the model still leaves out is listed there too.
 //!
 //! Per kernel (counters from the emulator, phase facts from the caller, e.g. kernel-gen's kernel
-//! IR through `kernel_gen::model::phases`):
-//! * **compute**: every FPU tile operation takes the longer of its math cycles and the unpacker's
-//!   L1 reads for it (the unpackers stream at most 64 B/cycle between them; a matmul unpacks
-//!   `(rt + ct)` tiles per `rt × ct` products of one K step, [`PhasedKernel::unpack_tiles_per_matmul`]);
-//!   SFPU passes add their measured cycles per tile by kind; the packer runs beside the math.
+//! IR through `kernel_gen::phases` and `kernel_gen::model::timeline`):
+//! * **compute**: every FPU tile operation takes the longer of its math cycles and the
+//!   unpacker's L1 reads for it (the unpackers stream at most 64 B/cycle between them; a matmul
+//!   unpacks `(rt + ct)` tiles per `rt × ct` products of one K step,
+//!   [`PhasedKernel::unpack_tiles_per_matmul`]); SFPU passes add their measured cycles per tile
+//!   by kind; the packer runs beside the math.
 //! * **data movement**: each transfer at the lower of its size's rate (the roofline's table) and
-//!   the measured bulk rate of its kind (DRAM read, DRAM write, core to core, multicast), plus
-//!   the issue cycles; plus the NoC flight time (hops × 9 cycles, mean hops of the kernel's
-//!   transactions) of every barrier and semaphore wait; plus the scalar work.
+//!   the measured bulk rate of its kind (DRAM read, DRAM write, core to core), plus the issue
+//!   cycles; each multicast at its measured cost for the cores it reaches
+//!   ([`TimelineModel::multicast_cycles`]); plus the NoC flight time (hops × 9 cycles, mean hops
+//!   of the kernel's transactions) of every barrier and semaphore wait; plus the scalar work.
 //!
 //! Per core, each kernel splits into a prologue (its [`PhasedKernel::prologue_share`] of its
-//! cycles, e.g. the weights fill and the input ring's first reads) and `blocks` equal block
-//! steps. A kernel whose prologue waits for a multicast ([`PhasedKernel::waits_for_sender`])
-//! starts it when the step's slowest sending prologue ([`PhasedKernel::sends`]) ends. The blocks
-//! then run as a three-stage pipeline (reader → compute → writer): the first block passes through
-//! every stage, each further one costs the slowest stage (the sum of a pair that takes turns,
+//! cycles, e.g. the weights fill and the input ring's first reads) and the core's block steps:
+//! as many as the kernel with the most [`PhasedKernel::blocks`] runs (a kernel whose loop runs
+//! fewer, e.g. once per two blocks, spreads its work over them). A kernel whose prologue waits
+//! for a multicast ([`PhasedKernel::waits_for_sender`]) starts it when the step's slowest
+//! sending prologue ([`PhasedKernel::sends`]) ends. The blocks then run as a three-stage
+//! pipeline (reader → compute → writer): the first block passes through every stage, each
+//! further one costs the slowest stage (the sum of a pair that takes turns,
 //! [`PhasedKernel::single_buffered`]). The core ends at the later of that pipeline and each
 //! kernel's own start plus total. A step takes its slowest core, at least its DRAM bytes at the
 //! aggregate DRAM rate, plus the dispatch of one program.
 
-use crate::counters::{noc_size_class, Counters, TileOp, NOC_SIZE_CLASSES};
+use crate::counters::{Counters, TileOp, NOC_SIZE_CLASSES};
 use crate::program::{KernelRole, MathFidelity};
 
 use super::roofline::CostModel;
@@ -52,8 +56,9 @@ pub struct TimelineModel {
     pub dram_write_bytes_per_cycle: f64,
     /// One core to another core's L1.
     pub l1_bytes_per_cycle: f64,
-    /// A multicast (not linked) to the grid.
-    pub mcast_bytes_per_cycle: f64,
+    /// Measured multicasts (not linked) by destinations, fewest first: the cost of one multicast
+    /// is interpolated between them ([`TimelineModel::multicast_cycles`]).
+    pub mcast: [McastPoint; 3],
     /// RISC-V cycles to issue one NoC transfer or semaphore update.
     pub noc_issue_cycles: f64,
     /// Cycles a NoC packet takes per hop.
@@ -64,6 +69,17 @@ pub struct TimelineModel {
     pub dispatch_seconds: f64,
     /// Bytes of one tile the unpackers and the packer move (bf16).
     pub tile_bytes: f64,
+}
+
+/// One measured multicast figure: the sender's cost of multicasting to `destinations` cores.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct McastPoint {
+    /// Cores reached.
+    pub destinations: f64,
+    /// Cycles of one small multicast (issue, the destinations' acknowledgements).
+    pub fixed_cycles: f64,
+    /// Bytes per cycle of a long stream of large multicasts.
+    pub bytes_per_cycle: f64,
 }
 
 impl TimelineModel {
@@ -80,7 +96,23 @@ impl TimelineModel {
         dram_read_bytes_per_cycle: 33.0,
         dram_write_bytes_per_cycle: 34.0,
         l1_bytes_per_cycle: 60.0,
-        mcast_bytes_per_cycle: 24.0,
+        mcast: [
+            McastPoint {
+                destinations: 3.0,
+                fixed_cycles: 40.3,
+                bytes_per_cycle: 54.7,
+            },
+            McastPoint {
+                destinations: 24.0,
+                fixed_cycles: 136.4,
+                bytes_per_cycle: 39.7,
+            },
+            McastPoint {
+                destinations: 109.0,
+                fixed_cycles: 374.6,
+                bytes_per_cycle: 24.6,
+            },
+        ],
         noc_issue_cycles: 8.0,
         hop_cycles: 9.0,
         dram_bytes_per_second: 512e9,
@@ -163,11 +195,35 @@ impl TimelineModel {
                 * (dram_written / rate(self.dram_write_bytes_per_cycle)
                     + (1.0 - dram_written) / l1);
         }
-        let mean = c.noc_mcast_bytes.checked_div(c.noc_mcasts).unwrap_or(0);
-        let mcast_rate =
-            self.noc_bytes_per_cycle[noc_size_class(mean)].min(self.mcast_bytes_per_cycle);
-        cycles += c.noc_mcast_bytes as f64 / mcast_rate;
-        cycles + c.noc_transactions() as f64 * self.noc_issue_cycles + self.flight_cycles(c)
+        if c.noc_mcasts > 0 {
+            // The counters keep totals: every multicast at the mean size and destinations.
+            let n = c.noc_mcasts as f64;
+            cycles += n * self
+                .multicast_cycles(c.noc_mcast_bytes as f64 / n, c.noc_mcast_dests as f64 / n);
+        }
+        // A multicast's measured fixed cost includes its issue.
+        let issued = c.noc_transactions() - c.noc_mcasts;
+        cycles + issued as f64 * self.noc_issue_cycles + self.flight_cycles(c)
+    }
+
+    /// Sender cycles of one multicast of `bytes` to `destinations` cores: at least the measured
+    /// fixed cost of a multicast to that many plus its bytes at the core-to-core rate, and at
+    /// most the measured bulk rate to that many ([`McastPoint`], interpolated linearly between
+    /// the measured destination counts, clamped outside them).
+    pub fn multicast_cycles(&self, bytes: f64, destinations: f64) -> f64 {
+        let [first, .., last] = self.mcast;
+        let (lo, hi) = self
+            .mcast
+            .windows(2)
+            .map(|w| (w[0], w[1]))
+            .find(|(_, hi)| destinations <= hi.destinations)
+            .unwrap_or((first, last));
+        let t = ((destinations - lo.destinations) / (hi.destinations - lo.destinations))
+            .clamp(0.0, 1.0);
+        let at = |a: f64, b: f64| a + t * (b - a);
+        let fixed = at(lo.fixed_cycles, hi.fixed_cycles);
+        let bulk = at(lo.bytes_per_cycle, hi.bytes_per_cycle);
+        (bytes / bulk).max(fixed + bytes / self.l1_bytes_per_cycle)
     }
 
     /// NoC flight time the kernel waits for: each barrier and semaphore wait waits for a
@@ -224,13 +280,13 @@ impl TimelineModel {
             let prologue = total * k.prologue_share.clamp(0.0, 1.0);
             prologues_done = prologues_done.max(start + prologue);
             t.end = t.end.max(start + total);
-            if k.blocks > 0 {
+            if blocks > 0 {
                 let i = match k.role {
                     KernelRole::Reader => 0,
                     KernelRole::Compute => 1,
                     KernelRole::Writer => 2,
                 };
-                stage[i] += (total - prologue) / k.blocks as f64;
+                stage[i] += (total - prologue) / blocks as f64;
             }
             match k.role {
                 KernelRole::Reader => turns[0] |= k.single_buffered,
@@ -487,13 +543,27 @@ mod tests {
         // The same bytes from another core's L1: 58 (the size rate is below the bulk 60).
         c.dram_read_bytes = 0;
         close(M.noc_cycles(&c), 20480.0 / 58.0 + 80.0 + 72.0);
-        // Multicasts at 24 B/cycle.
-        let m = Counters {
-            noc_mcasts: 1,
-            noc_mcast_bytes: 4096,
+        // Multicasts to the 109 other cores of 11×10: a small one pays the measured fixed cost
+        // (374.6 cycles) plus its bytes at 60 B/cycle, a large one streams at 24.6 B/cycle.
+        let m = |bytes: u64| Counters {
+            noc_mcasts: 2,
+            noc_mcast_bytes: 2 * bytes,
+            noc_mcast_dests: 2 * 109,
             ..Counters::default()
         };
-        close(M.noc_cycles(&m), 4096.0 / 24.0 + 8.0);
+        close(M.noc_cycles(&m(4096)), 2.0 * (374.6 + 4096.0 / 60.0));
+        close(M.noc_cycles(&m(65536)), 2.0 * 65536.0 / 24.6);
+    }
+
+    #[test]
+    fn multicasts_cost_more_the_more_cores_they_reach() {
+        // Halfway between the 2×2 (3) and 5×5 (24) measurements: fixed 88.35, bulk 47.2.
+        close(M.multicast_cycles(64.0, 13.5), 88.35 + 64.0 / 60.0);
+        close(M.multicast_cycles(65536.0, 13.5), 65536.0 / 47.2);
+        // Outside the measured counts the nearest measurement holds.
+        close(M.multicast_cycles(64.0, 1.0), 40.3 + 64.0 / 60.0);
+        close(M.multicast_cycles(65536.0, 200.0), 65536.0 / 24.6);
+        assert!(M.multicast_cycles(8192.0, 12.0) < M.multicast_cycles(8192.0, 9.0 * 12.0));
     }
 
     fn kernel(role: KernelRole, counters: Counters, blocks: u64, prologue: f64) -> PhasedKernel {
@@ -537,14 +607,19 @@ mod tests {
             0.0,
         );
         close(turns.steady, 9.0 * (rb + cb));
+        // A kernel whose loop runs once per two blocks spreads its work over the core's 10.
+        let halves = kernel(KernelRole::Compute, matmuls(100), 5, 0.0);
+        assert_eq!(M.core(&[reader, halves], 0.0), core);
     }
 
     #[test]
     fn receivers_start_after_the_slowest_sender() {
-        // The sender's writer multicasts 64 KiB in its prologue; the receiver's reader waits.
+        // The sender's writer multicasts 64 KiB to 109 cores in its prologue; the receiver's
+        // reader waits.
         let send = Counters {
             noc_mcasts: 32,
             noc_mcast_bytes: 65536,
+            noc_mcast_dests: 32 * 109,
             ..Counters::default()
         };
         let sender = PhasedKernel {
@@ -557,7 +632,7 @@ mod tests {
         };
         let compute = kernel(KernelRole::Compute, matmuls(40), 4, 0.0);
         let step = M.step(&[vec![sender], vec![receiver, compute]]);
-        let sent = 65536.0 / 24.0 + 32.0 * 8.0;
+        let sent = 32.0 * (374.6 + 2048.0 / 60.0);
         close(step.sender_cycles, sent);
         let r = M.kernel_cycles(&receiver).total() / 4.0;
         close(step.slowest.end, sent + r + 320.0 + 3.0 * r.max(320.0));
