@@ -243,6 +243,7 @@ pub mod lower;
 pub mod model;
 pub mod multicast;
 pub mod ops;
+pub mod phases;
 pub mod plan;
 pub mod program;
 pub mod render;

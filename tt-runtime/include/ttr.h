@@ -106,6 +106,10 @@ typedef struct ttr_counters {
     uint64_t dram_write_bytes;
     uint64_t cb_waits;                                   /* cb_wait_front + cb_reserve_back calls */
     uint64_t cb_blocked;                                 /* of those, how many had to wait */
+    uint64_t noc_hops;      /* NoC hops travelled: reads there and back, writes and semaphore updates one way,
+                               multicasts to their farthest destination (Blackhole's 17x12 torus, per the kernel's NoC) */
+    uint64_t noc_barriers;  /* read and write barriers that waited on at least one transfer */
+    uint64_t sem_waits;     /* noc_semaphore_wait / _wait_min calls */
 } ttr_counters;
 
 typedef struct ttr_core {

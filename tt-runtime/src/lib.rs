@@ -4,7 +4,7 @@
 //! The C API is `include/ttr.h`. `build.rs` compiles its implementation (C++17, `cc`) and
 //! generates the raw bindings ([`sys`]) with bindgen (which needs libclang, e.g. Debian's
 //! `libclang-dev`). The safe types wrap the raw handles: [`Device`], [`Buffer`], [`Program`],
-//! [`Trace`], [`Counters`] (and [`CostModel`], a roofline of Blackhole device time over them), with typed [`Error`]s and `Drop` releasing device objects. Handles
+//! [`Trace`], [`Counters`] (and two models of Blackhole device time over them: the roofline [`CostModel`] and the timeline [`TimelineModel`]), with typed [`Error`]s and `Drop` releasing device objects. Handles
 //! are reference counted inside, so any drop order is safe.
 //!
 //! [`Device::open`] with [`Dispatch::Auto`] (the default) first asks [`install`] whether the
@@ -78,6 +78,7 @@
 //! by its scalar (the caller passes the divisor's reciprocal, as ttnn does).
 
 pub mod buffer;
+pub mod calibrate;
 pub mod cmacro;
 pub mod cost;
 pub mod counters;
@@ -92,7 +93,10 @@ pub mod trace;
 pub mod workload;
 
 pub use buffer::Buffer;
-pub use cost::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
+pub use cost::{
+    Bound, CoreEstimate, CoreTimeline, CostModel, KernelCycles, KernelWork, McastPoint,
+    PhasedKernel, StepEstimate, TimelineModel, TimelineStep,
+};
 pub use counters::{
     noc_size_class, Counters, SfpuOp, TileOp, NOC_SIZE_CLASSES, NOC_SIZE_CLASS_LIMITS,
 };

@@ -1,6 +1,7 @@
 //! Command-line arguments and dispatch of the `superpoint` binary.
 
 mod bench;
+mod calibrate;
 mod detect;
 mod doctor;
 mod info;

@@ -51,6 +51,9 @@ constexpr uint32_t DRAM_BASE = 64;
 constexpr uint32_t GRID_Y = 10;
 constexpr uint32_t TILE = 1024;
 constexpr uint32_t NOC_GRID = 64;
+// Blackhole's NoC is a 17 x 12 torus (tt-isa-documentation BlackholeA0 NoC): hop counts wrap at these.
+constexpr uint32_t NOC_TORUS_X = 17;
+constexpr uint32_t NOC_TORUS_Y = 12;
 constexpr uint32_t STACK_SIZE = 512 * 1024;
 constexpr uint32_t MAX_DEVICES = 64;
 

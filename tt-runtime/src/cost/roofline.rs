@@ -1,4 +1,4 @@
-//! A roofline cost model of Blackhole device time over the emulator's [`Counters`]: modeled
+//! Cost model v1: a roofline of Blackhole device time over the emulator's [`Counters`]: modeled
 //! time, never a measurement (TENSIX_FACTS "Estimating device time without a card", DESIGN §6).
 //!
 //! Per core, each of the three processors gets a cycle count and the slowest one is the core's
