@@ -20,7 +20,8 @@
 //!
 //! [`compile`] runs them in that order. After them: [`summary`] writes a program as text for
 //! review, [`runner`] loads and runs a program on a device, [`report`] and [`model`] give its
-//! static figures and modeled time, [`variants`] names the shipped programs.
+//! static figures and modeled time (the timeline from each kernel's [`phases`]), [`variants`]
+//! names the shipped programs.
 //!
 //! # Current state of the device design
 //!
