@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::error::EvalError;
-use crate::graph::Graph;
+use crate::graph::{Graph, Node};
 use crate::op::Op;
 use crate::tensor::{Keypoint, Tensor};
 use crate::weights::{ConvWeights, WeightSet};
@@ -23,6 +23,11 @@ pub trait Kernels: Sync {
     fn resize(&self, input: &Tensor<u8>, width: usize, height: usize) -> Self::Dense;
     fn conv2d(&self, x: &Self::Dense, w: &ConvWeights, pad: usize, relu: bool) -> Self::Dense;
     fn max_pool2(&self, x: &Self::Dense) -> Self::Dense;
+    /// `max_pool2(conv2d(..))`, which the executor calls when nothing else reads the
+    /// convolution's output; an evaluator that can fuse the two overrides it.
+    fn conv2d_pool(&self, x: &Self::Dense, w: &ConvWeights, pad: usize, relu: bool) -> Self::Dense {
+        self.max_pool2(&self.conv2d(x, w, pad, relu))
+    }
     fn softmax(&self, x: &Self::Dense) -> Self::Dense;
     fn dustbin_fold(&self, x: &Self::Dense, cell: usize) -> Self::Dense;
     fn nms(&self, x: &Self::Dense, radius: usize) -> Self::Dense;
@@ -90,6 +95,8 @@ impl<D> Values<D> {
 
 /// Runs `graph` on one input plane with `kernels`. The result holds the graph's outputs and
 /// the nodes named in `keep`; every other value is dropped as soon as its last reader has run.
+/// A convolution whose only reader is the 2×2 max-pool right after it runs with it as one
+/// [`Kernels::conv2d_pool`] step (timed under `conv+pool`), its own value never stored.
 pub fn run<K: Kernels>(
     kernels: &K,
     graph: &Graph,
@@ -99,12 +106,26 @@ pub fn run<K: Kernels>(
 ) -> Result<Values<K::Dense>, EvalError> {
     graph.validate()?;
     let mut last_use: HashMap<&str, usize> = HashMap::new();
+    let mut readers: HashMap<&str, usize> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         for input in &node.inputs {
             last_use.insert(input.as_str(), i);
+            *readers.entry(input.as_str()).or_default() += 1;
         }
     }
     let kept = |name: &str| keep.contains(&name) || graph.outputs.iter().any(|o| o == name);
+    // The max-pool node that follows node `step` and is its only reader, if any.
+    let pool_after = |step: usize| -> Option<&Node> {
+        let (node, next) = (&graph.nodes[step], graph.nodes.get(step + 1)?);
+        let only_reader = readers.get(node.name.as_str()) == Some(&1)
+            && next.inputs.len() == 1
+            && next.inputs[0] == node.name;
+        (matches!(node.op, Op::Conv2d { .. })
+            && matches!(next.op, Op::MaxPool2)
+            && only_reader
+            && !kept(&node.name))
+        .then_some(next)
+    };
     let pixels = input.height.saturating_mul(input.width);
     if input.channels != 1 || pixels == 0 || pixels > MAX_INPUT_PIXELS {
         return Err(EvalError::BadInput {
@@ -115,7 +136,11 @@ pub fn run<K: Kernels>(
     }
     let mut slots: HashMap<String, Slot<K::Dense>> = HashMap::new();
     let mut timings = Vec::with_capacity(graph.nodes.len());
+    let mut fused_into: Option<&Node> = None;
     for (step, node) in graph.nodes.iter().enumerate() {
+        if fused_into.take().is_some() {
+            continue;
+        }
         let start = Instant::now();
         let arg = |i: usize| -> Result<&Slot<K::Dense>, EvalError> {
             let name = &node.inputs[i];
@@ -163,7 +188,11 @@ pub fn run<K: Kernels>(
                         got: w.shape().to_vec(),
                     });
                 }
-                Slot::Dense(kernels.conv2d(dense(0)?, w, *pad, *relu))
+                fused_into = pool_after(step);
+                Slot::Dense(match fused_into {
+                    Some(_) => kernels.conv2d_pool(dense(0)?, w, *pad, *relu),
+                    None => kernels.conv2d(dense(0)?, w, *pad, *relu),
+                })
             }
             Op::MaxPool2 => Slot::Dense(kernels.max_pool2(dense(0)?)),
             Op::Softmax => Slot::Dense(kernels.softmax(dense(0)?)),
@@ -193,8 +222,12 @@ pub fn run<K: Kernels>(
                 }
             }
         };
-        timings.push((node.name.clone(), start.elapsed()));
-        slots.insert(node.name.clone(), value);
+        let (name, label) = match fused_into {
+            Some(pool) => (pool.name.clone(), format!("{}+{}", node.name, pool.name)),
+            None => (node.name.clone(), node.name.clone()),
+        };
+        timings.push((label, start.elapsed()));
+        slots.insert(name, value);
         for input in &node.inputs {
             if last_use.get(input.as_str()) == Some(&step) && !kept(input) {
                 slots.remove(input);

@@ -87,7 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = parse_args()?;
     let weights = superpoint::weights::load_safetensors(&args.weights)?;
     let graph = superpoint_graph::superpoint(args.width, args.height);
-    let kernels = CpuKernels::with_threads(args.threads)?;
+    let kernels = CpuKernels::new().with_threads(args.threads)?;
     // A deterministic pseudo-random plane at the frame size (the resize is then a copy).
     let mut state = 0x2545_f491_4f6c_dd1d_u64;
     let data = (0..args.width * args.height)

@@ -15,6 +15,10 @@
 //!
 //! Same library, same defaults (accurate integer IDCT, fancy upsampling): the R planes are
 //! bit-identical to Pillow's (tests/bad_input.rs checks this on fixtures Pillow decoded).
+//!
+//! YCbCr files (nearly every photo) are decoded to libjpeg-turbo's raw component planes and
+//! only the plane asked for is upsampled and converted ([`crate::ycc`]): the same values as the
+//! RGB decode, without converting and interleaving three channels the network does not use.
 
 use std::ffi::{c_int, CStr};
 
@@ -22,8 +26,10 @@ use superpoint_graph::Tensor;
 use turbojpeg::raw;
 
 use crate::alloc::zeroed;
+use crate::backend::cpu::Isa;
 use crate::decode::{check_size, plane_from_interleaved, PlaneSpec};
 use crate::error::{Error, Result};
+use crate::ycc::{self, Planes, Sampling};
 
 /// Progressive scans decoded at most: a file with more is a decompression bomb (every scan
 /// revisits the whole image), refused with a message rather than decoded for minutes.
@@ -38,6 +44,8 @@ pub struct JpegHeader {
     pub four_components: bool,
     /// Progressive: libjpeg holds every coefficient of the image while decoding.
     pub progressive: bool,
+    /// YCbCr with a chroma subsampling [`crate::ycc`] upsamples: decoded as raw planes.
+    pub ycc: Option<Sampling>,
 }
 
 impl JpegHeader {
@@ -123,12 +131,80 @@ impl Handle {
         let colorspace = self.get(raw::TJPARAM_TJPARAM_COLORSPACE);
         let four_components = colorspace == raw::TJCS_TJCS_CMYK as c_int
             || colorspace == raw::TJCS_TJCS_YCCK as c_int;
+        let sampling = match self.get(raw::TJPARAM_TJPARAM_SUBSAMP) {
+            s if s == raw::TJSAMP_TJSAMP_444 as c_int => Some(Sampling::H1V1),
+            s if s == raw::TJSAMP_TJSAMP_422 as c_int => Some(Sampling::H2V1),
+            s if s == raw::TJSAMP_TJSAMP_440 as c_int => Some(Sampling::H1V2),
+            s if s == raw::TJSAMP_TJSAMP_420 as c_int => Some(Sampling::H2V2),
+            _ => None,
+        };
         Ok(JpegHeader {
             width,
             height,
             four_components,
             progressive: self.get(raw::TJPARAM_TJPARAM_PROGRESSIVE) == 1,
+            ycc: sampling.filter(|_| colorspace == raw::TJCS_TJCS_YCbCr as c_int),
         })
+    }
+
+    /// Decodes the raw Y, Cb and Cr planes of a YCbCr file and returns the plane `spec` asks
+    /// for; `None` when libjpeg-turbo's planes are not the ones [`crate::ycc`] converts (then
+    /// the caller decodes to RGB).
+    fn decompress_ycc(
+        &self,
+        bytes: &[u8],
+        header: &JpegHeader,
+        sampling: Sampling,
+        spec: PlaneSpec,
+    ) -> Result<Option<Vec<u8>>> {
+        let (w, h) = (header.width, header.height);
+        let subsamp = self.get(raw::TJPARAM_TJPARAM_SUBSAMP);
+        let size = |component: c_int| -> Option<(usize, usize)> {
+            let (w, h) = (c_int::try_from(w).ok()?, c_int::try_from(h).ok()?);
+            // SAFETY: plain arithmetic on the arguments; -1 for invalid ones.
+            let (pw, ph) = unsafe {
+                (
+                    raw::tj3YUVPlaneWidth(component, w, subsamp),
+                    raw::tj3YUVPlaneHeight(component, h, subsamp),
+                )
+            };
+            Some((usize::try_from(pw).ok()?, usize::try_from(ph).ok()?))
+        };
+        let (Some((yw, yh)), Some((cw, ch))) = (size(0), size(1)) else {
+            return Ok(None);
+        };
+        let what = format!("decoding the {w}x{h} JPEG");
+        let mut y = zeroed(yw * yh, &what, "downscale the image")?;
+        let mut cb = zeroed(cw * ch, &what, "downscale the image")?;
+        let mut cr = zeroed(cw * ch, &what, "downscale the image")?;
+        let mut pointers = [y.as_mut_ptr(), cb.as_mut_ptr(), cr.as_mut_ptr()];
+        let mut strides = [yw, cw, cw].map(|s| s as c_int);
+        // SAFETY: each plane holds `height` rows of `stride` bytes as tj3YUVPlaneWidth and
+        // tj3YUVPlaneHeight give them for this header's size and subsampling, which is what
+        // libjpeg-turbo writes.
+        let status = unsafe {
+            raw::tj3DecompressToYUVPlanes8(
+                self.0,
+                bytes.as_ptr(),
+                bytes.len() as raw::size_t,
+                pointers.as_mut_ptr(),
+                strides.as_mut_ptr(),
+            )
+        };
+        self.check(status)?;
+        let planes = Planes {
+            width: w,
+            height: h,
+            sampling,
+            y: &y,
+            y_stride: yw,
+            cb: &cb,
+            cr: &cr,
+            chroma_stride: cw,
+        };
+        Ok(planes
+            .supported()
+            .then(|| ycc::plane(&planes, spec, Isa::process())))
     }
 
     /// Decodes into `pixels`, `header.width * channels` bytes a row.
@@ -186,6 +262,16 @@ pub fn decode_plane(bytes: &[u8], spec: PlaneSpec) -> Result<Tensor<u8>> {
         ));
     }
     let (width, height) = (header.width, header.height);
+    if let Some(sampling) = header.ycc {
+        if let Some(data) = handle.decompress_ycc(bytes, &header, sampling, spec)? {
+            return Ok(Tensor {
+                channels: 1,
+                height,
+                width,
+                data,
+            });
+        }
+    }
     let channels = if header.four_components { 4 } else { 3 };
     let mut pixels = zeroed(
         width * height * channels,

@@ -55,6 +55,7 @@ pub(crate) fn take(len: usize) -> Vec<f32> {
 mod tests {
     use super::super::conv::testing::{check, Rng};
     use super::super::conv::Packed;
+    use super::super::isa::Isa;
     use super::super::pool::max_pool2;
     use super::super::tensor::Hwc;
     use super::{give_back, MIN_LEN};
@@ -67,19 +68,20 @@ mod tests {
             give_back(vec![f32::NAN; 2 * MIN_LEN]);
         }
         let mut rng = Rng::new(10);
+        let isa = Isa::detected();
         // 64×65×65 outputs hold more than MIN_LEN floats: Winograd, direct and shifted GEMMs.
         let x = rng.tensor(16, 65, 65);
         let w = rng.conv(16, 64, 3);
-        check(&x, &w, &Packed::new(&w, 16), 1);
+        check(isa, &x, &w, &Packed::new(isa, &w, 16), 1);
         let x1 = rng.tensor(1, 65, 65);
         let w1 = rng.conv(1, 64, 3);
-        check(&x1, &w1, &Packed::new(&w1, 1), 1);
+        check(isa, &x1, &w1, &Packed::new(isa, &w1, 1), 1);
         let w2 = rng.conv(16, 64, 1);
-        check(&x, &w2, &Packed::new(&w2, 16), 0);
+        check(isa, &x, &w2, &Packed::new(isa, &w2, 16), 0);
 
         give_back(vec![f32::NAN; 2 * MIN_LEN]);
         let big = Hwc::from_planar(&rng.tensor(64, 130, 130));
-        let pooled = max_pool2(&big).to_planar();
+        let pooled = max_pool2(isa, &big).to_planar();
         let want = superpoint_graph::reference::pool::max_pool2(&big.to_planar());
         assert_eq!(pooled, want);
     }
