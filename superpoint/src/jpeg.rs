@@ -261,24 +261,34 @@ pub fn decode_plane(bytes: &[u8], spec: PlaneSpec) -> Result<Tensor<u8>> {
                 .to_string(),
         ));
     }
-    let (width, height) = (header.width, header.height);
     if let Some(sampling) = header.ycc {
         if let Some(data) = handle.decompress_ycc(bytes, &header, sampling, spec)? {
             return Ok(Tensor {
                 channels: 1,
-                height,
-                width,
+                height: header.height,
+                width: header.width,
                 data,
             });
         }
     }
+    decode_interleaved(&handle, bytes, &header, spec)
+}
+
+/// The input plane through libjpeg-turbo's RGB (or CMYK) decode of the whole image.
+fn decode_interleaved(
+    handle: &Handle,
+    bytes: &[u8],
+    header: &JpegHeader,
+    spec: PlaneSpec,
+) -> Result<Tensor<u8>> {
+    let (width, height) = (header.width, header.height);
     let channels = if header.four_components { 4 } else { 3 };
     let mut pixels = zeroed(
         width * height * channels,
         &format!("decoding the {width}x{height} JPEG"),
         "downscale the image",
     )?;
-    handle.decompress(bytes, &header, &mut pixels)?;
+    handle.decompress(bytes, header, &mut pixels)?;
     if header.four_components {
         cmyk_to_rgbx(&mut pixels);
     }
@@ -334,7 +344,77 @@ pub fn reaches_end_of_image(bytes: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use superpoint_graph::Channel;
+    use turbojpeg::{Compressor, Image, PixelFormat, Subsamp};
+
     use super::*;
+
+    /// YCbCr files of every subsampling, odd sizes (partial MCUs, odd chroma widths and
+    /// heights) and a progressive one: the plane from the raw planes equals the plane of
+    /// libjpeg-turbo's own RGB decode, bit for bit, for every channel choice.
+    #[test]
+    fn raw_plane_path_equals_the_rgb_decode() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for (w, h) in [(64, 48), (37, 23), (8, 8), (101, 9), (9, 67)] {
+            // Smooth colour gradients with noise: chroma varies, the clamps are reached.
+            let pixels: Vec<u8> = (0..w * h * 3)
+                .map(|i| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let (p, c) = (i / 3, i % 3);
+                    let smooth = (p % w) * 255 / w + (p / w) * 128 / h + c * 60;
+                    (smooth as u64 + (state >> 60)) as u8
+                })
+                .collect();
+            let image = Image {
+                pixels: &pixels[..],
+                width: w,
+                pitch: 3 * w,
+                height: h,
+                format: PixelFormat::RGB,
+            };
+            for (subsamp, progressive) in [
+                (Subsamp::None, false),
+                (Subsamp::Sub2x1, false),
+                (Subsamp::Sub2x2, false),
+                (Subsamp::Sub2x2, true),
+                (Subsamp::Sub1x2, false),
+                (Subsamp::Sub4x1, false),
+            ] {
+                let mut compressor = Compressor::new().expect("compressor");
+                compressor.set_quality(90).expect("quality");
+                compressor.set_subsamp(subsamp).expect("subsampling");
+                compressor
+                    .set_progressive(progressive)
+                    .expect("progressive");
+                let jpeg = compressor.compress_to_vec(image).expect("compress");
+                let handle = Handle::new().expect("handle");
+                let header = handle.header(&jpeg).expect("header");
+                assert_eq!(
+                    header.ycc.is_some(),
+                    subsamp != Subsamp::Sub4x1,
+                    "{subsamp:?}"
+                );
+                for channel in [Channel::Red, Channel::Luma] {
+                    for bgr in [false, true] {
+                        let spec = PlaneSpec { channel, bgr };
+                        let fast = decode_plane(&jpeg, spec).expect("decode");
+                        if let Some(sampling) = header.ycc {
+                            let raw = handle.decompress_ycc(&jpeg, &header, sampling, spec);
+                            assert!(raw.expect("raw decode").is_some(), "raw path taken");
+                        }
+                        let rgb =
+                            decode_interleaved(&handle, &jpeg, &header, spec).expect("rgb decode");
+                        assert_eq!(
+                            fast, rgb,
+                            "{w}x{h} {subsamp:?} progressive {progressive} {channel:?} bgr {bgr}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn muldiv255_rounds_like_pillow() {
