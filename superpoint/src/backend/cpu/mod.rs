@@ -121,16 +121,16 @@ impl Kernels for CpuKernels {
         self.run(|| conv::conv2d(self.isa, x, w, pad, relu, true, &self.packed))
     }
     fn softmax(&self, x: &Hwc) -> Hwc {
-        self.run(|| head::softmax(x))
+        self.run(|| head::softmax(self.isa, x))
     }
     fn dustbin_fold(&self, x: &Hwc, cell: usize) -> Hwc {
-        self.run(|| head::dustbin_fold(x, cell))
+        self.run(|| head::dustbin_fold(self.isa, x, cell))
     }
     fn nms(&self, x: &Hwc, radius: usize) -> Hwc {
         self.run(|| nms::nms(self.isa, x, radius))
     }
     fn l2_normalize(&self, x: &Hwc) -> Hwc {
-        self.run(|| head::l2_normalize(x))
+        self.run(|| head::l2_normalize(self.isa, x))
     }
     fn select_keypoints(
         &self,
@@ -143,7 +143,7 @@ impl Kernels for CpuKernels {
         select::select_keypoints(&x.to_planar(), threshold, border, max_keypoints)
     }
     fn sample_descriptors(&self, x: &Hwc, keypoints: &[Keypoint], cell: usize) -> Vec<f32> {
-        sample::sample_descriptors(x, keypoints, cell)
+        self.run(|| sample::sample_descriptors(self.isa, x, keypoints, cell))
     }
     fn channels(&self, x: &Hwc) -> usize {
         x.channels()
