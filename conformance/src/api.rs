@@ -78,13 +78,13 @@ pub struct Report {
     pub differences: Vec<Difference>,
 }
 
-/// Runs the check against the real tree at `root` (the parent of `tt_metal/`).
-pub fn check(root: &Path) -> Result<Report, Error> {
+/// Runs the check of the stand-in headers under `stand_in` (the emulator's are
+/// [`paths::stand_in_headers`]) against the real tree at `root` (the parent of `tt_metal/`).
+pub fn check(root: &Path, stand_in: &Path) -> Result<Report, Error> {
     let clang = Clang::new().map_err(Error::Libclang)?;
     let index = Index::new(&clang, false, false);
-    let stand_in = paths::stand_in_headers();
     let jit = Jit::new(root.to_path_buf(), paths::harness());
-    let headers = public_headers(&stand_in)?;
+    let headers = public_headers(stand_in)?;
 
     let mut report = Report {
         headers: headers.len(),
@@ -113,7 +113,7 @@ pub fn check(root: &Path) -> Result<Report, Error> {
                 });
             }
         }
-        let offered = stand_in_decls(&index, &stand_in, &own)?;
+        let offered = stand_in_decls(&index, stand_in, &own)?;
         let real = real_decls(&index, &jit, root, kernel_kind, &real_includes)?;
         for decl in &offered {
             let key = (decl.kind, decl.name.clone(), decl.signature.clone());

@@ -1,27 +1,46 @@
-//! The checks that run on the kernel IR before anything is rendered (DESIGN §3): L1 per core,
-//! DST capacity, CB protocol, runtime-arg count, CB ids, NoC alignment (DRAM transfers and
-//! L1 → L1 row copies), semaphore count and ids, and multicasts that reach every other core of
-//! the node.
+//! The checks that run on the kernel IR before anything is rendered (DESIGN §3): L1 per core
+//! (above the firmware and the kernel-config region), the kernel-config region, the dispatch
+//! command's size, DST capacity, CB protocol, runtime-arg count, CB ids, NoC alignment (DRAM
+//! transfers and L1 → L1 row copies), semaphore count and ids, and multicasts that reach every
+//! other core of the node.
 //! Each failure names the node and the numbers.
 
 use std::collections::BTreeMap;
 
 use thiserror::Error;
 
-use crate::device::{Core, Limits};
+use crate::device::{Core, Grid, Limits};
+use crate::dispatch::{config_command_bytes, kernel_config};
 use crate::kir::{walk, Call, Kernel, Kir, NodeKir, OnCore, Role};
 use crate::plan::{cbs_l1_bytes, CbKind};
 
 /// A rule of the device that a node's program breaks.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum CheckError {
-    #[error("node `{node}`: CBs and the L1 arena need {used} bytes of L1 per core but {available} are usable ({size} bytes of L1 above the base at {base})")]
+    #[error("node `{node}`: CBs and the L1 arena need {used} bytes of L1 per core but {available} are usable ({size} bytes of L1 less the {base} below the base: firmware and the kernel-config region)")]
     L1Overflow {
         node: String,
         used: u64,
         available: u32,
         size: u32,
         base: u32,
+    },
+    #[error("node `{node}`: runtime args, semaphores and CB configs need {bytes} bytes of the {region}-byte kernel-config region on core ({x},{y}) (runtime args {runtime_args}, semaphores {semaphores}, CB configs {cbs}), and the kernel binaries share it", x = core.x, y = core.y)]
+    KernelConfigOverflow {
+        node: String,
+        core: Core,
+        bytes: u32,
+        runtime_args: u32,
+        semaphores: u32,
+        cbs: u32,
+        region: u32,
+    },
+    #[error("node `{node}`: its semaphore and CB configuration is a {bytes}-byte dispatch command, over the {limit}-byte prefetch entry of {dispatch} dispatch, which the pinned tt-metal does not split (tt-metal PR #53988); use fewer CB ids, semaphores or core rectangles, or dispatch from Tensix cores")]
+    DispatchCommandTooLarge {
+        node: String,
+        bytes: u32,
+        limit: u32,
+        dispatch: &'static str,
     },
     #[error("node `{node}`: a DST block of the {role:?} kernel uses {tiles} tiles but one half-sync acquire holds {capacity} ({format} DST)")]
     DstOverflow {
@@ -122,6 +141,40 @@ fn l1(node: &NodeKir, arena: u32, limits: &Limits) -> Result<(), CheckError> {
             available: limits.l1_usable(),
             size: limits.l1_size,
             base: limits.l1_base,
+        });
+    }
+    Ok(())
+}
+
+fn kernel_config_region(node: &NodeKir, limits: &Limits) -> Result<(), CheckError> {
+    let config = kernel_config(node);
+    if config.bytes() > limits.kernel_config_bytes {
+        return Err(CheckError::KernelConfigOverflow {
+            node: node.node.clone(),
+            core: config.core,
+            bytes: config.bytes(),
+            runtime_args: config.runtime_args,
+            semaphores: config.semaphores,
+            cbs: config.cbs,
+            region: limits.kernel_config_bytes,
+        });
+    }
+    Ok(())
+}
+
+fn dispatch_command(node: &NodeKir, grid: Grid) -> Result<(), CheckError> {
+    let bytes = config_command_bytes(node);
+    let limit = grid.max_prefetch_command_bytes();
+    if bytes > limit {
+        return Err(CheckError::DispatchCommandTooLarge {
+            node: node.node.clone(),
+            bytes,
+            limit,
+            dispatch: if grid.eth_dispatch() {
+                "Ethernet"
+            } else {
+                "Tensix"
+            },
         });
     }
     Ok(())
@@ -439,11 +492,13 @@ fn protocol(node: &NodeKir) -> Result<(), CheckError> {
     Ok(())
 }
 
-/// Runs every check on every node.
-pub fn check(kir: &Kir, limits: &Limits) -> Result<(), CheckError> {
+/// Runs every check on every node of a program for `grid`.
+pub fn check(kir: &Kir, limits: &Limits, grid: Grid) -> Result<(), CheckError> {
     for node in &kir.nodes {
         cb_ids(node, limits)?;
         l1(node, kir.arena.bytes, limits)?;
+        kernel_config_region(node, limits)?;
+        dispatch_command(node, grid)?;
         semaphores(node, limits)?;
         for kernel in &node.kernels {
             runtime_args(node, kernel, limits)?;

@@ -82,6 +82,25 @@ impl Grid {
             y: i / self.x,
         }
     }
+
+    /// Whether the grid needs dispatch on the Ethernet cores: Tensix dispatch takes a column,
+    /// leaving at most [`Grid::TENSIX_DISPATCH`].
+    pub fn eth_dispatch(&self) -> bool {
+        self.x > Grid::TENSIX_DISPATCH.x
+    }
+
+    /// The largest command the dispatch prefetcher takes in one entry
+    /// (`max_prefetch_command_size`): 32 KiB on Ethernet dispatch cores (tt-metal PR #49409),
+    /// 128 KiB on Tensix ones. At the pinned tt-metal a program's CB, semaphore and
+    /// common-argument configuration must fit one entry (PR #53988, open, lifts that;
+    /// [`crate::dispatch`]).
+    pub fn max_prefetch_command_bytes(&self) -> u32 {
+        if self.eth_dispatch() {
+            32 * 1024
+        } else {
+            128 * 1024
+        }
+    }
 }
 
 /// Per-core limits the checks hold a program to.
@@ -89,8 +108,12 @@ impl Grid {
 pub struct Limits {
     /// L1 bytes per Tensix core.
     pub l1_size: u32,
-    /// First L1 byte above the firmware region; CBs and L1 buffers live above it.
+    /// First L1 byte programs may allocate; CBs and L1 buffers live above it. Below it: the
+    /// firmware and the kernel-config region.
     pub l1_base: u32,
+    /// Bytes of the kernel-config region: each program's runtime args, semaphore and CB configs
+    /// and, on Blackhole, its kernel binaries ([`crate::dispatch::KernelConfig`]).
+    pub kernel_config_bytes: u32,
     /// CBs per core (ids 0..max_cbs).
     pub max_cbs: u32,
     /// Runtime args per kernel per core.
@@ -106,11 +129,16 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// Blackhole: 1536 KiB L1 of which about 1497 KiB are usable, 64 CBs, 341 runtime args,
-    /// 16 semaphores, NoC alignment 16 B (L1, DRAM writes) and 64 B (DRAM reads).
+    /// Blackhole at the pinned tt-metal: 1536 KiB L1, of which firmware, mailboxes and fabric
+    /// state take 40 KiB (`MEM_MAP_END`, `hw/inc/internal/tt-1xx/blackhole/dev_mem_map.h`) and
+    /// the kernel-config region the next 69 KiB (`default_l1_kernel_config_size`,
+    /// `llrt/hal/tt-1xx/blackhole/bh_hal_tensix.cpp`), leaving 1427 KiB from 109 KiB up
+    /// (`DEFAULT_UNRESERVED`, 64-byte aligned); 64 CBs, 341 runtime args, 16 semaphores, NoC
+    /// alignment 16 B (L1, DRAM writes) and 64 B (DRAM reads).
     pub const BLACKHOLE: Limits = Limits {
         l1_size: 1536 * 1024,
-        l1_base: (1536 - 1497) * 1024,
+        l1_base: (40 + 69) * 1024,
+        kernel_config_bytes: 69 * 1024,
         max_cbs: 64,
         max_runtime_args: 341,
         max_semaphores: 16,

@@ -203,6 +203,7 @@ impl Emit for KernelDesc {
         let compile_args = self.compile_args.emit();
         let fidelity = self.fidelity.emit();
         let fp32_dest_acc = self.fp32_dest_acc.emit();
+        let unpack_to_dest_fp32 = self.unpack_to_dest_fp32.emit();
         let noc = self.noc.emit();
         let runtime_arg_names = self.runtime_arg_names.emit();
         let runtime_args = emit_core_args(&self.runtime_args);
@@ -214,6 +215,7 @@ impl Emit for KernelDesc {
             compile_args: #compile_args,
             fidelity: #fidelity,
             fp32_dest_acc: #fp32_dest_acc,
+            unpack_to_dest_fp32: #unpack_to_dest_fp32,
             noc: #noc,
             runtime_arg_names: #runtime_arg_names,
             runtime_args: #runtime_args,

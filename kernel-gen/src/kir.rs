@@ -324,6 +324,12 @@ pub struct Kernel {
     pub runtime_args: Vec<CoreArgs>,
     /// Compute kernels only: fidelity and DST mode.
     pub precision: Option<Precision>,
+    /// Compute kernels only: the CB ids whose tiles tt-metal unpacks straight into the fp32 DST
+    /// (`UnpackToDestMode::UnpackToDestFp32`): Float32 CBs the kernel copies or transposes into
+    /// DST and must keep exact, which through SrcA would be cut to TF32 ([`exact_fp32_copies`]).
+    /// The matrix unit cannot read such a CB.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unpack_to_dest_fp32: Vec<u32>,
     pub body: Vec<Call>,
 }
 
@@ -408,6 +414,16 @@ pub fn input(node: &NodePlan, index: usize) -> Result<String, KirError> {
             index,
             count: node.inputs.len(),
         })
+}
+
+/// The ids of the Float32 CBs among `names` (a compute kernel's datacopy sources that must stay
+/// exact: [`Kernel::unpack_to_dest_fp32`]); bf16 tiles pass SrcA exactly and need no mode.
+pub(crate) fn exact_fp32_copies(node: &NodePlan, names: &[&str]) -> Vec<u32> {
+    node.cbs
+        .iter()
+        .filter(|c| c.format == Format::Fp32 && names.contains(&c.name.as_str()))
+        .map(|c| c.id)
+        .collect()
 }
 
 pub(crate) fn cb_id(node: &NodePlan, name: &'static str) -> Result<u32, KirError> {
@@ -624,6 +640,7 @@ pub(crate) fn conv_compute(
             vec![Arg::Const(start), Arg::Const(count)]
         }),
         precision: Some(node.precision),
+        unpack_to_dest_fp32: exact_fp32_copies(node, &["cb_bias"]),
         body: [
             vec![
                 Call::CbWait {
@@ -775,6 +792,7 @@ pub(crate) fn conv_writer(
             [w.start * blocks_per_unit, w.count * blocks_per_unit]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body,
     })
 }
@@ -953,6 +971,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: conv_reader_body(c, &input, [im2col, ring, zero]),
     };
     add_conv_weights_fill(&mut reader, node, c)?;
@@ -1016,6 +1035,7 @@ fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> 
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![
             Call::CbReserve {
                 cb: cache,
@@ -1049,6 +1069,7 @@ fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> 
         runtime_arg_names: names(&["block_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
+        unpack_to_dest_fp32: exact_fp32_copies(node, &["cb_taps"]),
         body: vec![blocks(
             Trips::Blocks,
             vec![Call::Loop {
@@ -1095,6 +1116,7 @@ fn pool_writer(node: &NodePlan, p: &PoolPlan, shape: Vec<CompileArg>) -> Result<
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![pooled_writes(node, out, tile, p.in_tiles, Trips::Blocks)],
     })
 }
@@ -1208,6 +1230,7 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: [
             selection_fill(select),
             vec![blocks(
@@ -1237,6 +1260,7 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
         runtime_arg_names: names(&["block_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![
             Call::CbWait {
                 cb: select,

@@ -3,8 +3,9 @@
 //! Pipeline, each stage a module with its own typed error:
 //! [`Graph`] → [`plan`] (cores, tensor placement and layout, CBs,
 //! weight distribution) → [`kir`] (reader / compute / writer as typed calls) → [`check`] (L1,
-//! DST, CB protocol, runtime args, CB ids, NoC alignment, semaphores) → [`render`] (Tera
-//! templates of `templates/`) → [`program`] (the [`DeviceProgram`] and the kernel sources).
+//! the kernel-config region and the dispatch command ([`dispatch`]), DST, CB protocol, runtime
+//! args, CB ids, NoC alignment, semaphores) → [`render`] (Tera templates of `templates/`) →
+//! [`program`] (the [`DeviceProgram`] and the kernel sources).
 //!
 //! # Current state of the device design
 //!
@@ -186,6 +187,13 @@
 //!   work is a [`kir::Trips::Counted`] loop over the region's count. The host merges, orders and
 //!   cuts ([`ops::select_keypoints::merge`], DESIGN §2 step 5).
 //!
+//! * **Float32 on silicon**: the unpacker cuts a Float32 tile to TF32 on its way into SrcA/SrcB.
+//!   Where a compute kernel copies or transposes Float32 tiles into DST and needs them exact (the
+//!   conv bias, the gathered pool taps, the L2 floor, NMS's shifted tiles, scores and threshold)
+//!   its [`kir::Kernel::unpack_to_dest_fp32`] lists the CBs, and the dispatch program asks
+//!   tt-metal to unpack them straight to the fp32 DST (`UnpackToDestFp32`); the emulator does the
+//!   same, and cuts every other Float32 operand.
+//!
 //! The dispatch program is also emitted as a Rust module ([`emit`], `program.rs` next to each
 //! artifact set) so a crate embeds it with `include!` instead of parsing JSON.
 //!
@@ -199,6 +207,7 @@
 pub mod arena;
 pub mod check;
 pub mod device;
+pub mod dispatch;
 pub mod emit;
 pub mod kir;
 pub mod layout;
@@ -240,6 +249,6 @@ pub enum CompileError {
 pub fn compile(graph: &Graph, params: &PlanParams) -> Result<Compiled, CompileError> {
     let plan = plan::plan(graph, params)?;
     let kir = kir::lower(&plan)?;
-    check::check(&kir, &plan.limits)?;
+    check::check(&kir, &plan.limits, plan.grid)?;
     Ok(program::assemble(plan.grid, &plan.buffers, &kir)?)
 }

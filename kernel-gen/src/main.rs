@@ -5,7 +5,8 @@
 //! (`superpoint_640x480_12x10_nms<r>`), each with its kernels, `program.json` and `program.rs`.
 //!
 //! `--check` exits non-zero when a checked-in file is stale, missing or extra; `--report` prints
-//! the per-node static figures (cores, CB bytes, tile ops by fidelity, NoC / DRAM bytes).
+//! the per-node static figures (cores, CB bytes, kernel-config bytes, tile ops by fidelity, NoC /
+//! DRAM bytes, the dispatch command of the semaphore and CB configuration).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,9 +38,15 @@ fn build(
 ) -> Result<(DeviceProgram, BTreeMap<String, String>), CompileError> {
     let plan = plan::plan(&variant.graph, &variant.params)?;
     let kir = kir::lower(&plan)?;
-    check::check(&kir, &plan.limits)?;
+    check::check(&kir, &plan.limits, plan.grid)?;
     if want_report {
-        println!("{}:", variant.name);
+        println!(
+            "{} ({}x{}; the dispatch command must fit one {}-byte prefetch entry):",
+            variant.name,
+            plan.grid.x,
+            plan.grid.y,
+            plan.grid.max_prefetch_command_bytes()
+        );
         print!("{}", report::table(&report::report(&kir)));
     }
     let compiled = program::assemble(plan.grid, &plan.buffers, &kir)?;

@@ -312,6 +312,7 @@ mod tests {
             runtime_arg_names: Vec::new(),
             runtime_args: Vec::new(),
             precision: None,
+            unpack_to_dest_fp32: Vec::new(),
             body,
         }
     }

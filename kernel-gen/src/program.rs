@@ -1,5 +1,6 @@
 //! The dispatch program: buffers, then one step per node in launch order, each with its kernels
-//! (source file, core ranges, compile-time args, compute config), CBs, semaphores and per-core
+//! (source file, core ranges, compile-time args, compute config with the per-CB unpack-to-dest
+//! mode), CBs, semaphores and per-core
 //! runtime args; plus the kernel sources. Serialised as pretty JSON with fields in declaration
 //! order and only ordered collections, so the bytes depend on nothing but the input.
 
@@ -38,6 +39,10 @@ pub struct KernelDesc {
     pub fidelity: Option<Fidelity>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fp32_dest_acc: Option<bool>,
+    /// Compute kernels: the CB ids tt-metal unpacks straight into the fp32 DST
+    /// (`ComputeConfig::unpack_to_dest_mode` `UnpackToDestFp32`; [`crate::kir::Kernel::unpack_to_dest_fp32`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unpack_to_dest_fp32: Vec<u32>,
     /// Data-movement kernels: NoC 0 (reader) or 1 (writer).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noc: Option<u32>,
@@ -119,6 +124,7 @@ pub fn assemble(grid: Grid, buffers: &[BufferPlan], kir: &Kir) -> Result<Compile
                 compile_args: kernel.compile_args.clone(),
                 fidelity: kernel.precision.filter(|_| compute).map(|p| p.fidelity),
                 fp32_dest_acc: kernel.precision.filter(|_| compute).map(|p| p.fp32_dest),
+                unpack_to_dest_fp32: kernel.unpack_to_dest_fp32.clone(),
                 noc: match kernel.role {
                     Role::Reader => Some(0),
                     Role::Writer => Some(1),

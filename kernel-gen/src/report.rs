@@ -1,5 +1,6 @@
 //! Static per-node figures of a compiled program, read off the kernel IR: cores used, the L1
-//! peak per core (CBs plus the L1 arena, [`crate::arena`]), tile operations by fidelity, and
+//! peak per core (CBs plus the L1 arena, [`crate::arena`]), the kernel-config bytes per core and
+//! the program-configuration dispatch command ([`crate::dispatch`]), tile operations by fidelity, and
 //! DRAM bytes summed over all cores (pages of buffers in the L1 arena move over the NoC
 //! between cores instead and are not counted). They are the static inputs of the cost model (§6).
 //! Reader DRAM reads are upper bounds where the kernel skips work at run time: the conv input
@@ -12,6 +13,7 @@ use std::fmt::Write;
 
 use crate::arena::Arena;
 use crate::device::Fidelity;
+use crate::dispatch::{config_command_bytes, kernel_config};
 use crate::kir::{walk, Call, Kir, NodeKir};
 use crate::plan::cbs_l1_bytes;
 
@@ -22,6 +24,10 @@ pub struct NodeReport {
     pub op: String,
     pub cores: usize,
     pub cb_bytes_per_core: u64,
+    /// Runtime args, semaphore and CB configs in the kernel-config region (binaries not included).
+    pub kernel_config_bytes: u32,
+    /// The prefetch-queue entry of the semaphore and CB configuration.
+    pub dispatch_command_bytes: u32,
     pub fidelity: Fidelity,
     pub matmul_tiles: u64,
     pub copy_tiles: u64,
@@ -41,6 +47,8 @@ fn node_report(node: &NodeKir, arena: &Arena) -> NodeReport {
         cores: node.blocks.len(),
         // The checker holds every CB to whole L1 alignment units, so no rounding is needed.
         cb_bytes_per_core: cbs_l1_bytes(&node.cbs, 1) + u64::from(arena.bytes),
+        kernel_config_bytes: kernel_config(node).bytes(),
+        dispatch_command_bytes: config_command_bytes(node),
         fidelity: node
             .kernels
             .iter()
@@ -117,16 +125,17 @@ pub fn report(kir: &Kir) -> Vec<NodeReport> {
 pub fn table(rows: &[NodeReport]) -> String {
     let mut out = String::from(
         "worst case: DRAM reads without tile-cache hits, loops over run-time counts at their bound (full candidate regions)\n\
-         node        op         cores  CB/L1 peak B  fidelity  matmul tiles  copy  sfpu  reduce  binary  pack  DRAM read B  DRAM write B  L1 gather B\n",
+         node        op         cores  CB/L1 peak B  cfg B  fidelity  matmul tiles  copy  sfpu  reduce  binary  pack  DRAM read B  DRAM write B  L1 gather B  dispatch B\n",
     );
     for r in rows {
         let _ = writeln!(
             out,
-            "{:<11} {:<10} {:>5}  {:>12}  {:<8}  {:>12}  {:>4}  {:>4}  {:>6}  {:>6}  {:>4}  {:>11}  {:>12}  {:>11}",
+            "{:<11} {:<10} {:>5}  {:>12}  {:>5}  {:<8}  {:>12}  {:>4}  {:>4}  {:>6}  {:>6}  {:>4}  {:>11}  {:>12}  {:>11}  {:>10}",
             r.node,
             r.op,
             r.cores,
             r.cb_bytes_per_core,
+            r.kernel_config_bytes,
             format!("{:?}", r.fidelity),
             r.matmul_tiles,
             r.copy_tiles,
@@ -136,7 +145,8 @@ pub fn table(rows: &[NodeReport]) -> String {
             r.pack_tiles,
             r.dram_read_bytes,
             r.dram_write_bytes,
-            r.l1_gather_bytes
+            r.l1_gather_bytes,
+            r.dispatch_command_bytes
         );
     }
     out

@@ -435,9 +435,12 @@ impl Loaded {
                         let (Some(f), Some(fp32)) = (k.fidelity, k.fp32_dest_acc) else {
                             return Err(RunError::ComputeConfig(k.name.clone()));
                         };
-                        KernelSpec::compute(&k.name, source, &kr)
-                            .fidelity(fidelity(f))
-                            .fp32_dest_acc(fp32)
+                        k.unpack_to_dest_fp32.iter().fold(
+                            KernelSpec::compute(&k.name, source, &kr)
+                                .fidelity(fidelity(f))
+                                .fp32_dest_acc(fp32),
+                            |spec, &cb| spec.unpack_to_dest_fp32(cb),
+                        )
                     }
                 }
                 .compile_args(&compile_args);

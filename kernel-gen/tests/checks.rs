@@ -1,7 +1,11 @@
 //! Negative tests of every check: a valid program's kernel IR (or its limits) is broken in one
-//! place and the check must name the node and the numbers.
+//! place and the check must name the node and the numbers. [`BROKEN`] holds one broken program
+//! per [`CheckError`] variant, and `every_check_error_variant_has_a_broken_program` reads the
+//! enum from `src/check.rs`, so a new variant without an entry fails the build.
 
 mod common;
+
+use std::collections::BTreeSet;
 
 use common::{chain, Layer};
 use kernel_gen::check::{check, CheckError};
@@ -18,7 +22,7 @@ const LAYERS: &[Layer] = &[
 fn kir() -> Kir {
     let p = plan(&chain(64, 32, LAYERS), &PlanParams::default()).expect("plans");
     let kir = lower(&p).expect("lowers");
-    check(&kir, &Limits::BLACKHOLE).expect("the unmodified program passes");
+    check(&kir, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect("the unmodified program passes");
     kir
 }
 
@@ -26,11 +30,17 @@ fn node_mut<'a>(kir: &'a mut Kir, name: &str) -> &'a mut kernel_gen::kir::NodeKi
     kir.nodes.iter_mut().find(|n| n.node == name).expect("node")
 }
 
+/// 3×3 512→512: 144 × 16 weight tiles alone are 4.5 MiB.
+const OVERSIZED: &[Layer] = &[("c1", 1, 512, 3, true), ("big", 512, 512, 3, true)];
+
+/// The kernel IR of [`OVERSIZED`], which the planner lays out but cannot fit in L1.
+fn oversized_conv() -> Kir {
+    lower(&plan(&chain(32, 32, OVERSIZED), &PlanParams::default()).expect("plans")).expect("lowers")
+}
+
 #[test]
 fn l1_overflow_names_the_node_and_bytes() {
-    // 3×3 512→512: 144 × 16 weight tiles alone are 4.5 MiB.
-    let layers: &[Layer] = &[("c1", 1, 512, 3, true), ("big", 512, 512, 3, true)];
-    let err = compile(&chain(32, 32, layers), &PlanParams::default()).expect_err("too big");
+    let err = compile(&chain(32, 32, OVERSIZED), &PlanParams::default()).expect_err("too big");
     match err {
         CompileError::Check(CheckError::L1Overflow {
             node,
@@ -45,21 +55,15 @@ fn l1_overflow_names_the_node_and_bytes() {
             // ring 5·16 (33 pixels either side of a block at 32 wide: 2 blocks behind, 2 ahead)
             // + zero 1 + out 4 tiles of 2 KiB.
             assert_eq!(used, (144 + 144 * 4 + 4 + 5 * 16 + 1 + 4) * 2048);
-            assert_eq!(available, 1497 * 1024);
+            assert_eq!(available, 1427 * 1024);
         }
         other => panic!("expected L1Overflow, got {other:?}"),
     }
 }
 
-#[test]
-fn dst_capacity_in_half_sync_fp32() {
+/// conv_b's compute kernel with DST blocks of 5 tiles (fp32 DST at the default precision).
+fn five_dst_tiles() -> Kir {
     let mut k = kir();
-    let node = node_mut(&mut k, "conv_b");
-    let compute = node
-        .kernels
-        .iter_mut()
-        .find(|k| k.role == Role::Compute)
-        .expect("compute");
     fn widen(calls: &mut [Call]) {
         for c in calls {
             match c {
@@ -69,8 +73,14 @@ fn dst_capacity_in_half_sync_fp32() {
             }
         }
     }
-    widen(&mut compute.body);
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("5 fp32 tiles");
+    widen(&mut kernel_mut(&mut k, "conv_b", Role::Compute).body);
+    k
+}
+
+#[test]
+fn dst_capacity_in_half_sync_fp32() {
+    let mut k = five_dst_tiles();
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("5 fp32 tiles");
     assert_eq!(
         err,
         CheckError::DstOverflow {
@@ -82,29 +92,24 @@ fn dst_capacity_in_half_sync_fp32() {
         }
     );
     // The same 5 tiles fit a bf16 DST (8 tiles).
-    let compute = node_mut(&mut k, "conv_b")
-        .kernels
-        .iter_mut()
-        .find(|k| k.role == Role::Compute)
-        .expect("compute");
-    compute.precision = Some(Precision {
+    kernel_mut(&mut k, "conv_b", Role::Compute).precision = Some(Precision {
         fp32_dest: false,
         ..Precision::PORT
     });
-    check(&k, &Limits::BLACKHOLE).expect("5 bf16 tiles fit");
+    check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect("5 bf16 tiles fit");
+}
+
+/// The pool without its writer's calls: nobody pops `cb_out`.
+fn pool_writer_emptied() -> Kir {
+    let mut k = kir();
+    kernel_mut(&mut k, "pool", Role::Writer).body.clear();
+    k
 }
 
 #[test]
 fn cb_protocol_unbalanced_push_and_pop() {
-    let mut k = kir();
-    let node = node_mut(&mut k, "pool");
-    let writer = node
-        .kernels
-        .iter_mut()
-        .find(|k| k.role == Role::Writer)
-        .expect("writer");
-    writer.body.clear();
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("nobody pops cb_out");
+    let k = pool_writer_emptied();
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("nobody pops cb_out");
     match err {
         CheckError::CbUnbalanced {
             node,
@@ -123,8 +128,8 @@ fn cb_protocol_unbalanced_push_and_pop() {
     }
 }
 
-#[test]
-fn cb_pages_must_divide_the_capacity() {
+/// The pool's `cb_src` with 6 pages, which its reader's 4-page pushes do not divide.
+fn cb_src_of_6_pages() -> Kir {
     let mut k = kir();
     let node = node_mut(&mut k, "pool");
     let cb = node
@@ -133,7 +138,13 @@ fn cb_pages_must_divide_the_capacity() {
         .find(|c| c.name == "cb_src")
         .expect("cb");
     cb.pages = 6;
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("4 pages into 6");
+    k
+}
+
+#[test]
+fn cb_pages_must_divide_the_capacity() {
+    let k = cb_src_of_6_pages();
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("4 pages into 6");
     assert_eq!(
         err,
         CheckError::CbPagesDoNotDivide {
@@ -146,17 +157,18 @@ fn cb_pages_must_divide_the_capacity() {
     );
 }
 
+/// conv_a's reader without its first call, the weights' reserve.
+fn weights_pushed_unreserved() -> Kir {
+    let mut k = kir();
+    kernel_mut(&mut k, "conv_a", Role::Reader).body.remove(0);
+    k
+}
+
 #[test]
 fn push_without_reserve() {
-    let mut k = kir();
-    let node = node_mut(&mut k, "conv_a");
-    let reader = node
-        .kernels
-        .iter_mut()
-        .find(|k| k.role == Role::Reader)
-        .expect("reader");
-    reader.body.remove(0);
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("weights pushed unreserved");
+    let k = weights_pushed_unreserved();
+    let err =
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("weights pushed unreserved");
     match err {
         CheckError::PushWithoutReserve {
             node,
@@ -174,17 +186,17 @@ fn push_without_reserve() {
     }
 }
 
+/// conv_a's writer with 342 runtime args on its second core.
+fn writer_with_342_args() -> Kir {
+    let mut k = kir();
+    kernel_mut(&mut k, "conv_a", Role::Writer).runtime_args[1].args = vec![Arg::Const(0); 342];
+    k
+}
+
 #[test]
 fn at_most_341_runtime_args() {
-    let mut k = kir();
-    let node = node_mut(&mut k, "conv_a");
-    let writer = node
-        .kernels
-        .iter_mut()
-        .find(|k| k.role == Role::Writer)
-        .expect("writer");
-    writer.runtime_args[1].args = vec![Arg::Const(0); 342];
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("342 args");
+    let k = writer_with_342_args();
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("342 args");
     assert_eq!(
         err,
         CheckError::TooManyRuntimeArgs {
@@ -197,8 +209,8 @@ fn at_most_341_runtime_args() {
     );
 }
 
-#[test]
-fn cb_ids_below_64() {
+/// The pool's `cb_out` with id 64.
+fn cb_id_64() -> Kir {
     let mut k = kir();
     let node = node_mut(&mut k, "pool");
     node.cbs
@@ -206,7 +218,13 @@ fn cb_ids_below_64() {
         .find(|c| c.name == "cb_out")
         .expect("cb")
         .id = 64;
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("id 64");
+    k
+}
+
+#[test]
+fn cb_ids_below_64() {
+    let k = cb_id_64();
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("id 64");
     assert_eq!(
         err,
         CheckError::CbIdOutOfRange {
@@ -218,8 +236,8 @@ fn cb_ids_below_64() {
     );
 }
 
-#[test]
-fn noc_alignment_of_dram_reads_and_l1_pages() {
+/// conv_b's reader with a first DRAM read of 2080 bytes.
+fn dram_read_of_2080_bytes() -> Kir {
     let mut k = kir();
     let mut first = true;
     each_call(
@@ -233,7 +251,14 @@ fn noc_alignment_of_dram_reads_and_l1_pages() {
             }
         },
     );
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("2080 is not a multiple of 64");
+    k
+}
+
+#[test]
+fn noc_alignment_of_dram_reads_and_l1_pages() {
+    let k = dram_read_of_2080_bytes();
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH)
+        .expect_err("2080 is not a multiple of 64");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -251,7 +276,7 @@ fn noc_alignment_of_dram_reads_and_l1_pages() {
         .find(|c| c.name == "cb_out")
         .expect("cb")
         .page_bytes = 2056;
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("2056-byte L1 pages");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("2056-byte L1 pages");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -274,7 +299,7 @@ fn noc_alignment_of_l1_row_copies() {
     let layers: &[Layer] = &[("c1", 1, 32, 3, true), ("c2", 32, 32, 3, true)];
     let p = plan(&chain(64, 32, layers), &PlanParams::default()).expect("plans");
     let mut k = lower(&p).expect("lowers");
-    check(&k, &Limits::BLACKHOLE).expect("the unmodified program passes");
+    check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect("the unmodified program passes");
     let reader = node_mut(&mut k, "c2")
         .kernels
         .iter_mut()
@@ -296,7 +321,7 @@ fn noc_alignment_of_l1_row_copies() {
     }
     row_bytes(&mut reader.body, &mut copies);
     assert_eq!(copies, 2);
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("24-byte rows");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("24-byte rows");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -309,11 +334,17 @@ fn noc_alignment_of_l1_row_copies() {
     );
 }
 
-#[test]
-fn semaphore_count() {
+/// The pool with 17 semaphores.
+fn seventeen_semaphores() -> Kir {
     let mut k = kir();
     node_mut(&mut k, "pool").semaphores = 17;
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("17 semaphores");
+    k
+}
+
+#[test]
+fn semaphore_count() {
+    let k = seventeen_semaphores();
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("17 semaphores");
     assert_eq!(
         err,
         CheckError::TooManySemaphores {
@@ -342,13 +373,18 @@ fn kernel_mut<'a>(kir: &'a mut Kir, name: &str, role: Role) -> &'a mut kernel_ge
         .expect("kernel")
 }
 
-#[test]
-fn semaphore_ids_are_below_the_node_count() {
-    // conv_b's sender also computes a block: its reader waits for semaphore 2, which its
-    // writer sets once it has read the weights.
+/// conv_b configuring 2 semaphores. Its sender also computes a block: its reader waits for
+/// semaphore 2, which its writer sets once it has read the weights.
+fn conv_b_with_2_semaphores() -> Kir {
     let mut k = kir();
     node_mut(&mut k, "conv_b").semaphores = 2;
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("semaphore 2 of 2");
+    k
+}
+
+#[test]
+fn semaphore_ids_are_below_the_node_count() {
+    let k = conv_b_with_2_semaphores();
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("semaphore 2 of 2");
     assert_eq!(
         err,
         CheckError::UnknownSemaphore {
@@ -360,9 +396,8 @@ fn semaphore_ids_are_below_the_node_count() {
     );
 }
 
-#[test]
-fn multicast_must_reach_every_other_core() {
-    // conv_b: 64 blocks of 32 pixels on 64 cores, the first's writer sends to 63.
+/// conv_b (64 blocks of 32 pixels on 64 cores) with the first's writer sending to 62 of 63.
+fn multicast_to_62() -> Kir {
     let mut k = kir();
     each_call(
         &mut kernel_mut(&mut k, "conv_b", Role::Writer).body,
@@ -372,7 +407,13 @@ fn multicast_must_reach_every_other_core() {
             }
         },
     );
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("62 of 63 receivers");
+    k
+}
+
+#[test]
+fn multicast_must_reach_every_other_core() {
+    let k = multicast_to_62();
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("62 of 63 receivers");
     assert_eq!(
         err,
         CheckError::MulticastDests {
@@ -396,7 +437,7 @@ fn multicast_size_is_noc_aligned() {
             }
         },
     );
-    let err = check(&k, &Limits::BLACKHOLE).expect_err("odd bytes");
+    let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("odd bytes");
     assert_eq!(
         err,
         CheckError::Misaligned {
@@ -512,7 +553,7 @@ fn sampling_kir() -> Kir {
         ..PlanParams::default()
     };
     let kir = lower(&plan(&graph, &params).expect("plans")).expect("lowers");
-    check(&kir, &Limits::BLACKHOLE).expect("the unmodified program passes");
+    check(&kir, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect("the unmodified program passes");
     kir
 }
 
@@ -549,7 +590,7 @@ fn noc_alignment_of_partial_page_transfers() {
         }
     });
     assert_eq!(
-        check(&k, &Limits::BLACKHOLE),
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
         Err(CheckError::Misaligned {
             node: name.into(),
             role: Role::Reader,
@@ -571,7 +612,7 @@ fn noc_alignment_of_partial_page_transfers() {
         }
     });
     assert_eq!(
-        check(&k, &Limits::BLACKHOLE),
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
         Err(CheckError::Misaligned {
             node: name.into(),
             role: Role::Writer,
@@ -594,7 +635,7 @@ fn sampling_cb_protocol_counts_the_data_bounded_loops() {
     // 64×32: 2 regions of 1024 records, so at most 32 tiles of 32 candidates per core, each
     // pushing 4 corners × 8 channel tiles of rows.
     assert_eq!(
-        check(&k, &Limits::BLACKHOLE),
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
         Err(CheckError::CbUnbalanced {
             node: superpoint_graph::names::DESCRIPTORS.into(),
             cb: "cb_rows".into(),
@@ -604,4 +645,172 @@ fn sampling_cb_protocol_counts_the_data_bounded_loops() {
             popped: 0
         })
     );
+}
+
+/// conv_a's writer with one runtime arg fewer on core (0,0) than it names.
+fn writer_missing_an_arg() -> Kir {
+    let mut k = kir();
+    kernel_mut(&mut k, "conv_a", Role::Writer).runtime_args[0]
+        .args
+        .pop();
+    k
+}
+
+#[test]
+fn runtime_args_match_the_names_on_every_core() {
+    let k = writer_missing_an_arg();
+    let names = kir()
+        .nodes
+        .iter()
+        .find(|n| n.node == "conv_a")
+        .and_then(|n| n.kernels.iter().find(|k| k.role == Role::Writer))
+        .expect("conv_a's writer")
+        .runtime_arg_names
+        .len();
+    assert!(names > 1, "conv_a's writer names its args: {names}");
+    assert_eq!(
+        check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH),
+        Err(CheckError::RuntimeArgCount {
+            node: "conv_a".into(),
+            role: Role::Writer,
+            core: Core { x: 0, y: 0 },
+            names,
+            count: names - 1
+        })
+    );
+}
+
+/// The pool's reader reserving pages of cb 40, which the node does not configure (no CB of the
+/// node is near that id).
+fn reserve_on_an_unconfigured_cb() -> Kir {
+    let mut k = kir();
+    assert!(node_mut(&mut k, "pool").cbs.iter().all(|c| c.id != 40));
+    let mut first = true;
+    each_call(
+        &mut kernel_mut(&mut k, "pool", Role::Reader).body,
+        &mut |c| {
+            if let Call::CbReserve { cb, .. } = c {
+                if first {
+                    *cb = 40;
+                    first = false;
+                }
+            }
+        },
+    );
+    assert!(!first, "the pool's reader reserves CB pages");
+    k
+}
+
+#[test]
+fn cb_ids_a_kernel_uses_are_configured() {
+    assert_eq!(
+        check(
+            &reserve_on_an_unconfigured_cb(),
+            &Limits::BLACKHOLE,
+            Grid::ETH_DISPATCH
+        ),
+        Err(CheckError::UnknownCb {
+            node: "pool".into(),
+            role: Role::Reader,
+            id: 40
+        })
+    );
+}
+
+/// A program broken in one place, with the limits and grid it is checked against.
+type Broken = fn() -> (Kir, Limits, Grid);
+
+/// `kir` checked against the p150a's limits on the ETH-dispatch grid.
+fn on_blackhole(kir: Kir) -> (Kir, Limits, Grid) {
+    (kir, Limits::BLACKHOLE, Grid::ETH_DISPATCH)
+}
+
+/// One node whose semaphore and CB configuration is a 124,672-byte dispatch command (see
+/// `tests/dispatch.rs`), over ETH dispatch's 32 KiB prefetch entry.
+fn scattered_on_eth() -> (Kir, Limits, Grid) {
+    on_blackhole(Kir {
+        nodes: vec![common::small_kir::scattered()],
+        arena: Default::default(),
+    })
+}
+
+/// Two cores whose runtime args and CB config need 96 B, in a 95-byte kernel-config region.
+fn config_over_a_95_byte_region() -> (Kir, Limits, Grid) {
+    let kir = Kir {
+        nodes: vec![common::small_kir::two_core_config()],
+        arena: Default::default(),
+    };
+    let tight = Limits {
+        kernel_config_bytes: 95,
+        ..Limits::BLACKHOLE
+    };
+    (kir, tight, Grid::ETH_DISPATCH)
+}
+
+/// One broken program per [`CheckError`] variant (each with a test asserting the details, here or
+/// in `tests/dispatch.rs`).
+const BROKEN: &[(&str, Broken)] = &[
+    ("L1Overflow", || on_blackhole(oversized_conv())),
+    ("DstOverflow", || on_blackhole(five_dst_tiles())),
+    ("CbUnbalanced", || on_blackhole(pool_writer_emptied())),
+    ("CbPagesDoNotDivide", || on_blackhole(cb_src_of_6_pages())),
+    ("PushWithoutReserve", || {
+        on_blackhole(weights_pushed_unreserved())
+    }),
+    (
+        "UnknownCb",
+        || on_blackhole(reserve_on_an_unconfigured_cb()),
+    ),
+    ("CbIdOutOfRange", || on_blackhole(cb_id_64())),
+    (
+        "TooManyRuntimeArgs",
+        || on_blackhole(writer_with_342_args()),
+    ),
+    ("RuntimeArgCount", || on_blackhole(writer_missing_an_arg())),
+    ("Misaligned", || on_blackhole(dram_read_of_2080_bytes())),
+    ("TooManySemaphores", || on_blackhole(seventeen_semaphores())),
+    ("UnknownSemaphore", || {
+        on_blackhole(conv_b_with_2_semaphores())
+    }),
+    ("MulticastDests", || on_blackhole(multicast_to_62())),
+    ("KernelConfigOverflow", config_over_a_95_byte_region),
+    ("DispatchCommandTooLarge", scattered_on_eth),
+];
+
+/// The variants of `CheckError` as `src/check.rs` declares them.
+fn check_error_variants() -> BTreeSet<String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/check.rs");
+    let source = std::fs::read_to_string(&path).expect("src/check.rs");
+    let file = syn::parse_file(&source).expect("src/check.rs parses");
+    file.items
+        .iter()
+        .find_map(|item| match item {
+            syn::Item::Enum(e) if e.ident == "CheckError" => Some(e),
+            _ => None,
+        })
+        .expect("src/check.rs declares CheckError")
+        .variants
+        .iter()
+        .map(|v| v.ident.to_string())
+        .collect()
+}
+
+#[test]
+fn every_check_error_variant_has_a_broken_program() {
+    let variants = check_error_variants();
+    let table: BTreeSet<String> = BROKEN.iter().map(|(name, _)| name.to_string()).collect();
+    assert_eq!(
+        table, variants,
+        "BROKEN needs one entry per CheckError variant of src/check.rs (a broken program and a test of its error)"
+    );
+    for (name, broken) in BROKEN {
+        let (kir, limits, grid) = broken();
+        let err = check(&kir, &limits, grid).expect_err(name);
+        let debug = format!("{err:?}");
+        let got: String = debug
+            .chars()
+            .take_while(char::is_ascii_alphanumeric)
+            .collect();
+        assert_eq!(&got, name, "{err}");
+    }
 }

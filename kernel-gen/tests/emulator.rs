@@ -759,8 +759,9 @@ fn conv_slices(graph: &superpoint_graph::Graph, grid: Grid, precision: Precision
 
 /// Output channels split over groups of cores: at 80×60 (150 blocks) 128→256 3×3 (convPa's
 /// shape) in 2 slices of 4 output tiles on both full grids (rows 0–4 and 5–9, each group's
-/// weights from its own sender), in 4 of 2 at the accurate precision (hi + lo weights, Float32
-/// activations; 3 columns of 10 cores a group), and 256→256 1×1
+/// weights from its own sender), 128→192 in 3 of 2 at the accurate precision (hi + lo weights,
+/// Float32 activations; 4 columns of 10 cores a group; the unsliced 128→256 would not fit one
+/// core's 1427 KiB), and 256→256 1×1
 /// (convDb's) in 2, also on a 7×3 grid (groups of 10 cores as
 /// two rectangles each: a row and 3 cores, 4 cores and a row of 6; two multicasts per CB); at
 /// 40×16 (20 blocks) 64→128 3×3 in 4 slices of one output tile on an 8×8 grid (two rows of 8
@@ -783,6 +784,13 @@ fn convs_sliced_over_output_channels_equal_the_unsliced_conv() {
         ("pool3", 0, 0, 0, false),
         ("conv", 256, 256, 1, false),
     ];
+    let accurate: &[Layer] = &[
+        ("c0", 1, 128, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+        ("conv", 128, 192, 3, true),
+    ];
     let narrow: &[Layer] = &[
         ("c0", 1, 64, 3, true),
         ("pool1", 0, 0, 0, false),
@@ -801,11 +809,11 @@ fn convs_sliced_over_output_channels_equal_the_unsliced_conv() {
             (2, 1),
         ),
         (
-            wide,
+            accurate,
             (80, 60),
             Grid::ETH_DISPATCH,
             Precision::ACCURATE,
-            (4, 1),
+            (3, 1),
         ),
         (
             pointwise,

@@ -150,8 +150,29 @@ fn region_tiles(compiled: &Compiled) -> Vec<(u32, u32)> {
         .collect()
 }
 
-/// Checks the NMS map bit for bit, then the candidates against the reference selection on the
-/// device's map: every record in its region's tiles, the set, and the ordered (and cut) list.
+/// The reference NMS as the device computes it: the device's window maximum (`binary_max_tile`,
+/// SFPSWAP's sign-magnitude order: -NaN < -inf < ... < +inf < +NaN) is a +NaN wherever the window
+/// holds one, and nothing equals a NaN, so every pixel within `radius` of a +NaN is suppressed;
+/// the reference's `f32::max` skips NaN instead. Elsewhere the two agree.
+fn device_nms(scores: &Tensor<f32>, radius: usize) -> Tensor<f32> {
+    let mut out = nms(scores, radius);
+    let (h, w) = (scores.height, scores.width);
+    for (i, v) in scores.data.iter().enumerate() {
+        if v.is_nan() && v.is_sign_positive() {
+            let (y, x) = (i / w, i % w);
+            for wy in y.saturating_sub(radius)..(y + radius + 1).min(h) {
+                for wx in x.saturating_sub(radius)..(x + radius + 1).min(w) {
+                    out.data[wy * w + wx] = 0.0;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Checks the NMS map bit for bit against [`device_nms`], then the candidates against the
+/// reference selection on the device's map: every record in its region's tiles, the set, and the
+/// ordered (and cut) list.
 fn check(
     device: &DeviceResult,
     scores: &Tensor<f32>,
@@ -159,7 +180,7 @@ fn check(
     threshold: f32,
     border: usize,
 ) {
-    let expected_map = nms(scores, radius);
+    let expected_map = device_nms(scores, radius);
     assert!(
         bits(&device.map) == bits(&expected_map),
         "NMS map differs from the reference at {} pixels",
@@ -292,8 +313,9 @@ fn one_tile_wide_map_and_a_border_wider_than_the_map() {
 
 /// Scores a denormal apart: the levels are the smallest normals 2^-126 · (1 + k · 2^-23), so a
 /// suppressed pixel and its window maximum differ by less than 2^-126 and a subtraction on the
-/// SFPU would flush the difference and keep them. Plus NaN pixels (suppressed, and skipped by the
-/// window maximum, as on the host) and +inf ones (kept where they are the maximum).
+/// SFPU would flush the difference and keep them. Plus +NaN pixels (suppressed; unlike the host's
+/// maximum, the device's takes a +NaN as the largest value, so its whole window is suppressed:
+/// [`device_nms`]) and +inf ones (kept where they are the maximum).
 #[test]
 fn scores_a_denormal_apart_nan_and_inf_compare_exactly() {
     let (width, height, radius, threshold, border) = (96, 64, 2, 0.0, 4);
@@ -324,6 +346,53 @@ fn scores_a_denormal_apart_nan_and_inf_compare_exactly() {
     assert!(expected.data.contains(&f32::INFINITY));
     let graph = nms_graph(width, height, radius, threshold, border);
     let device = run_device(&graph, Grid::TENSIX_DISPATCH, &scores);
+    check(&device, &scores, radius, threshold, border);
+}
+
+/// Scores that differ only below TF32's 10 mantissa bits: the levels are 0.5 · (1 + k · 2^-23),
+/// k = 1..4. Through SrcA every level is cut to 0.5, equal to its window's maximum, and the mask
+/// would keep every nonzero pixel; the dispatch program has the compute kernel unpack the tiles it
+/// transposes and compares straight to the fp32 DST (UnpackToDestFp32), so NMS suppresses
+/// exactly as the reference does.
+#[test]
+fn scores_that_differ_below_tf32_precision() {
+    let (width, height, radius, threshold, border) = (96, 64, 2, 0.25, 4);
+    let mut scores = quantised_map(width, height, 4, density(radius), 15);
+    for v in &mut scores.data {
+        if *v != 0.0 {
+            *v = f32::from_bits(0.5f32.to_bits() + (*v * 4.0) as u32);
+        }
+    }
+    let expected = nms(&scores, radius);
+    let close_calls = scores
+        .data
+        .iter()
+        .zip(&expected.data)
+        .filter(|(s, kept)| **s > 0.0 && **kept == 0.0)
+        .count();
+    assert!(close_calls > 50, "only {close_calls} suppressed scores");
+    let graph = nms_graph(width, height, radius, threshold, border);
+    let device = run_device(&graph, Grid::ETH_DISPATCH, &scores);
+    let step = device
+        .compiled
+        .program
+        .step(names::NMS)
+        .expect("an NMS step");
+    let compute = step
+        .kernels
+        .iter()
+        .find(|k| k.role == kernel_gen::Role::Compute)
+        .expect("a compute kernel");
+    let marked: BTreeSet<&str> = step
+        .cbs
+        .iter()
+        .filter(|c| compute.unpack_to_dest_fp32.contains(&c.id))
+        .map(|c| c.name.as_str())
+        .collect();
+    assert_eq!(
+        marked,
+        BTreeSet::from(["cb_shift", "cb_shift_y", "cb_scores", "cb_threshold"])
+    );
     check(&device, &scores, radius, threshold, border);
 }
 
@@ -411,7 +480,9 @@ fn radius_0_and_above_8_are_plan_errors() {
 /// A positive normal threshold makes the compute kernel hand the writer candidate bits
 /// (`max(N, T) == T` on the SFPU). At the smallest normal, with scores 0 to 3 ulps above it, the
 /// comparison must still be exact: the level equal to the threshold is dropped, the others kept,
-/// +inf kept where it is the maximum, NaN suppressed.
+/// +inf kept where it is the maximum, NaN suppressed. The NaNs have their sign bit set: the
+/// device's maximum orders them below every number, so unlike a +NaN (see
+/// `scores_a_denormal_apart_nan_and_inf_compare_exactly`) they leave their windows' maxima alone.
 #[test]
 fn candidate_bits_at_the_smallest_normal_threshold_are_exact() {
     let (width, height, radius, border) = (96, 64, 2, 4);
@@ -422,7 +493,7 @@ fn candidate_bits_at_the_smallest_normal_threshold_are_exact() {
             *v = f32::from_bits(threshold.to_bits() + (*v * 4.0) as u32 - 1);
         }
         match i % 173 {
-            0 => *v = f32::NAN,
+            0 => *v = -f32::NAN,
             1 if i % 3 == 0 => *v = f32::INFINITY,
             _ => {}
         }

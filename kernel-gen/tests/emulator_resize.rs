@@ -24,7 +24,7 @@ use kernel_gen::ops::resize_filter::axis_filter;
 use kernel_gen::plan::plan;
 use kernel_gen::report::{report, table};
 use kernel_gen::runner::Loaded;
-use kernel_gen::{compile, Fidelity, Grid, PlanParams, Precision};
+use kernel_gen::{compile, Fidelity, Format, Grid, PlanParams, Precision};
 use superpoint_graph::reference::resize::{pillow_bilinear, taps, to_unit_range, PRECISION_BITS};
 use superpoint_graph::{Tensor, WeightSet};
 
@@ -132,11 +132,13 @@ fn device_resize_counted(
     let copy =
         |bytes: &[u8], dx| unpack_frame_rows(bytes, height, width, format, dx).expect("frame size");
     let frame = copy(&bytes, 0);
-    // Copies ±1 come out of the matrix unit's SrcA: 10 significant bits (all of a bf16 value's
-    // 8), 5 at LoFi.
+    // Copies ±1 come out of the matrix unit's SrcA, which from HiFi2 up keeps a bf16 value
+    // whole, and a Float32 frame's copies move its u8 levels (scaled by 1/255 after), so they
+    // equal the frame; LoFi keeps 5 significant bits of a bf16 value (not used with Float32).
+    assert!(format == Format::Bf16 || precision.fidelity != Fidelity::LoFi);
     let mask = match precision.fidelity {
         Fidelity::LoFi => 0xFFF8_0000,
-        _ => 0xFFFF_C000,
+        _ => 0xFFFF_FFFF,
     };
     let cut = |v: f32| f32::from_bits(v.to_bits() & mask);
     let shifted = pack_frame_rows(&frame, format).expect("a frame");
@@ -268,7 +270,9 @@ fn fidelity_hifi2_equals_hifi4_and_lofi_fails() {
 
 /// `Precision::ACCURATE` writes a Float32 frame: Pillow's levels times f32(1/255), within the f32
 /// product's rounding (255·2^-23 levels) of the host frame, where the port's bf16 frame is up to
-/// half a bf16 ulp off (about 0.5 levels near 1.0).
+/// half a bf16 ulp off (about 0.5 levels near 1.0). On silicon the unpacker cuts Float32 to TF32
+/// on its way into SrcA, so the copies move the u8 levels (which TF32 keeps) and scale them after;
+/// scaled before, the frame would be off by up to 0.12 levels.
 #[test]
 fn accurate_frame_is_f32_exact_both_grids() {
     let plane = random_plane(200, 150, 8);

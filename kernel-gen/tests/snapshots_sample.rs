@@ -48,7 +48,7 @@ fn default_frame_sampling_is_valid_on_both_grids() {
         let graph = superpoint(640, 480).pruned(&[names::DESCRIPTORS]);
         let planned = plan::plan(&graph, &params(grid)).expect("plans");
         let lowered = kir::lower(&planned).expect("lowers");
-        kernel_gen::check::check(&lowered, &Limits::BLACKHOLE).expect("checks");
+        kernel_gen::check::check(&lowered, &Limits::BLACKHOLE, grid).expect("checks");
         println!(
             "grid {}x{} (worst case: full regions)\n{}",
             grid.x,

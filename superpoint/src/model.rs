@@ -12,7 +12,7 @@ use crate::alloc::check_available;
 use crate::backend::cpu::{self, CpuKernels};
 use crate::backend::tensix::{TensixBackend, TensixConfig};
 use crate::backend::{Backend, DenseMaps, FrameResult};
-use crate::decode::decode_plane;
+use crate::decode::{check_size, decode_plane};
 use crate::error::Result;
 use crate::hub::{self, HubEnv, WeightsSource};
 use crate::input::Input;
@@ -197,7 +197,30 @@ impl SuperPoint {
         I: IntoIterator<Item = Input<'static>>,
         I::IntoIter: Send + 'static,
     {
-        DetectStream::new(self, inputs.into_iter(), options, self.decode_workers)
+        self.stream_with(inputs, options, self.decode_workers)
+    }
+
+    /// [`stream`](Self::stream) with `workers` decoding threads (at least one) instead of the
+    /// model's [`Builder::decode_workers`].
+    pub fn stream_with<I>(&self, inputs: I, options: Options, workers: usize) -> DetectStream<'_>
+    where
+        I: IntoIterator<Item = Input<'static>>,
+        I::IntoIter: Send + 'static,
+    {
+        DetectStream::new(self, inputs.into_iter(), options, workers.max(1))
+    }
+
+    /// Prepares what detecting in a `width`×`height` image with `options` needs, so that the
+    /// first such call does not pay for it: on the Tensix backend, the main program for that
+    /// input size and the NMS variant of `options.nms_radius` are compiled (unless checked in)
+    /// and loaded, weights uploaded. The CPU backend has nothing to prepare.
+    pub fn warmup(&self, size: (usize, usize), options: &Options) -> Result<()> {
+        options.validate()?;
+        check_size(size.0 as u64, size.1 as u64)?;
+        match &self.engine {
+            Engine::Cpu(_) => Ok(()),
+            Engine::Tensix(t) => t.warmup(size, options),
+        }
     }
 
     /// Runs the graph on a decoded plane; `decode` is the time already spent decoding it.
@@ -253,6 +276,7 @@ impl SuperPoint {
             frame_size: [w, h],
             scale: [sx as f32, sy as f32],
             backend: self.backend.name(),
+            device_nms: frame.device_nms,
             timing: Timing {
                 preprocess: decode_ms + resize_ms,
                 forward: (run_ms - resize_ms - select_ms).max(0.0),
@@ -320,6 +344,7 @@ fn cpu_frame(
             .map(|(dim, data)| (dim, data.to_vec())),
         resize_ms: node_ms(&[names::RESIZE]),
         select_ms: node_ms(&[names::KEYPOINTS, names::DESCRIPTORS]),
+        device_nms: false,
     };
     Ok((frame, dense_maps))
 }

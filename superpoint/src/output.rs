@@ -32,6 +32,9 @@ pub struct Detection {
     pub scale: [f32; 2],
     /// Which backend computed it (`cpu`, `tensix`).
     pub backend: &'static str,
+    /// Non-maximum suppression ran on the device (the Tensix backend, radius 1..8); false when
+    /// the host ran it (the CPU backend, or radius 0 or > 8).
+    pub device_nms: bool,
     pub timing: Timing,
 }
 

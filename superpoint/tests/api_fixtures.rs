@@ -50,6 +50,11 @@ fn detect_from_image_files_matches_the_fixtures() {
         assert_eq!(d.frame_size, case.frame_size, "{}", case.name);
         assert_eq!(d.len(), case.num_keypoints, "{}", case.name);
         assert_eq!(d.backend, "cpu");
+        assert!(
+            !d.device_nms,
+            "{}: the CPU backend runs NMS on the host",
+            case.name
+        );
         assert_matches_fixture(
             &case,
             &d.keypoints,
@@ -118,6 +123,17 @@ fn lists_and_streams_keep_input_order_and_equal_single_calls() {
     .collect();
     let listed = model.detect_all(&paths, &opts);
     assert_eq!(listed.len(), paths.len());
+    let inputs: Vec<Input<'static>> = paths.iter().cloned().map(Input::from).collect();
+    let one_worker: Vec<_> = model.stream_with(inputs, opts, 1).collect();
+    assert_eq!(one_worker.len(), paths.len());
+    for (a, b) in listed.iter().zip(&one_worker) {
+        let points = |r: &superpoint::Result<superpoint::Detection>| {
+            r.as_ref()
+                .ok()
+                .map(|d| (d.keypoints.clone(), d.descriptors.clone()))
+        };
+        assert_eq!(points(a), points(b), "one decoding worker, same order");
+    }
     for (path, got) in paths.iter().zip(&listed) {
         match model.detect(path, &opts) {
             Ok(want) => assert_eq!(got.as_ref().expect("listed ok").keypoints, want.keypoints),

@@ -1,6 +1,10 @@
 //! The reference evaluator against every fixture case computed by the Hugging Face
 //! implementation (DESIGN §2, §5), and the Pillow-exact resize against the fixtures' input
 //! planes. Run with `--nocapture` to see each case's deviations from the fixture.
+//!
+//! The dense arrays are compared on the cases that carry them, [`DENSE`] (the fixtures keep them
+//! for 3 of the 7 cases, `tests/fixtures/README.md`); a case that lost one, or gained one the table
+//! does not list, fails.
 
 mod common;
 
@@ -12,6 +16,61 @@ use superpoint_graph::{names, superpoint_with, SuperPointParams, Tensor};
 
 /// Tolerance on dense maps and descriptors (DESIGN §5).
 const DENSE_TOL: f32 = 1e-4;
+
+/// The dense arrays each fixture case carries, as `tests/fixtures/README.md` lists them, in the
+/// order of `cases.json`.
+const DENSE: &[(&str, &[&str])] = &[
+    (
+        "astronaut_320x240_no_nms",
+        &["scores_dense", "nms_map", "descriptors_dense"],
+    ),
+    (
+        "astronaut_320x240_r4",
+        &["scores_dense", "nms_map", "descriptors_dense"],
+    ),
+    ("astronaut_default", &["scores_dense"]),
+    ("coffee_all_points", &[]),
+    ("rocket_r2_t01", &[]),
+    ("hubble_1600x900_r8", &[]),
+    ("coffee_luma", &[]),
+];
+
+/// The fixture's file of each dense value the reference keeps.
+const DENSE_FILES: [(&str, &str); 3] = [
+    (names::SCORES, "scores_dense"),
+    (names::NMS, "nms_map"),
+    (names::DESCRIPTORS_DENSE, "descriptors_dense"),
+];
+
+/// The dense arrays `case` carries, by [`DENSE`].
+fn dense_arrays(case: &Case) -> &'static [&'static str] {
+    DENSE
+        .iter()
+        .find(|(name, _)| *name == case.name)
+        .map(|(_, arrays)| *arrays)
+        .unwrap_or_else(|| panic!("{}: not in DENSE", case.name))
+}
+
+#[test]
+fn the_cases_carry_the_dense_arrays_the_fixtures_list() {
+    let all = cases();
+    let names: Vec<&str> = all.iter().map(|c| c.name.as_str()).collect();
+    let listed: Vec<&str> = DENSE.iter().map(|(name, _)| *name).collect();
+    assert_eq!(
+        names, listed,
+        "DENSE lists every case of cases.json, in order"
+    );
+    for case in &all {
+        let present: Vec<&str> = DENSE_FILES
+            .iter()
+            .map(|(_, file)| *file)
+            .filter(|file| case.has(file))
+            .collect();
+        assert_eq!(present, dense_arrays(case), "{}", case.name);
+    }
+    let with_dense = DENSE.iter().filter(|(_, a)| !a.is_empty()).count();
+    assert_eq!(with_dense, 3, "3 of the 7 cases carry dense arrays");
+}
 
 fn params(case: &Case) -> SuperPointParams {
     SuperPointParams {
@@ -38,13 +97,8 @@ fn check_case(case: &Case) -> Vec<String> {
     let mut problems = Vec::new();
     let mut dense_diffs = Vec::new();
 
-    for array in [names::SCORES, names::NMS, names::DESCRIPTORS_DENSE] {
-        let file = match array {
-            names::SCORES => "scores_dense",
-            names::NMS => "nms_map",
-            _ => "descriptors_dense",
-        };
-        if !case.has(file) {
+    for (array, file) in DENSE_FILES {
+        if !dense_arrays(case).contains(&file) {
             continue;
         }
         let want = case.dense(file);

@@ -260,6 +260,10 @@ fn detections_are_the_host_selection_and_sampling_of_the_device_maps() {
         let o = run.case().options();
         let want: Vec<Keypoint> =
             select_keypoints(&run.device.nms, o.keypoint_threshold, 4, o.max_keypoints);
+        assert!(
+            run.detection.device_nms,
+            "{label}: radius 1..8 runs on the device"
+        );
         assert_eq!(run.detection.len(), want.len(), "{label}");
         // The plane is the frame, so frame pixels are returned unscaled.
         for (i, (got, k)) in run.detection.keypoints.iter().zip(&want).enumerate() {
@@ -414,6 +418,7 @@ fn host_post_processing_of_the_device_maps_for_radius_0_and_a_low_threshold() {
                 &o,
             )
             .expect("runs");
+        assert_eq!(detection.device_nms, radius != 0, "r = {radius}");
         let host_nms = nms(&device.scores, radius);
         assert!(
             host_nms

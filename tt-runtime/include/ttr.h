@@ -48,6 +48,14 @@ enum { TTR_ROLE_READER = 0, TTR_ROLE_WRITER = 1, TTR_ROLE_COMPUTE = 2 };
 typedef uint32_t ttr_fidelity;
 enum { TTR_LOFI = 0, TTR_HIFI2 = 1, TTR_HIFI3 = 2, TTR_HIFI4 = 3, TTR_FIDELITY_COUNT = 4 };
 
+/* How a compute kernel's unpacker reads a CB (tt-metal's ComputeConfig::unpack_to_dest_mode, one entry per
+ * CB id). DEFAULT: through SrcA/SrcB, where a Float32 datum is cut to TF32 (sign, exponent and the top 10
+ * mantissa bits; bf16's 7 without fp32_dest_acc). FP32: a Float32 CB's datacopies (copy_tile,
+ * transpose_tile, tilize_block, pack_untilize_block) unpack straight into the fp32 DST, exactly; the CB
+ * can then not feed the FPU (matmul, element-wise, reduce, untilize_block). Only Float32 CBs are affected. */
+typedef uint8_t ttr_unpack_to_dest_mode;
+enum { TTR_UNPACK_TO_DEST_DEFAULT = 0, TTR_UNPACK_TO_DEST_FP32 = 1 };
+
 /* CB data formats (values of the kernel-side DataFormat enum). */
 typedef uint32_t ttr_data_format;
 enum { TTR_FORMAT_FLOAT32 = 0, TTR_FORMAT_FLOAT16_B = 5, TTR_FORMAT_BFP8_B = 6, TTR_FORMAT_UINT32 = 24 };
@@ -144,6 +152,8 @@ typedef struct ttr_kernel_config {
     uint32_t fp32_dest_acc;         /* compute only: 1 = fp32 DST accumulation */
     uint32_t math_approx;           /* compute only */
     uint32_t noc;                   /* data movement only: 0 or 1 */
+    const ttr_unpack_to_dest_mode *unpack_to_dest_mode; /* compute only: indexed by CB id, at most 64 */
+    size_t num_unpack_to_dest_mode; /* entries; CBs past the end are TTR_UNPACK_TO_DEST_DEFAULT */
 } ttr_kernel_config;
 
 typedef struct ttr_cb_config {

@@ -18,8 +18,9 @@
 //! One Blackhole p150a: a 12x10 compute grid with ETH dispatch or 11x10 with Tensix dispatch,
 //! standing in for a patched tt-metal (`Auto` gives ETH) unless `TTR_EMU_TT_METAL=stock` asks it
 //! to behave as a stock one (`Auto` gives Tensix, `Eth` is refused),
-//! 1536 KiB of L1 per core (programs start at 39 KiB, leaving the 1497 KiB TENSIX_FACTS gives as usable; runtime args and semaphores live in the
-//! reserved region below), eight DRAM banks with interleaved pages (page `i` in bank `i % 8` at
+//! 1536 KiB of L1 per core (programs start at 109 KiB, leaving 1427 KiB: below are the firmware,
+//! up to 40 KiB, and the 69 KiB kernel-config region, where runtime args and semaphores live as
+//! tt-metal lays them out and where, on silicon, the CB configs and kernel binaries go too), eight DRAM banks with interleaved pages (page `i` in bank `i % 8` at
 //! offset `(i / 8) * align(page, 64)`), up to 64 CBs per core. NoC coordinates differ from logical
 //! ones (x = 1..7, 10..14, y = logical + 2; DRAM at x = 0 and 9), so kernels must get them from
 //! [`Device::worker_core`] through runtime args.
@@ -44,18 +45,30 @@
 //! p % cores, at the same address in each) outside every L1 buffer.
 //! NoC transfers land at their barrier. Fresh L1 and DRAM read as 0xFF bytes (NaN).
 //!
-//! Numerics: tiles are stored in the 4-face layout; the packer rounds fp32 to bf16 to nearest
-//! with ties away from zero and flushes denormals; DST is bf16 (every accumulation rounds) or
-//! fp32; matmul, element-wise multiply and reduce model math fidelity by splitting SrcA
-//! (matmul: in1) into its implicit 1 + 4 MSBs and the rest, and SrcB (in0) into 1 + 6 MSBs and the
-//! rest, one partial product per fidelity phase; fp32 inputs pass the Src registers as tf32. SFPU
-//! ops run in f32. The packer's ReLU stage (`pack_relu_config`) acts on the packed value, after
-//! the rounding: at or below 0 (or the threshold) becomes +0, NaN passes; hardware startup clears
-//! it.
+//! Numerics: tiles are stored in the 4-face layout; Float32 tiles reach the Src registers cut to
+//! TF32 (truncated to 10 mantissa bits; to bf16 without fp32 DST accumulation), unless the
+//! compute kernel marks the CB [`UnpackToDestMode::UnpackToDestFp32`]: then copies, transposes,
+//! tilizes and `pack_untilize_block` unpack it straight into DST bit for bit, and the FPU may not
+//! read it. The packer rounds to bf16 to nearest with ties away from zero, flushing denormals,
+//! turning -0 into +0 and NaN into infinity; a Float32 output from an fp32 DST keeps every bit.
+//! DST is bf16 (every accumulation rounds) or fp32; matmul, element-wise multiply and reduce model
+//! math fidelity by splitting SrcA (matmul: in1) into its implicit 1 + 4 MSBs and the rest, and
+//! SrcB (in0) into 1 + 6 MSBs and the rest, one partial product per fidelity phase. SFPU ops run
+//! in f32. The packer's ReLU stage (`pack_relu_config`) acts on the packed value, after that
+//! conversion: at or below 0 (or the threshold) becomes +0, a Float32 NaN passes; hardware startup
+//! clears it.
 //!
 //! Limits of the model: kernels that spin on raw L1 reads instead of the API cannot be
 //! interrupted; file-scope mutable variables in a kernel are shared by all cores running it;
 //! compute on block-float formats is not emulated.
+//!
+//! SFPU and max-pool details follow Tenstorrent's simulator (ttsim) and the pinned LLK
+//! (docs/ttsim.md): an SFPU result lands in a bf16 DST truncated to its top 16 bits, except where
+//! the LLK rounds first (exp, sqrt, rsqrt: to nearest, ties away, zero to +0;
+//! `add/sub_binary_tile<NearestEven>`); `binary_max/min_tile` and the MAX reduce order values by
+//! sign and magnitude (-0 below +0, NaN at the ends by its sign); the MAX reduce ignores math
+//! fidelity, reads a zero datum as +0 and takes only a scaler of 1.0; `div_unary_tile` multiplies
+//! by its scalar (the caller passes the divisor's reciprocal, as ttnn does).
 
 pub mod buffer;
 pub mod cmacro;
@@ -79,6 +92,8 @@ pub use counters::{
 pub use device::{CoreCoord, CoreRange, Device, DeviceInfo, Dispatch, Opening, ProgramTime};
 pub use error::{Error, Result};
 pub use install::{EthDispatch, Installation};
-pub use program::{CbSpec, DataFormat, KernelId, KernelRole, KernelSpec, MathFidelity, Program};
+pub use program::{
+    CbSpec, DataFormat, KernelId, KernelRole, KernelSpec, MathFidelity, Program, UnpackToDestMode,
+};
 pub use trace::Trace;
 pub use workload::{GridMatmul, GridMatmulRun};

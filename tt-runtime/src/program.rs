@@ -76,6 +76,28 @@ impl DataFormat {
     }
 }
 
+/// How a compute kernel's unpacker reads a CB (tt-metal's `UnpackToDestMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnpackToDestMode {
+    /// Through SrcA/SrcB: a Float32 value is cut to TF32 (bf16 without fp32 DST accumulation).
+    #[default]
+    Default,
+    /// A Float32 CB's datacopies (`copy_tile`, `transpose_tile`, `tilize_block`,
+    /// `pack_untilize_block`) unpack straight into the fp32 DST, exactly; the matrix unit can then
+    /// not read the CB. Needs fp32 DST accumulation.
+    UnpackToDestFp32,
+}
+
+impl UnpackToDestMode {
+    fn raw(self) -> sys::ttr_unpack_to_dest_mode {
+        // The enum constants are `u32` in the bindings; both values fit the `u8` field.
+        match self {
+            UnpackToDestMode::Default => sys::TTR_UNPACK_TO_DEST_DEFAULT as u8,
+            UnpackToDestMode::UnpackToDestFp32 => sys::TTR_UNPACK_TO_DEST_FP32 as u8,
+        }
+    }
+}
+
 /// A kernel to add to a program.
 #[derive(Debug, Clone)]
 pub struct KernelSpec {
@@ -99,6 +121,9 @@ pub struct KernelSpec {
     pub math_approx: bool,
     /// Data movement only: NoC 0 or 1.
     pub noc: u32,
+    /// Compute only: the unpack-to-dest mode of each CB, indexed by CB id (as tt-metal's
+    /// `ComputeConfig::unpack_to_dest_mode`); CBs past the end are [`UnpackToDestMode::Default`].
+    pub unpack_to_dest: Vec<UnpackToDestMode>,
 }
 
 impl KernelSpec {
@@ -114,6 +139,7 @@ impl KernelSpec {
             fp32_dest_acc: false,
             math_approx: false,
             noc: u32::from(role == KernelRole::Writer),
+            unpack_to_dest: Vec::new(),
         }
     }
 
@@ -153,6 +179,17 @@ impl KernelSpec {
     /// Enables or disables fp32 DST accumulation.
     pub fn fp32_dest_acc(mut self, on: bool) -> Self {
         self.fp32_dest_acc = on;
+        self
+    }
+
+    /// Marks CB `cb` [`UnpackToDestMode::UnpackToDestFp32`].
+    pub fn unpack_to_dest_fp32(mut self, cb: u32) -> Self {
+        let at = cb as usize;
+        if self.unpack_to_dest.len() <= at {
+            self.unpack_to_dest
+                .resize(at + 1, UnpackToDestMode::Default);
+        }
+        self.unpack_to_dest[at] = UnpackToDestMode::UnpackToDestFp32;
         self
     }
 }
@@ -235,6 +272,8 @@ impl Program {
             })
             .collect();
         let ranges: Vec<sys::ttr_core_range> = spec.cores.iter().map(CoreRange::raw).collect();
+        let modes: Vec<sys::ttr_unpack_to_dest_mode> =
+            spec.unpack_to_dest.iter().map(|m| m.raw()).collect();
         let config = sys::ttr_kernel_config {
             name: name.as_ptr(),
             source: source.as_ptr(),
@@ -253,6 +292,8 @@ impl Program {
             fp32_dest_acc: u32::from(spec.fp32_dest_acc),
             math_approx: u32::from(spec.math_approx),
             noc: spec.noc,
+            unpack_to_dest_mode: modes.as_ptr(),
+            num_unpack_to_dest_mode: modes.len(),
         };
         let mut id = 0u32;
         // SAFETY: every pointer in `config` outlives the call.

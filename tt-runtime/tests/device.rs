@@ -15,8 +15,9 @@ fn eth_dispatch_gives_12x10_and_tensix_11x10() {
         (12, 10, Dispatch::Eth)
     );
     assert_eq!(info.l1_size, 1536 * 1024);
-    assert_eq!(info.l1_unreserved_base, 39 * 1024);
-    assert_eq!(info.l1_size - info.l1_unreserved_base, 1497 * 1024);
+    // Firmware below 40 KiB (MEM_MAP_END), then the 69 KiB kernel-config region.
+    assert_eq!(info.l1_unreserved_base, 109 * 1024);
+    assert_eq!(info.l1_size - info.l1_unreserved_base, 1427 * 1024);
     assert_eq!(
         (info.dram_banks, info.max_cbs, info.max_runtime_args),
         (8, 64, 341)

@@ -1,6 +1,6 @@
 //! Compute numerics on the emulator, each against hand-computed values: element-wise add, the
 //! packer's rounding, bf16 vs fp32 DST accumulation, matmul math fidelity, SFPU ops, tilize,
-//! untilize and transpose.
+//! untilize and transpose. (Float32 through SrcA and unpacked to DST: `src_registers.rs`.)
 
 mod common;
 
@@ -309,6 +309,8 @@ fn sfpu(op: u32, x: &[f32], y: &[f32]) -> Vec<f32> {
     let mut p = Pipeline::new(&bytes, DataFormat::Float32, &src);
     p.fp32_dest = true;
     p.out_format = DataFormat::Float32;
+    // Unpacked straight to DST: through SrcA the inputs would be cut to TF32 first.
+    p.unpack_to_dest_fp32 = vec![0];
     let (out, counters) = p.run().unwrap();
     assert_eq!(counters.tile_ops(TileOp::Sfpu), 1);
     from_f32_bytes(&out)
@@ -412,6 +414,8 @@ fn eq_binary_and_where_on_bit_patterns() {
     let mut p = Pipeline::new(&bytes, DataFormat::Float32, EQ_WHERE);
     p.fp32_dest = true;
     p.out_format = DataFormat::Float32;
+    // Bit patterns reach DST only unpacked to it: through SrcA they would be cut to TF32.
+    p.unpack_to_dest_fp32 = vec![0];
     p.out_tiles = 2;
     let (out, counters) = p.run().unwrap();
     assert_eq!(counters.tile_ops(TileOp::Sfpu), 2);
@@ -535,6 +539,8 @@ fn transpose_tile_swaps_rows_and_columns() {
     let mut p = Pipeline::new(&bytes, DataFormat::Float32, TRANSPOSE);
     p.fp32_dest = true;
     p.out_format = DataFormat::Float32;
+    // The values need 12 significant bits: exact only unpacked straight to DST.
+    p.unpack_to_dest_fp32 = vec![0];
     let (out, _) = p.run().unwrap();
     let t = untilize(&from_f32_bytes(&out), 32, 32);
     for i in 0..32 {

@@ -1,7 +1,8 @@
 //! The packer's ReLU (`pack_relu_config`) on the emulator, against hand-computed bit patterns:
-//! the stage runs on the packed value (after the rounding to bf16), turns every datum at or below
-//! 0 — negatives, -0, -inf, negative denormals — into +0, lets NaN through (it compares false),
-//! and costs no SFPU work. The threshold modes compare the packed value with a bf16 threshold.
+//! the stage runs on the packed value (after the early conversion: the rounding to bf16, which
+//! makes NaN an infinity, or the Float32 identity), turns every datum at or below 0 — negatives,
+//! -0, -inf, negative denormals — into +0, lets a Float32 NaN through (it compares false), and
+//! costs no SFPU work. The threshold modes compare the packed value with a bf16 threshold.
 
 mod common;
 
@@ -45,7 +46,8 @@ const NAN: u32 = 0x7FC0_0000;
 const NEG_NAN: u32 = 0xFFC0_0000;
 const TIE: f32 = 1.0 + 1.0 / 256.0; // halfway between bf16 0x3F80 and 0x3F81: rounds to 0x3F81
 
-/// Runs `x` (the first datums of tile 0, tile 1 a copy) through COPY_RELU from an fp32 DST.
+/// Runs `x` (the first datums of tile 0, tile 1 a copy) through COPY_RELU from an fp32 DST,
+/// unpacked straight into it (through SrcA they would be cut to TF32).
 fn run(
     mode: u32,
     threshold: u16,
@@ -58,6 +60,7 @@ fn run(
     let bytes = to_f32_bytes(&input);
     let mut p = Pipeline::new(&bytes, DataFormat::Float32, COPY_RELU);
     p.fp32_dest = true;
+    p.unpack_to_dest_fp32 = vec![0];
     p.out_format = out;
     p.out_tiles = 2;
     p.compute_args = vec![mode, u32::from(threshold)];
@@ -111,16 +114,18 @@ fn zero_relu_to_bf16_zeroes_everything_at_or_below_zero() {
         relu,
         vec![
             0x0000, 0x0000, 0x0000, 0x0000, 0x0000, 0x4020, 0x3F81, 0x0000, 0x7F62, 0x7F80, 0x0000,
-            0x7FC0, 0xFFC0, 0x0080
+            0x7F80, 0x0000, 0x0080
         ],
-        "-3, -0, +0, +denormal, -denormal, 2.5, tie, -tie, 3e38, inf, -inf, NaN, -NaN, min normal"
+        "-3, -0, +0, +denormal, -denormal, 2.5, tie, -tie, 3e38, inf, -inf, NaN (+inf), -NaN \
+         (-inf), min normal"
     );
-    // The same datums packed after ReluConfig::none(): the packer's plain rounding.
+    // The same datums packed after ReluConfig::none(): the packer's plain rounding, where -0
+    // and denormals become +0 and NaN the infinity of its sign.
     assert_eq!(
         plain,
         vec![
-            0xC040, 0x8000, 0x0000, 0x0000, 0x8000, 0x4020, 0x3F81, 0xBF81, 0x7F62, 0x7F80, 0xFF80,
-            0x7FC0, 0xFFC0, 0x0080
+            0xC040, 0x0000, 0x0000, 0x0000, 0x0000, 0x4020, 0x3F81, 0xBF81, 0x7F62, 0x7F80, 0xFF80,
+            0x7F80, 0xFF80, 0x0080
         ]
     );
 }
@@ -138,9 +143,11 @@ fn zero_relu_to_float32_keeps_every_bit_of_positives() {
         f32::from_bits(NAN),
         f32::from_bits(NEG_NAN),
     ];
+    // The Float32 pack from an fp32 DST is the identity, so the positive denormal stays (it is
+    // above 0) and NaN compares false and passes.
     assert_eq!(
         f32_bits(1, 0, &x),
-        vec![0, 0, 0, 0, fine.to_bits(), 0, NAN, NEG_NAN]
+        vec![0, 0, 0x0001_16C2, 0, fine.to_bits(), 0, NAN, NEG_NAN]
     );
 }
 

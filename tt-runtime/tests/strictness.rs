@@ -1,5 +1,6 @@
-//! The emulator's strictness: every rule violation it must catch, each triggered by a small
-//! kernel, with the error kind and message checked.
+//! The emulator's strictness: rule violations triggered by small kernels, with the error kind and
+//! message checked, deadlock reports, and what a rule still allows (`diagnostics.rs` has a kernel
+//! for every diagnostic of the emulator).
 
 mod common;
 
@@ -101,7 +102,57 @@ fn l1_firmware_region_is_off_limits() {
     let m = kernel_error(&dm(
         "noc_async_read(get_noc_addr(get_write_ptr(0)), 0x100, 64);",
     ));
-    assert!(m.contains("firmware-reserved region"), "{m}");
+    assert!(
+        m.contains("is below 0x1b400, in the firmware or kernel-config region"),
+        "{m}"
+    );
+}
+
+#[test]
+fn l1_kernel_config_region_is_off_limits() {
+    // 0xa800 is inside the kernel-config region (40 KiB .. 109 KiB), past this program's args
+    // and semaphore.
+    let m = kernel_error(&dm(
+        "noc_async_read(get_noc_addr(get_write_ptr(0)), 0xa800, 64);",
+    ));
+    assert!(
+        m.contains("L1 address 0xa800 is below 0x1b400, in the firmware or kernel-config region"),
+        "{m}"
+    );
+}
+
+#[test]
+fn cbs_beyond_l1_name_the_core() {
+    // 1427 KiB fit above the kernel-config region; one 16-byte page more does not.
+    let dev = device();
+    let at = CoreCoord::new(3, 2);
+    let cores = [tt_runtime::CoreRange::single(at)];
+    let mut prog = dev.program().unwrap();
+    let fits = 1427 * 1024;
+    prog.add_cb(&CbSpec {
+        id: 0,
+        cores: cores.to_vec(),
+        total_size: fits,
+        page_size: 1024,
+        format: DataFormat::Float16B,
+    })
+    .unwrap();
+    let e = prog.add_cb(&CbSpec {
+        id: 1,
+        cores: cores.to_vec(),
+        total_size: 16,
+        page_size: 16,
+        format: DataFormat::Float16B,
+    });
+    let Err(Error::OutOfMemory(m)) = e else {
+        panic!("expected an L1 overflow, got {e:?}")
+    };
+    assert!(
+        m.contains(
+            "cb 1 of 16 bytes does not fit in the L1 of core (3,2): it would end at 0x180010"
+        ),
+        "{m}"
+    );
 }
 
 #[test]
@@ -158,8 +209,10 @@ fn semaphore_wait_needs_equality() {
     let Error::Deadlock(m) = e else {
         panic!("expected a deadlock, got {e:?}")
     };
+    // Semaphores follow the runtime args in the kernel-config region at 40 KiB (0xa000): the
+    // reader's two args take 8 B, aligned to 16, so semaphore 0 is at 0xa010.
     assert!(
-        m.contains("noc_semaphore_wait(semaphore at L1 0x4000 == 1): its value is 2"),
+        m.contains("noc_semaphore_wait(semaphore at L1 0xa010 == 1): its value is 2"),
         "{m}"
     );
 }

@@ -259,6 +259,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
+                        unpack_to_dest_fp32: Vec::from([]),
                         noc: Some(0),
                         runtime_arg_names: Vec::from([
                             String::from("scores_addr"),
@@ -1505,6 +1506,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi2),
                         fp32_dest_acc: Some(true),
+                        unpack_to_dest_fp32: Vec::from([0, 1, 3, 7]),
                         noc: None,
                         runtime_arg_names: Vec::from([String::from("tile_count")]),
                         runtime_args: kernel_gen::emit::core_args(
@@ -1714,6 +1716,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
+                        unpack_to_dest_fp32: Vec::from([]),
                         noc: Some(1),
                         runtime_arg_names: Vec::from([
                             String::from("output_addr"),
@@ -4071,6 +4074,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
+                        unpack_to_dest_fp32: Vec::from([]),
                         noc: Some(0),
                         runtime_arg_names: Vec::from([
                             String::from("map_addr"),
@@ -5345,6 +5349,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         ]),
                         fidelity: Some(kernel_gen::Fidelity::HiFi4),
                         fp32_dest_acc: Some(true),
+                        unpack_to_dest_fp32: Vec::from([]),
                         noc: None,
                         runtime_arg_names: Vec::from([]),
                         runtime_args: kernel_gen::emit::core_args(
@@ -5542,6 +5547,7 @@ pub fn program() -> kernel_gen::DeviceProgram {
                         ]),
                         fidelity: None,
                         fp32_dest_acc: None,
+                        unpack_to_dest_fp32: Vec::from([]),
                         noc: Some(1),
                         runtime_arg_names: Vec::from([
                             String::from("output_addr"),

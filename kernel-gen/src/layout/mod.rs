@@ -14,10 +14,9 @@
 //! so their sum carries 16 bits of every weight. Bias: one tile per output tile whose 32 rows all
 //! hold the bias, so a copy into DST starts every row of the accumulation at the bias; bf16
 //! tiles with bf16 activations, Float32 tiles (exact in an fp32 DST) with Float32 activations.
-//! On silicon that copy is exact only with the bias CB unpacked straight to DST
-//! (`UnpackToDestFp32`, which the dispatch program does not carry yet, as for NMS); through SrcA
-//! a Float32 bias is cut to tf32 (10 mantissa bits, still 8× finer than bf16). The emulator
-//! copies exactly.
+//! The copy is exact because the compute kernel unpacks a Float32 bias CB straight to DST
+//! (`UnpackToDestFp32`, [`crate::kir::Kernel::unpack_to_dest_fp32`]); through SrcA it would be
+//! cut to TF32 (10 mantissa bits).
 //!
 //! Pixel rows ([`DeviceTensor::PixelRows`], the dense descriptors): the same padded matrix
 //! row-major, one page per 32 pixel rows, so a pixel's channels are one contiguous run.

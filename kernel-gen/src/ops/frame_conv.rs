@@ -19,7 +19,8 @@
 use crate::device::{Format, Grid, Precision};
 use crate::kir::{
     add_conv_weights_fill, args, blocks, cb_id, cb_plan, conv_block_groups, conv_writer,
-    format_args, input, names, per_core, Arg, Call, Kernel, KirError, Role, Trips,
+    exact_fp32_copies, format_args, input, names, per_core, Arg, Call, Kernel, KirError, Role,
+    Trips,
 };
 use crate::layout::{ActivationShape, DeviceTensor};
 use crate::plan::{cb, cb_of, CbKind, ConvPlan, NodePlan, OpPlan, PlanError, Split};
@@ -143,6 +144,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![
             // Both slots zeroed once (`zero_fill`: 64 bytes stored, doubled by NoC copies).
             Call::CbReserve {
@@ -222,6 +224,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         runtime_arg_names: names(&["row_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
+        unpack_to_dest_fp32: exact_fp32_copies(node, &["cb_bias"]),
         body: vec![
             Call::CbWait {
                 cb: weights,

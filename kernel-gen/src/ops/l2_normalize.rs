@@ -18,8 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::Grid;
 use crate::kir::{
-    args, blocks, cb_format, cb_id, filled_pages, format_args, input, names, per_core,
-    reduce_scaler, Arg, BinaryOp, Call, Kernel, KirError, ReduceOp, Role, SfpuOp, Trips,
+    args, blocks, cb_format, cb_id, exact_fp32_copies, filled_pages, format_args, input, names,
+    per_core, reduce_scaler, Arg, BinaryOp, Call, Kernel, KirError, ReduceOp, Role, SfpuOp, Trips,
 };
 use crate::layout::ActivationShape;
 use crate::plan::{
@@ -114,6 +114,7 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: [
             vec![Call::CbReserve {
                 cb: scaler,
@@ -171,6 +172,7 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
         runtime_arg_names: names(&["block_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
+        unpack_to_dest_fp32: exact_fp32_copies(node, &["cb_floor"]),
         body: vec![
             Call::CbWait {
                 cb: scaler,
@@ -298,6 +300,7 @@ pub fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirE
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![blocks(
             Trips::Blocks,
             vec![

@@ -52,20 +52,20 @@
 //! (`nms/bits_compute.cpp.tera`, [`select_keypoints::candidate_bits`]).
 //!
 //! The program splits the map's tiles over the grid like every node (`Split::new`). Max and
-//! transpose are exact in the fp32 DST, so the result is bit for bit the reference's (denormal
-//! scores excepted: the unpacker flushes them).
+//! transpose are exact in the fp32 DST, so the result is bit for bit the reference's.
 //!
-//! On silicon the compute kernel must unpack `cb_shift_y`, `cb_shift` and `cb_scores` straight to
-//! the fp32 DST (`UnpackToDestFp32`, with which tt-metal transposes 32-bit tiles in DST); through
-//! SrcA an fp32 tile is cut to TF32 and the equality mask would fail. The emulator unpacks copies and
-//! transposes exactly; the dispatch program does not carry unpack-to-dest modes yet.
+//! The compute kernel unpacks `cb_shift_y`, `cb_shift`, `cb_scores` (and, fused with the
+//! selection, `cb_threshold`) straight to the fp32 DST: the dispatch program marks them
+//! `UnpackToDestFp32` ([`crate::kir::Kernel::unpack_to_dest_fp32`]; tt-metal then transposes
+//! 32-bit tiles in DST). Through SrcA a Float32 tile is cut to TF32, and scores that differ only
+//! below TF32's 10 mantissa bits would all equal their window's maximum.
 
 use serde::{Deserialize, Serialize};
 
 use crate::device::{Core, Grid, Precision};
 use crate::kir::{
-    args, blocks, cb_id, input, names, per_core, Arg, Call, CompileArg, CoreArgs, CountSource,
-    Kernel, KirError, Role, SfpuOp, Trips,
+    args, blocks, cb_id, exact_fp32_copies, input, names, per_core, Arg, Call, CompileArg,
+    CoreArgs, CountSource, Kernel, KirError, Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::layout::DeviceTensor;
@@ -302,6 +302,7 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![
             blocks(Trips::Blocks, {
                 let mut tile = vec![Call::CbReserve {
@@ -415,6 +416,10 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
         runtime_arg_names: names(&["tile_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
+        unpack_to_dest_fp32: exact_fp32_copies(
+            node,
+            &["cb_shift", "cb_shift_y", "cb_scores", "cb_threshold"],
+        ),
         body,
     };
     let writer = writer(node, p, shape)?;
@@ -643,6 +648,7 @@ fn writer(
             })
             .collect(),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body,
     })
 }

@@ -40,8 +40,10 @@
 //! * the compute kernel then turns the output tile (Fᵀ or F, in `cb_final`) into the block's
 //!   [`FrameRows`](crate::DeviceTensor::FrameRows): copy 0 is F (a transpose of Fᵀ), copies ±1
 //!   are S_dx·Fᵀ transposed, S_dx a 0/1 tile the reader builds whose row x picks row x + dx of Fᵀ
-//!   (exact: Fᵀ sits in SrcA, one product per element; a Float32 frame is cut to SrcA's
-//!   precision there, which is what conv1a's matmul sees of it anyway); each is packed
+//!   (exact: Fᵀ sits in SrcA, one product per element). The unpacker cuts Float32 to TF32 on
+//!   the way into SrcA, which keeps integers but not level/255, so a Float32 frame's `cb_final`
+//!   holds the u8 levels and each copy is scaled by 1/255 in DST (a bf16 frame is scaled once,
+//!   before the copies: bf16 passes SrcA whole); each is packed
 //!   untilized, the three side by side, and the writer puts each 32-value row stretch at its
 //!   place in the frame page of its image row. Shifting on the matrix unit is what lets conv1a
 //!   build its taps from whole rows: a one-pixel shift is 2 bytes, which no NoC copy can do.
@@ -467,6 +469,7 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![
             Call::CbReserve {
                 cb: cb_shift,
@@ -526,6 +529,15 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
             kt: 1,
         }],
     };
+    // The 1/255 scaling: once before the copies of a bf16 frame, after each copy of a Float32
+    // one (whose copies move the u8 levels, exact through SrcA; module docs).
+    let scaled = |before_copies: bool| -> Vec<Call> {
+        if before_copies == (format == Format::Bf16) {
+            vec![sfpu(SfpuOp::MulScalar)]
+        } else {
+            Vec::new()
+        }
+    };
     let compute = Kernel {
         role: Role::Compute,
         template: "resize/compute.cpp.tera".into(),
@@ -534,6 +546,7 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
         runtime_arg_names: names(&["unit_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![
             Call::CbWait {
                 cb: cb_shift,
@@ -598,13 +611,11 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
                         body: [
                             vec![matmuls(parts * k2)],
                             round_half_up(),
-                            vec![
-                                sfpu(SfpuOp::MulScalar),
-                                Call::Pack {
-                                    cb: cb_final,
-                                    tiles: 1,
-                                },
-                            ],
+                            scaled(true),
+                            vec![Call::Pack {
+                                cb: cb_final,
+                                tiles: 1,
+                            }],
                         ]
                         .concat(),
                     },
@@ -656,13 +667,15 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
                             },
                             Call::Dst {
                                 tiles: 1,
-                                body: vec![
-                                    Call::Transpose { tiles: 1 },
-                                    Call::Pack {
+                                body: [
+                                    vec![Call::Transpose { tiles: 1 }],
+                                    scaled(false),
+                                    vec![Call::Pack {
                                         cb: cb_out,
                                         tiles: 1,
-                                    },
-                                ],
+                                    }],
+                                ]
+                                .concat(),
                             },
                             Call::CbPop {
                                 cb: cb_tmp,
@@ -673,17 +686,19 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
                     // Copy 0: F, or Fᵀ transposed.
                     Call::Dst {
                         tiles: 1,
-                        body: vec![
-                            if r.vertical_first {
+                        body: [
+                            vec![if r.vertical_first {
                                 Call::Transpose { tiles: 1 }
                             } else {
                                 Call::Copy { tiles: 1 }
-                            },
-                            Call::Pack {
+                            }],
+                            scaled(false),
+                            vec![Call::Pack {
                                 cb: cb_out,
                                 tiles: 1,
-                            },
-                        ],
+                            }],
+                        ]
+                        .concat(),
                     },
                     Call::CbPush {
                         cb: cb_out,
@@ -716,6 +731,7 @@ pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError>
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![blocks(
             Trips::Blocks,
             vec![

@@ -25,7 +25,8 @@
 //!   bf16, 1 KiB Float32) into row `c` of that corner's row-major block of `cb_rows`. The
 //!   weights go into column 0 of four fp32 tiles (zero on the rows beyond the count).
 //! * **Compute** (fp32 DST): `tilize_block` of each corner's block into `channel_tiles` tiles
-//!   (a datacopy, exact); `mul_tiles_bcast_cols` per corner, the four products summed by
+//!   (a datacopy through SrcA: a Float32 map is cut to TF32 there, as the multiply after it would
+//!   cut it anyway); `mul_tiles_bcast_cols` per corner, the four products summed by
 //!   packing with L1 accumulation into fp32 tiles; squares summed the same way; `reduce_tile`
 //!   row sum; + 1e-24 (so a zero vector stays zero, as `max(‖v‖, 1e-12)` does); `rsqrt_tile`; a
 //!   last `mul_tiles_bcast_cols` packed with `pack_untilize_dest`, so the tile leaves as 32
@@ -348,6 +349,7 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: [
             vec![
                 reserve(count, 1),
@@ -398,6 +400,7 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
         runtime_arg_names: Vec::new(),
         runtime_args: per_region(node, |_| Vec::new()),
         precision: Some(node.precision),
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![
             wait(count, 1),
             pop(count, 1),
@@ -527,6 +530,7 @@ pub fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError>
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![
             reserve(writer_count, 1),
             read_count(writer_count),

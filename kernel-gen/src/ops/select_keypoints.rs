@@ -372,6 +372,7 @@ pub fn kernels(node: &NodePlan, p: &SelectPlan) -> Result<Vec<Kernel>, KirError>
             })
             .collect(),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body,
     };
     Ok(vec![reader])

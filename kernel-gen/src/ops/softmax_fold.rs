@@ -205,6 +205,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: [
             vec![Call::CbReserve {
                 cb: scaler,
@@ -277,6 +278,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
         runtime_arg_names: names(&["tile_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![
             Call::CbWait {
                 cb: scaler,
@@ -392,6 +394,7 @@ pub fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirE
             ]
         }),
         precision: None,
+        unpack_to_dest_fp32: Vec::new(),
         body: vec![
             Call::CbReserve { cb: map, pages: 1 },
             blocks(

@@ -2,6 +2,8 @@
 //! compiled program's steps on the tt-runtime emulator.
 #![allow(dead_code)]
 
+pub mod small_kir;
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

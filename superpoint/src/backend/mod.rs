@@ -55,6 +55,8 @@ pub(crate) struct FrameResult {
     pub descriptors: Option<(usize, Vec<f32>)>,
     pub resize_ms: f64,
     pub select_ms: f64,
+    /// Non-maximum suppression ran on the device.
+    pub device_nms: bool,
 }
 
 /// The dense maps of one frame, planar f32, as a backend computed them.

@@ -77,6 +77,37 @@ std::vector<uint8_t> cores_of(const ttr::Device &d, const ttr_core_range *ranges
     return on;
 }
 
+// A kernel's per-CB unpack-to-dest modes. UnpackToDestFp32 unpacks 32-bit datums into DST, so it is
+// a compute setting that needs the 32-bit (fp32_dest_acc) DST: a 16-bit DST cannot hold them.
+std::array<uint8_t, ttr::NUM_CBS> unpack_modes(const ttr_kernel_config &config, const ttr::KernelBuild &build) {
+    std::array<uint8_t, ttr::NUM_CBS> modes{};
+    if (config.num_unpack_to_dest_mode > ttr::NUM_CBS) {
+        bad(fmt("kernel '%s': %zu unpack_to_dest_mode entries; there is one per CB id, at most %u",
+                build.name.c_str(), config.num_unpack_to_dest_mode, ttr::NUM_CBS));
+    }
+    if (config.num_unpack_to_dest_mode > 0) {
+        need(config.unpack_to_dest_mode, "config.unpack_to_dest_mode");
+    }
+    for (size_t cb = 0; cb < config.num_unpack_to_dest_mode; ++cb) {
+        const ttr_unpack_to_dest_mode mode = config.unpack_to_dest_mode[cb];
+        if (mode > TTR_UNPACK_TO_DEST_FP32) {
+            bad(fmt("kernel '%s': unknown unpack_to_dest_mode %u for cb %zu", build.name.c_str(), mode, cb));
+        }
+        if (mode == TTR_UNPACK_TO_DEST_FP32 && build.role != TTR_ROLE_COMPUTE) {
+            bad(fmt("kernel '%s': unpack_to_dest_mode is a compute kernel setting, but this is a %s kernel "
+                    "(cb %zu is UnpackToDestFp32)",
+                    build.name.c_str(), ttr::role_name(build.role), cb));
+        }
+        if (mode == TTR_UNPACK_TO_DEST_FP32 && !build.fp32_dest) {
+            bad(fmt("kernel '%s': cb %zu is UnpackToDestFp32, which unpacks 32-bit datums into DST; enable "
+                    "fp32_dest_acc (a 16-bit DST cannot hold them)",
+                    build.name.c_str(), cb));
+        }
+        modes[cb] = mode;
+    }
+    return modes;
+}
+
 void no_capture(const ttr::Device &d, const char *op) {
     if (d.capturing != nullptr) {
         throw HostError{TTR_ERR_TRACE, fmt("%s during trace capture: the host may not read or write buffers "
@@ -419,6 +450,7 @@ ttr_status ttr_program_add_kernel(ttr_program *program, const ttr_kernel_config 
         build.fp32_dest = compute && config->fp32_dest_acc != 0;
         build.approx = compute && config->math_approx != 0;
         build.noc = compute ? 0 : config->noc;
+        build.unpack_to_dest = unpack_modes(*config, build);
         for (const ttr::KernelDef &k : p.kernels) {
             for (size_t i = 0; i < on.size(); ++i) {
                 if (on[i] != 0 && k.on_core[i] != 0 && k.build.role == build.role) {
@@ -456,7 +488,7 @@ ttr_status ttr_program_add_cb(ttr_program *program, const ttr_cb_config *config)
         }
         std::vector<uint8_t> on = cores_of(*p.device, config->ranges, config->num_ranges);
         std::lock_guard<std::mutex> lock(p.device->mu);
-        uint32_t addr = ttr::L1_UNRESERVED_BASE;
+        size_t fullest = on.size();  // the core whose CBs end highest: the new CB goes above them everywhere
         for (size_t i = 0; i < on.size(); ++i) {
             if (on[i] == 0) {
                 continue;
@@ -465,14 +497,20 @@ ttr_status ttr_program_add_cb(ttr_program *program, const ttr_cb_config *config)
                 const ttr::Core &c = p.device->cores[i];
                 bad(fmt("cb %u is already configured on core (%u,%u)", config->id, c.lx, c.ly));
             }
-            addr = std::max(addr, p.cb_end[i]);
+            if (fullest == on.size() || p.cb_end[i] > p.cb_end[fullest]) {
+                fullest = i;
+            }
         }
-        addr = (addr + ttr::L1_ALIGN - 1) / ttr::L1_ALIGN * ttr::L1_ALIGN;
+        uint32_t addr = (p.cb_end[fullest] + ttr::L1_ALIGN - 1) / ttr::L1_ALIGN * ttr::L1_ALIGN;
         uint64_t end = static_cast<uint64_t>(addr) + config->total_size;
         if (end > ttr::L1_SIZE) {
+            const ttr::Core &c = p.device->cores[fullest];
             throw HostError{TTR_ERR_OUT_OF_MEMORY,
-                            fmt("cb %u of %u bytes does not fit in L1: it would end at 0x%llx, L1 is 0x%x bytes",
-                                config->id, config->total_size, static_cast<unsigned long long>(end), ttr::L1_SIZE)};
+                            fmt("cb %u of %u bytes does not fit in the L1 of core (%u,%u): it would end at 0x%llx, "
+                                "L1 is 0x%x bytes and CBs start at 0x%x (above the firmware and the %u-byte "
+                                "kernel-config region)",
+                                config->id, config->total_size, c.lx, c.ly, static_cast<unsigned long long>(end),
+                                ttr::L1_SIZE, ttr::L1_UNRESERVED_BASE, ttr::KERNEL_CONFIG_SIZE)};
         }
         for (size_t i = 0; i < on.size(); ++i) {
             if (on[i] == 0) {

@@ -54,6 +54,14 @@ Scratch &scratch() {
 
 float masked(float x, uint32_t mask) { return num::from_bits(num::bits(x) & mask); }
 
+// A value's place in the order the SFPU's min/max (SFPSWAP) and the FPU's max pool (GMPOOL)
+// compare in: its bits read as sign and magnitude (-0 below +0, a NaN with the sign bit clear above
+// +inf, one with it set below -inf).
+int32_t sign_magnitude_order(float x) {
+    const uint32_t u = num::bits(x);
+    return static_cast<int32_t>((u & 0x80000000u) != 0 ? u ^ 0x7FFFFFFFu : u);
+}
+
 // Cuts `full` to the bits the multiplier sees (`full_mask`) and splits it into the phase-0 part
 // (`hi_mask`) and the rest.
 void split(float *full, float *hi, float *lo, uint32_t hi_mask, uint32_t full_mask) {
@@ -143,17 +151,63 @@ void check_format(Ctx &c, uint32_t cb, const char *op) {
     }
 }
 
-// Unpacks tile `index` of `cb` into row-major f32. `src_reg`: through SrcA/SrcB (fp32 -> tf32).
-void unpack(Ctx &c, uint32_t cb, uint32_t index, float *out, bool src_reg, const char *op) {
+// How an op's unpacker reads a CB: into SrcA/SrcB for the FPU (matmul, element-wise, reduce,
+// untilize_block), or as a datacopy (copy_tile, transpose_tile, tilize_block, pack_untilize_block),
+// which the LLK routes straight into DST when the CB's unpack destination format is Float32
+// (`should_unpack_to_dest` in tt-llk cunpack_common.h; tt-metal sets that format for a Float32 CB
+// whose unpack_to_dest_mode is UnpackToDestFp32, jit_build/data_format.cpp).
+enum class Via { SrcReg, Datacopy };
+
+bool unpack_to_dest_fp32(const Ctx &c, uint32_t cb) {
+    return c.run->prog->cbs[c.core][cb].format == TTR_FORMAT_FLOAT32 &&
+           c.def->build.unpack_to_dest[cb] == TTR_UNPACK_TO_DEST_FP32;
+}
+
+// Whether `op` unpacks Float32 `cb` straight into DST; fails the kernel for an FPU read of an
+// UnpackToDestFp32 CB, which the unpacker cannot convert into SrcA/SrcB (FP32 to an FP32 Src
+// format is undefined, UNPACR_Regular.md; `is_unpacker_format_conversion_supported_dest`).
+bool to_dest(Ctx &c, uint32_t cb, Via via, const char *op) {
+    if (!unpack_to_dest_fp32(c, cb)) {
+        return false;
+    }
+    if (via == Via::SrcReg) {
+        kfail("%s: cb %u is UnpackToDestFp32 (its Float32 tiles unpack straight into DST), but %s reads it "
+              "through SrcA/SrcB, which cannot take a Float32 destination format; give the CB the Default "
+              "mode (its values are then cut to TF32) or copy it into DST and use an SFPU op on %s",
+              op, cb, op, who(c).c_str());
+    }
+    return true;
+}
+
+// Cuts Float32 values to what SrcA/SrcB hold: TF32 with an fp32 DST, BF16 without one.
+void src_cut(const Ctx &c, float *v, uint32_t n) {
+    if (c.def->build.fp32_dest) {
+        for (uint32_t i = 0; i < n; ++i) {
+            v[i] = num::src_tf32(v[i]);
+        }
+    } else {
+        for (uint32_t i = 0; i < n; ++i) {
+            v[i] = num::src_bf16(v[i]);
+        }
+    }
+}
+
+// Unpacks tile `index` of `cb` into row-major f32 as `via` reads it: Float32 tiles bit for bit into
+// DST (UnpackToDestFp32 datacopies), else cut to the Src register format; bf16 tiles fit either.
+// Returns whether the values went straight to DST (then they are stored without DST rounding).
+bool unpack(Ctx &c, uint32_t cb, uint32_t index, float *out, Via via, const char *op) {
     check_format(c, cb, op);
     const uint8_t *p = cb_read_tile(c, cb, index, op);
     uint32_t format = c.run->prog->cbs[c.core][cb].format;
-    num::load_tile(p, format, out);
-    if (src_reg && format == TTR_FORMAT_FLOAT32) {
-        for (uint32_t i = 0; i < TILE; ++i) {
-            out[i] = num::tf32(out[i]);
-        }
+    if (to_dest(c, cb, via, op)) {
+        num::load_tile_exact(p, out);
+        return true;
     }
+    num::load_tile(p, format, out);
+    if (format == TTR_FORMAT_FLOAT32) {
+        src_cut(c, out, TILE);
+    }
+    return false;
 }
 
 uint32_t fidelity(const Ctx &c) { return c.def->build.fidelity & 3; }
@@ -324,11 +378,11 @@ void api_matmul(uint32_t in0, uint32_t in1, uint32_t t0, uint32_t t1, uint32_t i
     check_dst(c, idst, ct * rt, op);
     Scratch &sc = scratch();
     for (uint32_t r = 0; r < rt; ++r) {
-        unpack(c, in0, t0 + r * kt, sc.in0_full[r], true, op);
+        unpack(c, in0, t0 + r * kt, sc.in0_full[r], Via::SrcReg, op);
         split(sc.in0_full[r], sc.in0_hi[r], sc.in0_lo[r], SRCB_HI_MASK, SRCB_FULL_MASK);
     }
     for (uint32_t col = 0; col < ct; ++col) {
-        unpack(c, in1, t1 + col, transpose != 0 ? sc.b : sc.in1_full[col], true, op);
+        unpack(c, in1, t1 + col, transpose != 0 ? sc.b : sc.in1_full[col], Via::SrcReg, op);
         if (transpose != 0) {
             for (uint32_t i = 0; i < 32; ++i) {
                 for (uint32_t j = 0; j < 32; ++j) {
@@ -360,8 +414,8 @@ void api_binary(uint32_t bop, uint32_t bcast, uint32_t cb0, uint32_t cb1, uint32
     need_math(c, op);
     check_dst(c, idst, 1, op);
     Scratch &sc = scratch();
-    unpack(c, cb0, t0, sc.a, true, op);
-    unpack(c, cb1, t1, sc.b, true, op);
+    unpack(c, cb0, t0, sc.a, Via::SrcReg, op);
+    unpack(c, cb1, t1, sc.b, Via::SrcReg, op);
     const uint32_t fid = fidelity(c);
     float *dst = c.cs->dst[idst];
     for (uint32_t i = 0; i < 32; ++i) {
@@ -385,9 +439,9 @@ void api_copy(uint32_t cb, uint32_t tile, uint32_t idst) {
     need_math(c, "copy_tile");
     check_dst(c, idst, 1, "copy_tile");
     Scratch &sc = scratch();
-    unpack(c, cb, tile, sc.a, false, "copy_tile");
+    const bool exact = unpack(c, cb, tile, sc.a, Via::Datacopy, "copy_tile");
     for (uint32_t i = 0; i < TILE; ++i) {
-        c.cs->dst[idst][i] = dst_round(c, sc.a[i]);
+        c.cs->dst[idst][i] = exact ? sc.a[i] : dst_round(c, sc.a[i]);
     }
     c.cs->written[idst] = true;
     c.counters->tile_ops[TTR_OP_COPY][fidelity(c)]++;
@@ -399,10 +453,11 @@ void api_transpose(uint32_t cb, uint32_t tile, uint32_t idst) {
     need_math(c, "transpose_tile");
     check_dst(c, idst, 1, "transpose_tile");
     Scratch &sc = scratch();
-    unpack(c, cb, tile, sc.a, false, "transpose_tile");
+    const bool exact = unpack(c, cb, tile, sc.a, Via::Datacopy, "transpose_tile");
     for (uint32_t i = 0; i < 32; ++i) {
         for (uint32_t j = 0; j < 32; ++j) {
-            c.cs->dst[idst][i * 32 + j] = dst_round(c, sc.a[j * 32 + i]);
+            const float v = sc.a[j * 32 + i];
+            c.cs->dst[idst][i * 32 + j] = exact ? v : dst_round(c, v);
         }
     }
     c.cs->written[idst] = true;
@@ -415,24 +470,41 @@ void api_reduce(uint32_t pool, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t
     need_math(c, "reduce_tile");
     check_dst(c, idst, 1, "reduce_tile");
     Scratch &sc = scratch();
-    unpack(c, cb, tile, sc.a, true, "reduce_tile");
-    unpack(c, scb, stile, sc.b, true, "reduce_tile");
+    unpack(c, cb, tile, sc.a, Via::SrcReg, "reduce_tile");
+    unpack(c, scb, stile, sc.b, Via::SrcReg, "reduce_tile");
     const float scale = sc.b[0];
     const uint32_t fid = fidelity(c);
     const bool is_max = pool == ttr_emu::POOL_MAX;
-    for (uint32_t i = 0; i < TILE; ++i) {
-        sc.a[i] = fidelity_mul(sc.a[i], scale, fid);
+    if (is_max) {
+        // GMPOOL compares the Src data itself, whatever the fidelity: a datum with a zero exponent
+        // (either zero, a denormal) reads as +0, and DST's running maximum is read back cut to TF32
+        // from an fp32 DST. tt-metal's MAX reduce passes a scaler of 1.0; no other is modelled.
+        if (num::bits(scale) != 0x3F800000u) {
+            kfail("reduce_tile: MAX with a scaler of %g; the max pool (GMPOOL) is modelled for a scaler of 1.0 on %s",
+                  static_cast<double>(scale), who(c).c_str());
+        }
+        for (uint32_t i = 0; i < TILE; ++i) {
+            if ((num::bits(sc.a[i]) & 0x7F800000u) == 0) {
+                sc.a[i] = 0.0f;
+            }
+        }
+    } else {
+        for (uint32_t i = 0; i < TILE; ++i) {
+            sc.a[i] = fidelity_mul(sc.a[i], scale, fid);
+        }
     }
     float *dst = c.cs->dst[idst];
     const bool fresh = !c.cs->written[idst];
+    auto larger = [](float a, float b) { return sign_magnitude_order(b) > sign_magnitude_order(a) ? b : a; };
     auto combine = [&](uint32_t at, float v) {
         if (is_max) {
-            dst[at] = dst_round(c, fresh ? v : std::fmax(dst[at], v));
+            const float held = c.def->build.fp32_dest ? masked(dst[at], 0xFFFFE000u) : dst[at];
+            dst[at] = dst_round(c, fresh ? v : larger(held, v));
         } else {
             dst[at] = dst_round(c, dst[at] + v);
         }
     };
-    auto fold = [&](float acc, float v) { return is_max ? std::fmax(acc, v) : acc + v; };
+    auto fold = [&](float acc, float v) { return is_max ? larger(acc, v) : acc + v; };
     if (dim == ttr_emu::REDUCE_ROW) {
         for (uint32_t i = 0; i < 32; ++i) {
             float acc = sc.a[i * 32];
@@ -482,6 +554,26 @@ void where(Ctx &c, const float *cond, const float *if_true, uint32_t false_dst, 
     }
 }
 
+// How an SFPU result lands in DST. An fp32 DST takes it with denormals flushed to signed zero
+// (SFPSTORE). A bf16 DST takes its top 16 bits after that flush (SFPSTORE truncates) unless the
+// LLK rounds first: exp, sqrt and rsqrt convert with RoundMode::Nearest (SFP_STOCH_RND: to
+// nearest, ties away from zero; zero and denormals to +0, NaN to infinity), and
+// add/sub_binary_tile<DstRoundingMode::NearestEven> round to nearest even.
+float sfpu_store(const Ctx &c, uint32_t sop, uint32_t param, float x) {
+    x = num::flush(x);
+    if (c.def->build.fp32_dest) {
+        return x;
+    }
+    uint32_t u = num::bits(x);
+    if (sop == ttr_emu::SFPU_EXP || sop == ttr_emu::SFPU_SQRT || sop == ttr_emu::SFPU_RSQRT) {
+        const uint32_t exp = u & 0x7F800000u;
+        u = exp == 0 ? 0 : exp == 0x7F800000u ? u & 0xFF800000u : u + 0x8000u;
+    } else if ((sop == ttr_emu::SFPU_ADD_BINARY || sop == ttr_emu::SFPU_SUB_BINARY) && param == 1) {
+        u += 0x7FFFu + ((u >> 16) & 1u);
+    }
+    return num::from_bits(u & 0xFFFF0000u);
+}
+
 // One element of the element-wise SFPU op `sop`: x from DST tile d0, y from d1, p the scalar.
 float sfpu_value(uint32_t sop, float v, float y, float p) {
     switch (sop) {
@@ -496,17 +588,16 @@ float sfpu_value(uint32_t sop, float v, float y, float p) {
         case ttr_emu::SFPU_RSQRT:
             return 1.0f / std::sqrt(v);
         case ttr_emu::SFPU_MAX:
-            return std::fmax(v, y);
+            return sign_magnitude_order(v) >= sign_magnitude_order(y) ? v : y;
         case ttr_emu::SFPU_MIN:
-            return std::fmin(v, y);
+            return sign_magnitude_order(v) <= sign_magnitude_order(y) ? v : y;
         case ttr_emu::SFPU_ADD_SCALAR:
             return v + p;
         case ttr_emu::SFPU_SUB_SCALAR:
             return v - p;
         case ttr_emu::SFPU_MUL_SCALAR:
+        case ttr_emu::SFPU_DIV_SCALAR:  // the scalar is the divisor's reciprocal (see div_unary_tile)
             return v * p;
-        case ttr_emu::SFPU_DIV_SCALAR:
-            return v / p;
         case ttr_emu::SFPU_ADD_BINARY:
             return v + y;
         case ttr_emu::SFPU_SUB_BINARY:
@@ -541,7 +632,7 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
         where(c, x, y, param, o);
     } else {
         for (uint32_t i = 0; i < TILE; ++i) {
-            o[i] = dst_round(c, sfpu_value(sop, x[i], y[i], p));
+            o[i] = sfpu_store(c, sop, param, sfpu_value(sop, x[i], y[i], p));
         }
     }
     c.cs->written[odst] = true;
@@ -555,16 +646,17 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
 }
 
 // The packer's ReLU stage on `n` datums bound for `format`. Silicon applies it after the early
-// format conversion (the rounding to bf16 for a Float16_b output; identity for Float32) and
-// before L1 accumulation, so the datums are converted first: a threshold then compares the
-// packed value. A datum at or below 0 (or the threshold) becomes +0, whatever its sign (-0 too);
-// NaN compares false and passes. No ReLU: untouched (store_tile converts).
-void relu_stage(const ComputeState &s, uint32_t format, float *v, uint32_t n) {
+// format conversion (num::pack_value) and before L1 accumulation, so the datums are converted
+// first: a threshold then compares the packed value. A datum at or below 0 (or the threshold)
+// becomes +0, whatever its sign (-0 too); NaN (kept only by a Float32 pack from an fp32 DST)
+// compares false and passes. No ReLU: untouched (store_tile converts).
+void relu_stage(const Ctx &c, uint32_t format, float *v, uint32_t n) {
+    const ComputeState &s = *c.cs;
     if (s.relu_mode == RELU_NONE) {
         return;
     }
     for (uint32_t i = 0; i < n; ++i) {
-        const float x = format == TTR_FORMAT_FLOAT16_B ? num::bf16_to_f32(num::f32_to_bf16(v[i])) : num::flush(v[i]);
+        const float x = num::pack_value(v[i], format, c.def->build.fp32_dest);
         switch (s.relu_mode) {
             case RELU_ZERO:
                 v[i] = x <= 0.0f ? 0.0f : x;
@@ -581,7 +673,7 @@ void relu_stage(const ComputeState &s, uint32_t format, float *v, uint32_t n) {
 
 void pack_values(Ctx &c, float *v, uint32_t cb, uint8_t *p) {
     uint32_t format = c.run->prog->cbs[c.core][cb].format;
-    relu_stage(*c.cs, format, v, TILE);
+    relu_stage(c, format, v, TILE);
     if (c.cs->l1_acc) {
         Scratch &sc = scratch();
         num::load_tile(p, format, sc.b);
@@ -589,7 +681,7 @@ void pack_values(Ctx &c, float *v, uint32_t cb, uint8_t *p) {
             v[i] += sc.b[i];
         }
     }
-    num::store_tile(v, format, p);
+    num::store_tile(v, format, c.def->build.fp32_dest, p);
 }
 
 void api_pack(uint32_t idst, uint32_t cb, uint32_t out_index, uint32_t out_of_order) {
@@ -609,7 +701,9 @@ void api_pack(uint32_t idst, uint32_t cb, uint32_t out_index, uint32_t out_of_or
     c.counters->tile_ops[TTR_OP_PACK][fidelity(c)]++;
 }
 
-float load_elem(const uint8_t *p, uint32_t format, size_t i) {
+// Element `i` of a row-major block as the tilize unpacker reads it: bf16 exactly, Float32 bit for
+// bit straight into DST (`exact`) or cut to the Src register format.
+float load_elem(const Ctx &c, const uint8_t *p, uint32_t format, bool exact, size_t i) {
     if (format == TTR_FORMAT_FLOAT16_B) {
         uint16_t h;
         memcpy(&h, p + i * 2, 2);
@@ -617,15 +711,20 @@ float load_elem(const uint8_t *p, uint32_t format, size_t i) {
     }
     float f;
     memcpy(&f, p + i * 4, 4);
-    return num::flush(f);
+    if (!exact) {
+        f = num::flush(f);
+        src_cut(c, &f, 1);
+    }
+    return f;
 }
 
-void store_elem(uint8_t *p, uint32_t format, size_t i, float v) {
+// Element `i` of a row-major block, written by the packer (num::pack_value).
+void store_elem(const Ctx &c, uint8_t *p, uint32_t format, size_t i, float v) {
     if (format == TTR_FORMAT_FLOAT16_B) {
-        uint16_t h = num::f32_to_bf16(v);
+        uint16_t h = num::pack_bf16(v);
         memcpy(p + i * 2, &h, 2);
     } else {
-        float f = num::flush(v);
+        float f = num::pack_value(v, format, c.def->build.fp32_dest);
         memcpy(p + i * 4, &f, 4);
     }
 }
@@ -645,11 +744,12 @@ void api_tilize_block(uint32_t icb, uint32_t block, uint32_t ocb) {
     CbState &s = cb_state(c, ocb);
     cb_write_tile(c, ocb, s.pack_next + block - 1, op);
     const uint32_t ifmt = c.run->prog->cbs[c.core][icb].format;
+    const bool exact = to_dest(c, icb, Via::Datacopy, op);
     Scratch &sc = scratch();
     for (uint32_t b = 0; b < block; ++b) {
         for (uint32_t i = 0; i < 32; ++i) {
             for (uint32_t j = 0; j < 32; ++j) {
-                sc.a[i * 32 + j] = load_elem(in, ifmt, static_cast<size_t>(i) * block * 32 + b * 32 + j);
+                sc.a[i * 32 + j] = load_elem(c, in, ifmt, exact, static_cast<size_t>(i) * block * 32 + b * 32 + j);
             }
         }
         pack_values(c, sc.a, ocb, cb_write_tile(c, ocb, s.pack_next, op));
@@ -659,11 +759,10 @@ void api_tilize_block(uint32_t icb, uint32_t block, uint32_t ocb) {
 }
 
 // Writes row-major tile `v` into a row-major block whose rows are `row_tiles` tiles wide, at tile column `col`.
-void write_rows(Ctx &c, const float *v, uint8_t *out, uint32_t format, uint32_t row_tiles, uint32_t col) {
-    (void)c;
+void write_rows(const Ctx &c, const float *v, uint8_t *out, uint32_t format, uint32_t row_tiles, uint32_t col) {
     for (uint32_t i = 0; i < 32; ++i) {
         for (uint32_t j = 0; j < 32; ++j) {
-            store_elem(out, format, static_cast<size_t>(i) * row_tiles * 32 + col * 32 + j, v[i * 32 + j]);
+            store_elem(c, out, format, static_cast<size_t>(i) * row_tiles * 32 + col * 32 + j, v[i * 32 + j]);
         }
     }
 }
@@ -683,8 +782,8 @@ void api_untilize_block(uint32_t icb, uint32_t block, uint32_t ocb) {
     const uint32_t ofmt = c.run->prog->cbs[c.core][ocb].format;
     Scratch &sc = scratch();
     for (uint32_t b = 0; b < block; ++b) {
-        unpack(c, icb, b, sc.a, false, op);
-        relu_stage(*c.cs, ofmt, sc.a, TILE);
+        unpack(c, icb, b, sc.a, Via::SrcReg, op);
+        relu_stage(c, ofmt, sc.a, TILE);
         write_rows(c, sc.a, out, ofmt, block, b);
     }
     s.pack_next += block;
@@ -708,8 +807,8 @@ void api_pack_untilize_block(uint32_t icb, uint32_t block_rt, uint32_t ocb, uint
         uint8_t *out = cb_write_tile(c, ocb, r * full_ct, op);
         cb_write_tile(c, ocb, (r + 1) * full_ct - 1, op);
         for (uint32_t col = 0; col < block_ct; ++col) {
-            unpack(c, icb, r * block_ct + col, sc.a, false, op);
-            relu_stage(*c.cs, ofmt, sc.a, TILE);
+            unpack(c, icb, r * block_ct + col, sc.a, Via::Datacopy, op);
+            relu_stage(c, ofmt, sc.a, TILE);
             write_rows(c, sc.a, out, ofmt, full_ct, c_index * block_ct + col);
         }
     }
@@ -735,7 +834,7 @@ void api_pack_untilize_dest(uint32_t ocb, uint32_t block_rt, uint32_t block_ct, 
         cb_write_tile(c, ocb, (r + 1) * full_ct - 1, op);
         for (uint32_t col = 0; col < block_ct; ++col) {
             memcpy(sc.a, c.cs->dst[r * block_ct + col], sizeof sc.a);
-            relu_stage(*c.cs, ofmt, sc.a, TILE);
+            relu_stage(c, ofmt, sc.a, TILE);
             write_rows(c, sc.a, out, ofmt, full_ct, c_index * block_ct + col);
         }
     }

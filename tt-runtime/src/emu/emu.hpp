@@ -27,12 +27,19 @@ namespace ttr {
 // Geometry and memory map of one p150a.
 constexpr uint32_t L1_SIZE = 1536 * 1024;
 constexpr uint32_t L1_STRIDE = 2 * 1024 * 1024;  // host window per core; the gap is a guard
-constexpr uint32_t L1_UNRESERVED_BASE = 39 * 1024;  // 1497 KiB usable (TENSIX_FACTS)
-constexpr uint32_t RTA_BASE = 0x1000;  // runtime args, two slots (unique, common) per role
-constexpr uint32_t RTA_SLOT = 0x560;
-constexpr uint32_t SEM_BASE = 0x4000;
-constexpr uint32_t SEM_STRIDE = 16;
+// L1 below L1_UNRESERVED_BASE, as the pinned tt-metal lays it out: firmware, mailboxes and fabric
+// state up to MEM_MAP_END = 40 KiB (tt_metal/hw/inc/internal/tt-1xx/blackhole/dev_mem_map.h), then
+// the kernel-config region, 69 KiB by default (default_l1_kernel_config_size in
+// tt_metal/llrt/hal/tt-1xx/blackhole/bh_hal_tensix.cpp), which holds each program's runtime args,
+// semaphores, CB configs and, on Blackhole, its kernel binaries; allocations start above it,
+// 64-byte aligned (DEFAULT_UNRESERVED there): 1427 KiB of the 1536 remain.
+constexpr uint32_t KERNEL_CONFIG_BASE = 40 * 1024;
+constexpr uint32_t KERNEL_CONFIG_SIZE = 69 * 1024;
+constexpr uint32_t L1_UNRESERVED_BASE = KERNEL_CONFIG_BASE + KERNEL_CONFIG_SIZE;
+static_assert(L1_UNRESERVED_BASE % 64 == 0, "DEFAULT_UNRESERVED is aligned to the DRAM alignment");
+constexpr uint32_t SEM_STRIDE = 16;  // one L1-aligned word per semaphore (finalize_sems)
 constexpr uint32_t MAX_SEMS = 16;
+constexpr uint32_t CB_CONFIG_BYTES = 16;  // UINT32_WORDS_PER_LOCAL_CIRCULAR_BUFFER_CONFIG words per CB id
 constexpr uint32_t NUM_CBS = 64;
 constexpr uint32_t MAX_RTA = 341;
 constexpr uint32_t L1_ALIGN = 16;
@@ -76,6 +83,7 @@ struct KernelBuild {
     bool fp32_dest;
     bool approx;
     uint32_t noc;
+    std::array<uint8_t, NUM_CBS> unpack_to_dest{};  // ttr_unpack_to_dest_mode per CB id
 };
 
 // Compiles (or finds in the disk cache) and loads a kernel. Throws HostError.
@@ -194,6 +202,15 @@ class Device {
     std::vector<uint8_t> touched_;     // per core
 };
 
+// Offsets in the kernel-config region (from KERNEL_CONFIG_BASE) of a run's runtime args and
+// semaphores (kernel_config.cpp).
+struct KernelConfigLayout {
+    std::vector<std::vector<uint32_t>> args_offset;    // [kernel][core] unique runtime args
+    std::vector<std::vector<uint32_t>> common_offset;  // [kernel][core] common runtime args
+    uint32_t sem_offset = 0;                           // semaphore id 0; SEM_STRIDE apart
+};
+KernelConfigLayout layout_kernel_config(const Program &prog, const ArgTables &args);
+
 // Runs a program to completion. Returns TTR_OK or an error code with *message set.
 ttr_status run_program(Device &dev, Program &prog, const ArgTables &args, std::string *message);
 
@@ -215,7 +232,8 @@ inline float flush(float x) {
     uint32_t keep = (u & 0x7F800000u) != 0 ? 0xFFFFFFFFu : 0x80000000u;
     return from_bits(u & keep);
 }
-// Packer: round to nearest, ties away from zero, flush denormals.
+// Rounds to bf16 as the FPU writes a 16-bit DST: to nearest, ties away from zero, denormals to
+// signed zero, NaN stays NaN.
 inline uint16_t f32_to_bf16(float x) {
     uint32_t u = bits(x);
     uint32_t exp = u & 0x7F800000u;
@@ -234,12 +252,46 @@ inline uint16_t f32_to_bf16(float x) {
 }
 // bf16 -> f32, flushing denormals.
 inline float bf16_to_f32(uint16_t h) { return flush(from_bits(static_cast<uint32_t>(h) << 16)); }
-// Src register precision for fp32 data: 10 mantissa bits (truncated).
-inline float tf32(float x) { return from_bits(bits(x) & 0xFFFFE000u); }
-// Reads one tile (faced, in `format`) into row-major f32.
+// The packer's early conversion to BF16 by rounding (tt-isa-documentation, Packers/
+// FormatConversion.md, "Rounding"; Blackhole shares the Wormhole packer pipeline): to nearest, ties
+// away from zero; denormals flush to zero and minus zero becomes plus zero, so both give 0x0000; NaN
+// becomes infinity (its sign bit kept: only the exponent and mantissa are rounded).
+inline uint16_t pack_bf16(float x) {
+    uint32_t u = bits(x);
+    uint32_t exp = u & 0x7F800000u;
+    if (exp == 0) {
+        return 0;
+    }
+    if (exp == 0x7F800000u) {
+        return static_cast<uint16_t>((u >> 16) & 0xFF80u);
+    }
+    return static_cast<uint16_t>((u + 0x8000u) >> 16);
+}
+// What a Float32 datum becomes on its way into SrcA/SrcB (UNPACR FormatConversion, tt-isa-documentation
+// WormholeB0 UNPACR_Regular.md, which Blackhole shares): with an fp32 DST tt-metal unpacks Float32
+// CBs as TF32, the top 19 bits (sign, exponent and 10 mantissa bits: `DatumBits >> 13`, a truncation);
+// without one as BF16 (denormals to signed zero, then the top 16 bits: truncation again). The FPU
+// reads a denormal Src datum as signed zero (FloatBitPatterns.md).
+inline float src_tf32(float x) { return flush(from_bits(bits(x) & 0xFFFFE000u)); }
+inline float src_bf16(float x) { return flush(from_bits(bits(x) & 0xFFFF0000u)); }
+// A DST value after the packer's early conversion for an L1 output of `format`: Float16_b rounds
+// (pack_bf16); Float32 is the identity from an fp32 DST (bits kept: -0, NaN and denormals survive)
+// and, from a 16-bit DST, the same BF16 rounding (the early conversion stays at BF16 and the late one
+// only widens, FormatConversion.md; tt-metal packs a 16-bit DST with Read_32b_data off and Read_raw
+// off, llk cpack_common.h).
+inline float pack_value(float x, uint32_t format, bool fp32_dest) {
+    if (format == TTR_FORMAT_FLOAT32 && fp32_dest) {
+        return x;
+    }
+    return from_bits(static_cast<uint32_t>(pack_bf16(x)) << 16);
+}
+// Reads one tile (faced, in `format`) into row-major f32, denormals read as signed zero.
 void load_tile(const uint8_t *src, uint32_t format, float *out);
-// Writes a row-major f32 tile into L1 (faced, in `format`).
-void store_tile(const float *in, uint32_t format, uint8_t *dst);
+// Reads one Float32 tile into row-major f32 bit for bit (the unpacker writing DST directly).
+void load_tile_exact(const uint8_t *src, float *out);
+// Writes a row-major DST tile into L1 (faced, in `format`) through the packer's conversions
+// (pack_value, then the late conversion to `format`).
+void store_tile(const float *in, uint32_t format, bool fp32_dest, uint8_t *dst);
 // c[32x32] += a[32 x k0..k1] * b[k0..k1 x 32], all row-major.
 void matmul_acc(float *c, const float *a, const float *b, uint32_t k0, uint32_t k1);
 }  // namespace num

@@ -1,65 +1,57 @@
-// Tile numerics: bf16 / fp32 conversion with the packer's rounding, the 4-face tile layout, and
-// the f32 tile-matmul inner loop.
+// Tile numerics: L1 tiles to and from row-major f32 in the 4-face layout (the unpacker's read, the
+// packer's conversions), and the f32 tile-matmul inner loop.
 #include <cstring>
 
 #include "emu.hpp"
 
 namespace ttr::num {
 
+namespace {
+
 // Faces are 16x16 row-major blocks: face f, row r holds 16 contiguous elements of tile row
-// (f / 2) * 16 + r starting at column (f % 2) * 16.
-void load_tile(const uint8_t *src, uint32_t format, float *out) {
-    if (format == TTR_FORMAT_FLOAT16_B) {
-        uint16_t raw[TILE];
-        memcpy(raw, src, sizeof raw);
-        for (uint32_t f = 0; f < 4; ++f) {
-            for (uint32_t r = 0; r < 16; ++r) {
-                const uint16_t *in = raw + f * 256 + r * 16;
-                float *o = out + ((f / 2) * 16 + r) * 32 + (f % 2) * 16;
-                for (uint32_t j = 0; j < 16; ++j) {
-                    o[j] = bf16_to_f32(in[j]);
-                }
-            }
-        }
-    } else {
-        float raw[TILE];
-        memcpy(raw, src, sizeof raw);
-        for (uint32_t f = 0; f < 4; ++f) {
-            for (uint32_t r = 0; r < 16; ++r) {
-                const float *in = raw + f * 256 + r * 16;
-                float *o = out + ((f / 2) * 16 + r) * 32 + (f % 2) * 16;
-                for (uint32_t j = 0; j < 16; ++j) {
-                    o[j] = flush(in[j]);
-                }
+// (f / 2) * 16 + r starting at column (f % 2) * 16. Calls f(faced index, row-major index).
+template <typename F>
+void for_each_face_element(F f) {
+    for (uint32_t face = 0; face < 4; ++face) {
+        for (uint32_t r = 0; r < 16; ++r) {
+            const uint32_t faced = face * 256 + r * 16;
+            const uint32_t row_major = ((face / 2) * 16 + r) * 32 + (face % 2) * 16;
+            for (uint32_t j = 0; j < 16; ++j) {
+                f(faced + j, row_major + j);
             }
         }
     }
 }
 
-void store_tile(const float *in, uint32_t format, uint8_t *dst) {
+}  // namespace
+
+void load_tile(const uint8_t *src, uint32_t format, float *out) {
     if (format == TTR_FORMAT_FLOAT16_B) {
         uint16_t raw[TILE];
-        for (uint32_t f = 0; f < 4; ++f) {
-            for (uint32_t r = 0; r < 16; ++r) {
-                const float *i = in + ((f / 2) * 16 + r) * 32 + (f % 2) * 16;
-                uint16_t *o = raw + f * 256 + r * 16;
-                for (uint32_t j = 0; j < 16; ++j) {
-                    o[j] = f32_to_bf16(i[j]);
-                }
-            }
-        }
+        memcpy(raw, src, sizeof raw);
+        for_each_face_element([&](uint32_t faced, uint32_t row_major) { out[row_major] = bf16_to_f32(raw[faced]); });
+    } else {
+        float raw[TILE];
+        memcpy(raw, src, sizeof raw);
+        for_each_face_element([&](uint32_t faced, uint32_t row_major) { out[row_major] = flush(raw[faced]); });
+    }
+}
+
+void load_tile_exact(const uint8_t *src, float *out) {
+    float raw[TILE];
+    memcpy(raw, src, sizeof raw);
+    for_each_face_element([&](uint32_t faced, uint32_t row_major) { out[row_major] = raw[faced]; });
+}
+
+void store_tile(const float *in, uint32_t format, bool fp32_dest, uint8_t *dst) {
+    if (format == TTR_FORMAT_FLOAT16_B) {
+        uint16_t raw[TILE];
+        for_each_face_element([&](uint32_t faced, uint32_t row_major) { raw[faced] = pack_bf16(in[row_major]); });
         memcpy(dst, raw, sizeof raw);
     } else {
         float raw[TILE];
-        for (uint32_t f = 0; f < 4; ++f) {
-            for (uint32_t r = 0; r < 16; ++r) {
-                const float *i = in + ((f / 2) * 16 + r) * 32 + (f % 2) * 16;
-                float *o = raw + f * 256 + r * 16;
-                for (uint32_t j = 0; j < 16; ++j) {
-                    o[j] = flush(i[j]);
-                }
-            }
-        }
+        for_each_face_element(
+            [&](uint32_t faced, uint32_t row_major) { raw[faced] = pack_value(in[row_major], format, fp32_dest); });
         memcpy(dst, raw, sizeof raw);
     }
 }

@@ -55,10 +55,12 @@ void check_l1_range(Ctx &c, uint32_t off, uint32_t size, const char *op, const c
         kfail("%s: %s L1 range 0x%x..0x%llx is out of bounds (L1 is 0x%x bytes) on %s", op, side, off,
               static_cast<unsigned long long>(off) + size, L1_SIZE, who(c).c_str());
     }
-    bool in_sems = off >= SEM_BASE && off + size <= SEM_BASE + MAX_SEMS * SEM_STRIDE;
+    const uint32_t sems = c.run->sem_base;
+    bool in_sems = off >= sems && off + size <= sems + MAX_SEMS * SEM_STRIDE;
     if (off < L1_UNRESERVED_BASE && !in_sems) {
-        kfail("%s: %s L1 address 0x%x is in the firmware-reserved region below 0x%x on %s", op, side, off,
-              L1_UNRESERVED_BASE, who(c).c_str());
+        kfail("%s: %s L1 address 0x%x is below 0x%x, in the firmware or kernel-config region (only the "
+              "semaphores there may be accessed) on %s",
+              op, side, off, L1_UNRESERVED_BASE, who(c).c_str());
     }
     if (off % L1_ALIGN != 0) {
         kfail("%s: %s L1 address 0x%x is not %u-byte aligned (NoC L1 alignment) on %s", op, side, off, L1_ALIGN,
@@ -261,10 +263,8 @@ void api_cb_push_back(int32_t cb, int32_t n) {
         kfail("cb_push_back(cb %d, %d): push more than reserved (%u page(s) reserved) on %s", cb, n, s.reserved,
               who(c).c_str());
     }
-    if (cb_used(s) + un > cfg.pages) {
-        kfail("cb_push_back(cb %d, %d): CB overflow, %u of %u pages already full on %s", cb, n, cb_used(s), cfg.pages,
-              who(c).c_str());
-    }
+    // No overflow check: a reserve waits until its pages are free, and every push takes from the
+    // reserved pages, so the reserved pages never exceed the free ones.
     if (s.wr_page + un > cfg.pages) {
         kfail("cb_push_back(cb %d, %d): the pages wrap past the end of the ring (write page %u of %u); pushes within "
               "one wrap must add up to the CB size on %s",
@@ -494,7 +494,7 @@ uint32_t api_semaphore_addr(uint32_t id) {
     Ctx &c = current();
     for (const auto &[sid, init] : c.run->prog->sems[c.core]) {
         if (sid == id) {
-            return dev_of(c).window(c.core) + SEM_BASE + id * SEM_STRIDE;
+            return dev_of(c).window(c.core) + c.run->sem_base + id * SEM_STRIDE;
         }
     }
     kfail("get_semaphore(%u): no semaphore %u on %s", id, id, who(c).c_str());
@@ -809,6 +809,8 @@ ttr_status run_program(Device &dev, Program &prog, const ArgTables &args, std::s
     run.dev = &dev;
     run.prog = &prog;
     run.cbs.resize(static_cast<size_t>(ncores) * NUM_CBS);
+    const KernelConfigLayout config = layout_kernel_config(prog, args);
+    run.sem_base = KERNEL_CONFIG_BASE + config.sem_offset;
     for (uint32_t i = 0; i < ncores; ++i) {
         bool used = !prog.sems[i].empty();
         for (uint32_t cb = 0; cb < NUM_CBS && !used; ++cb) {
@@ -821,7 +823,7 @@ ttr_status run_program(Device &dev, Program &prog, const ArgTables &args, std::s
             dev.touch(i);
         }
         for (const auto &[id, init] : prog.sems[i]) {
-            memcpy(dev.cores[i].l1 + SEM_BASE + id * SEM_STRIDE, &init, 4);
+            memcpy(dev.cores[i].l1 + run.sem_base + id * SEM_STRIDE, &init, 4);
         }
     }
     // Contexts in a fixed order: cores row by row, then reader, compute, writer.
@@ -845,8 +847,8 @@ ttr_status run_program(Device &dev, Program &prog, const ArgTables &args, std::s
                 c.kernel = k;
                 c.def = &def;
                 c.counters = &prog.counters[k][i];
-                c.args_off = RTA_BASE + role * 2 * RTA_SLOT;
-                c.common_off = c.args_off + RTA_SLOT;
+                c.args_off = KERNEL_CONFIG_BASE + config.args_offset[k][i];
+                c.common_off = KERNEL_CONFIG_BASE + config.common_offset[k][i];
                 c.num_args = static_cast<uint32_t>(args.unique[k][i].size());
                 c.num_common = static_cast<uint32_t>(args.common[k].size());
                 write_words(dev.cores[i].l1 + c.args_off, args.unique[k][i]);

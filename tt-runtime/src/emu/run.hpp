@@ -82,6 +82,7 @@ struct Run {
     std::vector<CbState> cbs;  // [core * NUM_CBS + id]
     std::vector<Ctx> ctxs;
     ucontext_t sched;
+    uint32_t sem_base = 0;  // L1 offset of semaphore 0 (KernelConfigLayout)
     bool failed = false;
     std::string error;
     uint64_t events = 0;  // bumped by every state change another kernel may wait for

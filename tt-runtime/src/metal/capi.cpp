@@ -37,12 +37,12 @@
 //       SetCommonRuntimeArgs(program, kernel, Span<const uint32_t>)
 //                                   tt_metal/api/tt-metalium/host_api.hpp
 //   DataMovementConfig{processor, noc, compile_args, defines}, ComputeConfig{math_fidelity,
-//       fp32_dest_acc_en, dst_full_sync_en, math_approx_mode, compile_args, defines},
+//       fp32_dest_acc_en, dst_full_sync_en, unpack_to_dest_mode, math_approx_mode, compile_args, defines},
 //       DataMovementProcessor::{RISCV_0, RISCV_1}, NOC::{NOC_0, NOC_1}, KernelHandle,
 //       max_runtime_args (= 341)    tt_metal/api/tt-metalium/kernel_types.hpp
 //                                   (older trees: DataMovementProcessor/NOC in data_types.hpp,
 //                                   which kernel_types.hpp includes)
-//   MathFidelity::{LoFi, HiFi2, HiFi3, HiFi4}
+//   MathFidelity::{LoFi, HiFi2, HiFi3, HiFi4}, UnpackToDestMode::{UnpackToDestFp32, Default}
 //                                   tt_metal/api/tt-metalium/base_types.hpp
 //   CircularBufferConfig(total_size, std::map<uint8_t, tt::DataFormat>), set_page_size(index, bytes)
 //                                   tt_metal/api/tt-metalium/circular_buffer_config.hpp
@@ -873,6 +873,18 @@ ttr_status ttr_program_add_kernel(ttr_program *program, const ttr_kernel_config 
             cc.fp32_dest_acc_en = config->fp32_dest_acc != 0;
             cc.dst_full_sync_en = false;  // half-sync DST, as the emulator models
             cc.math_approx_mode = config->math_approx != 0;
+            if (config->num_unpack_to_dest_mode > BH_MAX_CBS) {
+                bad(strf("%zu unpack_to_dest_mode entries; at most %u", config->num_unpack_to_dest_mode, BH_MAX_CBS));
+            }
+            if (config->num_unpack_to_dest_mode > 0) {
+                need(config->unpack_to_dest_mode, "config.unpack_to_dest_mode");
+            }
+            cc.unpack_to_dest_mode.assign(BH_MAX_CBS, ttm::UnpackToDestMode::Default);
+            for (size_t cb = 0; cb < config->num_unpack_to_dest_mode; ++cb) {
+                if (config->unpack_to_dest_mode[cb] == TTR_UNPACK_TO_DEST_FP32) {
+                    cc.unpack_to_dest_mode[cb] = ttm::UnpackToDestMode::UnpackToDestFp32;
+                }
+            }
             cc.compile_args = std::move(compile_args);
             cc.defines = std::move(defines);
             handle = ttm::CreateKernelFromString(p.prog(), source, cores, cc);

@@ -74,6 +74,8 @@ pub struct Pipeline<'a> {
     pub compute_args: Vec<u32>,
     pub fidelity: MathFidelity,
     pub fp32_dest: bool,
+    /// CB ids the compute kernel unpacks straight into DST (UnpackToDestFp32).
+    pub unpack_to_dest_fp32: Vec<u32>,
 }
 
 impl<'a> Pipeline<'a> {
@@ -88,6 +90,7 @@ impl<'a> Pipeline<'a> {
             compute_args: Vec::new(),
             fidelity: MathFidelity::HiFi4,
             fp32_dest: false,
+            unpack_to_dest_fp32: Vec::new(),
         }
     }
 
@@ -116,11 +119,15 @@ impl<'a> Pipeline<'a> {
         let tout = self.out_format.tile_size();
         let out = dev.dram_buffer(u64::from(self.out_tiles * tout), tout)?;
         let r = prog.add_kernel(&KernelSpec::reader("reader", READER, &cores))?;
+        let compute = KernelSpec::compute("compute", self.compute, &cores)
+            .compile_args(&self.compute_args)
+            .fidelity(self.fidelity)
+            .fp32_dest_acc(self.fp32_dest);
         let c = prog.add_kernel(
-            &KernelSpec::compute("compute", self.compute, &cores)
-                .compile_args(&self.compute_args)
-                .fidelity(self.fidelity)
-                .fp32_dest_acc(self.fp32_dest),
+            &self
+                .unpack_to_dest_fp32
+                .iter()
+                .fold(compute, |spec, &cb| spec.unpack_to_dest_fp32(cb)),
         )?;
         let w = prog.add_kernel(&KernelSpec::writer("writer", WRITER, &cores))?;
         let at = CoreCoord::new(0, 0);

@@ -6,7 +6,8 @@
 // P_at for the kh input column tiles t; horizontal first: Y_a^T =
 // sum_t H_t * transpose(P_at) for the kv input row tiles a) fills the k2 intermediate tiles of
 // cb_mid with Pillow's rounded u8 values; the second pass (F^T = sum_t H_t * transpose(Z_t), or
-// F = sum_a V_a * transpose(Y_a^T)) rounds again and scales by 1/255. Weights are in0 (SrcB),
+// F = sum_a V_a * transpose(Y_a^T)) rounds again and scales by 1/255 (a Float32 frame: after the
+// copies below, which then move integers 0..255, exact even through SrcA). Weights are in0 (SrcB),
 // data in1 (SrcA). Each weight tile comes in `parts` parts: all but the last accumulate A into
 // DST 0, the last accumulates B into DST 1; A + B = S / 2^22 for Pillow's integer sum S, both
 // exact in fp32. F^T or F goes to cb_final; then the block's frame rows (FrameRows layout) are
@@ -86,8 +87,16 @@ void round_half_up() {
     relu_max_tile(0, U8_MAX);
 }
 
+// DST 0 times 1/255.
+void scale_to_frame() {
+    binop_with_scalar_tile_init();
+    mul_unary_tile(0, INV_255);
+}
+
 // Copy `copy` (dx = copy - 1) of the block's frame rows from cb_final into column tile `copy` of
-// cb_out's untilized row of three tiles.
+// cb_out's untilized row of three tiles. A Float32 frame's values are Pillow's u8 levels until
+// here: the unpacker cuts Float32 to TF32 on the way into SrcA, which keeps integers but not
+// level / 255, so they are scaled in DST after the copy.
 void frame_copy(uint32_t copy) {
     uint32_t source = cb_final;
     bool transpose = vertical_first != 0;
@@ -116,6 +125,9 @@ void frame_copy(uint32_t copy) {
     } else {
         copy_init(source);
         copy_tile(source, 0, 0);
+    }
+    if constexpr (fp32 != 0) {
+        scale_to_frame();
     }
     tile_regs_commit();
     tile_regs_wait();
@@ -173,8 +185,9 @@ void kernel_main() {
             }
         }
         round_half_up();
-        binop_with_scalar_tile_init();
-        mul_unary_tile(0, INV_255);
+        if constexpr (fp32 == 0) {
+            scale_to_frame();
+        }
         tile_regs_commit();
         tile_regs_wait();
         pack_tile(0, cb_final);

@@ -13,14 +13,16 @@
 // registers (0, 1 and powers of two have no mantissa bits to cut at any fidelity) and in DST. The mask goes through L1 (`cb_mask`) because
 // a matmul reads its operands from CBs.
 //
-// On silicon `cb_threshold`, like `cb_shift_y`, `cb_shift` and `cb_scores`, must unpack straight
-// to the fp32 DST (UnpackToDestFp32): through SrcA the threshold would be cut to TF32.
+// `cb_threshold`, like `cb_shift_y`, `cb_shift` and `cb_scores`, unpacks straight to the fp32 DST
+// (the dispatch program marks it UnpackToDestFp32): through SrcA the threshold would be cut to TF32.
+// The matmul's operands go through SrcA/SrcB, so the unpackers are reconfigured for them and back.
 #include "api/compute/transpose.h"
 #include "api/compute/binary_max_min.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/eltwise_binary_sfpu.h"
 #include "api/compute/eltwise_unary/where.h"
 #include "api/compute/matmul.h"
+#include "api/compute/reconfig_data_format.h"
 
 constexpr uint32_t tiles_x = get_compile_time_arg_val(0);
 constexpr uint32_t tiles_y = get_compile_time_arg_val(1);
@@ -127,8 +129,10 @@ void kernel_main() {
 
         tile_regs_acquire();
         cb_wait_front(cb_mask, 1);
+        reconfig_data_format(cb_bit_weights, cb_mask);
         matmul_init(cb_mask, cb_bit_weights);
         matmul_tiles(cb_mask, cb_bit_weights, 0, 0, 0);
+        reconfig_data_format(cb_shift, cb_shift);
         cb_pop_front(cb_mask, 1);
         tile_regs_commit();
         cb_reserve_back(cb_bits, 1);

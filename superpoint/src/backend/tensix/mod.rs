@@ -273,6 +273,7 @@ impl TensixBackend {
             descriptors,
             resize_ms: 0.0,
             select_ms: select_start.elapsed().as_secs_f64() * 1e3,
+            device_nms: frame.device_nms(),
         };
         let dense = if maps {
             Some(session.read_dense(&self.host, &frame)?)
@@ -280,6 +281,14 @@ impl TensixBackend {
             None
         };
         Ok((result, dense))
+    }
+
+    /// Loads the programs a `width`×`height` plane with `options` needs (see
+    /// [`SuperPoint::warmup`](crate::SuperPoint::warmup)) without running them.
+    pub(crate) fn warmup(&self, (width, height): (usize, usize), options: &Options) -> Result<()> {
+        let mut session = self.session();
+        session.load(&self.weights, width, height, options)?;
+        Ok(())
     }
 
     /// Runs one frame with every step launched directly and returns each step's counters (the

@@ -159,6 +159,13 @@ pub struct Frame {
     device_select: bool,
 }
 
+impl Frame {
+    /// The device ran the frame's NMS (radius 1..8).
+    pub fn device_nms(&self) -> bool {
+        self.nms != NmsSource::Host
+    }
+}
+
 /// The device and its programs.
 pub struct Session {
     config: TensixConfig,
@@ -339,11 +346,28 @@ impl Session {
         Ok(frame)
     }
 
-    /// Checks the sizes, loads the programs and writes the plane.
+    /// Loads the programs, then writes the plane.
     fn prepare(
         &mut self,
         weights: &WeightSet,
         plane: &Tensor<u8>,
+        options: &Options,
+    ) -> Result<Frame, TensixError> {
+        let frame = self.load(weights, plane.width, plane.height, options)?;
+        self.mains[frame.main]
+            .program
+            .loaded
+            .write(names::INPUT, &pack_plane(plane))
+            .map_err(device_err("writing the input plane"))?;
+        Ok(frame)
+    }
+
+    /// Checks the sizes and loads the programs a `width`×`height` plane with `options` needs.
+    pub fn load(
+        &mut self,
+        weights: &WeightSet,
+        width: usize,
+        height: usize,
         options: &Options,
     ) -> Result<Frame, TensixError> {
         let (w, h) = options.frame;
@@ -355,11 +379,11 @@ impl Session {
         }
         let side = |v: usize| u32::try_from(v).ok().filter(|&v| v <= MAX_PLANE_SIDE);
         let (Some(pw), Some(ph), Some(fw), Some(fh)) =
-            (side(plane.width), side(plane.height), side(w), side(h))
+            (side(width), side(height), side(w), side(h))
         else {
             return Err(TensixError::InputSize {
-                width: plane.width.max(w),
-                height: plane.height.max(h),
+                width: width.max(w),
+                height: height.max(h),
                 max: MAX_PLANE_SIDE,
             });
         };
@@ -372,11 +396,6 @@ impl Session {
         } else {
             NmsSource::Host
         };
-        self.mains[main]
-            .program
-            .loaded
-            .write(names::INPUT, &pack_plane(plane))
-            .map_err(device_err("writing the input plane"))?;
         Ok(Frame {
             main,
             nms,

@@ -57,8 +57,8 @@ enum SfpuOp : uint32_t {
     SFPU_DIV_SCALAR = 9,
     SFPU_RELU_MAX = 10,
     SFPU_MIN = 11,
-    SFPU_ADD_BINARY = 12,
-    SFPU_SUB_BINARY = 13,
+    SFPU_ADD_BINARY = 12,  // param: the DstRoundingMode (0 Default, 1 NearestEven)
+    SFPU_SUB_BINARY = 13,  // param: the DstRoundingMode
     SFPU_EQ_BINARY = 14,
     SFPU_WHERE = 15,  // the false operand's DST index is the call's param
 };

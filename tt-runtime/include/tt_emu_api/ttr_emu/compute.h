@@ -531,24 +531,27 @@ template <bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void mul_unary_tile(uint32_t idst, uint32_t param1) {
     ttr_detail::api().sfpu(ttr_emu::SFPU_MUL_SCALAR, idst, idst, idst, param1);
 }
+// As the LLK defines it, div_unary_tile multiplies by its scalar: the host passes the reciprocal of
+// the divisor (ttnn inverts it; ckernel_sfpu_binop_with_unary.h computes val * parameter).
 template <bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void div_unary_tile(uint32_t idst, uint32_t param1) {
     ttr_detail::api().sfpu(ttr_emu::SFPU_DIV_SCALAR, idst, idst, idst, param1);
 }
-// Binary SFPU ops of two DST tiles (eltwise_binary_sfpu.h), in f32 with an fp32 DST; the rounding
-// mode only affects a bf16 DST, which these stand-ins round like every other DST write.
+// Binary SFPU ops of two DST tiles (eltwise_binary_sfpu.h), in f32. The rounding mode only affects a
+// bf16 DST: Default keeps the top 16 bits of the f32 result (the SFPU store truncates), NearestEven
+// rounds to nearest even first (float32_to_bf16_rne in the LLK).
 enum class DstRoundingMode : std::uint8_t { Default = 0, NearestEven = 1 };
 ALWI void add_binary_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_ADD_BINARY); }
 ALWI void sub_binary_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_SUB_BINARY); }
 template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,
           bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void add_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_ADD_BINARY, idst0, idst1, odst, 0);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_ADD_BINARY, idst0, idst1, odst, static_cast<uint32_t>(dst_rounding_mode));
 }
 template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,
           bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void sub_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_SUB_BINARY, idst0, idst1, odst, 0);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_SUB_BINARY, idst0, idst1, odst, static_cast<uint32_t>(dst_rounding_mode));
 }
 
 // IEEE equality of two DST tiles (eltwise_binary_sfpu.h): 1.0 where equal, 0.0 elsewhere. As the

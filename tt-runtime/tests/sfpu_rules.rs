@@ -1,0 +1,206 @@
+//! SFPU and max-pool rules the emulator takes from Tenstorrent's simulator (ttsim) and the pinned
+//! LLK, each against hand-computed values (docs/ttsim.md, "Emulator audit"): div_unary_tile
+//! multiplies by its scalar; binary_max/min and the MAX reduce order values by sign and magnitude;
+//! an SFPU result stored into a bf16 DST keeps its top 16 bits unless the LLK rounds first; the MAX
+//! reduce ignores math fidelity and reads a zero datum as +0.
+
+mod common;
+
+use common::{expect_err, Pipeline};
+use tt_runtime::host::{face_index, from_bf16_bytes, from_f32_bytes, to_bf16_bytes, to_f32_bytes};
+use tt_runtime::{DataFormat, MathFidelity};
+
+// Tile 0 of cb 0 (and tile 1 for the binary ops) goes through OP; the result is packed from DST 0.
+const SFPU: &str = r#"
+#include "api/compute/tile_move_copy.h"
+#include "api/compute/eltwise_unary/eltwise_unary.h"
+#include "api/compute/eltwise_unary/sqrt.h"
+#include "api/compute/eltwise_unary/binop_with_scalar.h"
+#include "api/compute/binary_max_min.h"
+#include "api/compute/eltwise_binary_sfpu.h"
+void kernel_main() {
+    init_sfpu(0, 16);
+    cb_wait_front(0, 2);
+    tile_regs_acquire();
+    copy_tile(0, 0, 0);
+    copy_tile(0, 1, 1);
+    OP;
+    tile_regs_commit();
+    tile_regs_wait();
+    cb_reserve_back(16, 1);
+    pack_tile(0, 16);
+    cb_push_back(16, 1);
+    tile_regs_release();
+    cb_pop_front(0, 2);
+}
+"#;
+
+/// Runs `op` on tile x (and tile y), both Float32 with an fp32 DST, and returns the output bits.
+fn sfpu_fp32(op: &str, x: &[f32], y: &[f32]) -> Vec<u32> {
+    let mut input = vec![0.0f32; 2048];
+    input[..x.len()].copy_from_slice(x);
+    input[1024..1024 + y.len()].copy_from_slice(y);
+    let bytes = to_f32_bytes(&input);
+    let src = SFPU.replace("OP;", &format!("{op};"));
+    let mut p = Pipeline::new(&bytes, DataFormat::Float32, &src);
+    p.fp32_dest = true;
+    p.out_format = DataFormat::Float32;
+    let (out, _) = p.run().unwrap();
+    from_f32_bytes(&out).iter().map(|v| v.to_bits()).collect()
+}
+
+/// Runs `op` on Float16_b tiles x and y with a bf16 DST and returns the output values.
+fn sfpu_bf16(op: &str, x: &[f32], y: &[f32]) -> Vec<f32> {
+    let mut input = vec![0.0f32; 2048];
+    input[..x.len()].copy_from_slice(x);
+    input[1024..1024 + y.len()].copy_from_slice(y);
+    let bytes = to_bf16_bytes(&input);
+    let src = SFPU.replace("OP;", &format!("{op};"));
+    let p = Pipeline::new(&bytes, DataFormat::Float16B, &src);
+    let (out, _) = p.run().unwrap();
+    from_bf16_bytes(&out)
+}
+
+#[test]
+fn div_unary_tile_multiplies_by_its_scalar() {
+    // The LLK computes val * parameter: ttnn passes the divisor's reciprocal. 0.5 here halves.
+    let op = format!(
+        "binop_with_scalar_tile_init(); div_unary_tile(0, 0x{:08X}u)",
+        0.5f32.to_bits()
+    );
+    let out = sfpu_fp32(&op, &[6.0, -3.0], &[]);
+    assert_eq!(&out[..2], &[3.0f32.to_bits(), (-1.5f32).to_bits()]);
+}
+
+#[test]
+fn binary_max_and_min_order_by_sign_and_magnitude() {
+    let nan = f32::from_bits(0x7FC0_0000);
+    let negative_nan = f32::from_bits(0xFFC0_0000);
+    let x = [-0.0, 0.0, nan, negative_nan, -1.0];
+    let y = [0.0, -0.0, 1.0, 1.0, -2.0];
+    let max = sfpu_fp32("binary_max_tile_init(); binary_max_tile(0, 1, 0)", &x, &y);
+    assert_eq!(
+        &max[..5],
+        &[
+            0x0000_0000,
+            0x0000_0000,
+            0x7FC0_0000,
+            1.0f32.to_bits(),
+            (-1.0f32).to_bits()
+        ],
+        "max: +0 above -0 either way round, +NaN above everything, -NaN below everything"
+    );
+    let min = sfpu_fp32("binary_min_tile_init(); binary_min_tile(0, 1, 0)", &x, &y);
+    assert_eq!(
+        &min[..5],
+        &[
+            0x8000_0000,
+            0x8000_0000,
+            1.0f32.to_bits(),
+            0xFFC0_0000,
+            (-2.0f32).to_bits()
+        ]
+    );
+}
+
+#[test]
+fn sfpu_results_in_a_bf16_dst_keep_their_top_16_bits() {
+    // 1 + 2^-8 + 2^-9 is 0.75 of a bf16 ulp above 1.0: the store truncates it to 1.0 (rounding to
+    // nearest would give 1.0078125), and -1.005859375 to -1.0.
+    let p = (2f32.powi(-8) + 2f32.powi(-9)).to_bits();
+    let out = sfpu_bf16(
+        &format!("binop_with_scalar_tile_init(); add_unary_tile(0, 0x{p:08X}u)"),
+        &[1.0],
+        &[],
+    );
+    assert_eq!(out[0], 1.0);
+    let out = sfpu_bf16(
+        &format!("binop_with_scalar_tile_init(); sub_unary_tile(0, 0x{p:08X}u)"),
+        &[-1.0],
+        &[],
+    );
+    assert_eq!(out[0], -1.0);
+}
+
+#[test]
+fn add_binary_tile_rounds_to_nearest_even_only_when_asked() {
+    // 1.0078125 + 2^-8 and 1.0 + 2^-8 are both halfway between two bf16 values.
+    let x = [1.0 + 2f32.powi(-7), 1.0];
+    let y = [2f32.powi(-8), 2f32.powi(-8)];
+    let default = sfpu_bf16("add_binary_tile_init(); add_binary_tile(0, 1, 0)", &x, &y);
+    assert_eq!(&default[..2], &[1.0 + 2f32.powi(-7), 1.0], "truncated");
+    let even = sfpu_bf16(
+        "add_binary_tile_init(); add_binary_tile<DstRoundingMode::NearestEven>(0, 1, 0)",
+        &x,
+        &y,
+    );
+    assert_eq!(
+        &even[..2],
+        &[1.0 + 2f32.powi(-6), 1.0],
+        "ties to the even neighbour"
+    );
+}
+
+#[test]
+fn sqrt_into_a_bf16_dst_rounds_zero_to_plus_zero() {
+    // sqrt converts with RoundMode::Nearest before the store (SFP_STOCH_RND): -0 becomes +0.
+    let out = sfpu_bf16("sqrt_tile_init(); sqrt_tile(0)", &[-0.0, 4.0], &[]);
+    assert_eq!(out[0].to_bits(), 0);
+    assert_eq!(out[1], 2.0);
+}
+
+const REDUCE_MAX: &str = r#"
+#include "api/compute/reduce.h"
+void kernel_main() {
+    compute_kernel_hw_startup(0, 1, 16);
+    reduce_init<PoolType::MAX, ReduceDim::REDUCE_ROW>(0, 1, 16);
+    cb_wait_front(0, 1);
+    cb_wait_front(1, 1);
+    tile_regs_acquire();
+    reduce_tile<PoolType::MAX, ReduceDim::REDUCE_ROW>(0, 1, 0, 0, 0);
+    reduce_uninit();
+    tile_regs_commit();
+    tile_regs_wait();
+    cb_reserve_back(16, 1);
+    pack_tile(0, 16);
+    cb_push_back(16, 1);
+    tile_regs_release();
+}
+"#;
+
+fn reduce_max(data: &[f32], scaler: f32) -> tt_runtime::Result<Vec<f32>> {
+    let a = to_f32_bytes(data);
+    let b = to_f32_bytes(&[scaler; 1024]);
+    let mut p = Pipeline::new(&a, DataFormat::Float32, REDUCE_MAX);
+    p.b = Some((&b[..], DataFormat::Float32));
+    p.fp32_dest = true;
+    p.out_format = DataFormat::Float32;
+    p.fidelity = MathFidelity::LoFi;
+    let (out, _) = p.run()?;
+    Ok(from_f32_bytes(&out))
+}
+
+#[test]
+fn max_reduce_ignores_fidelity_and_reads_zeros_as_plus_zero() {
+    let mut data = vec![-1.0f32; 1024];
+    // Row 0: one value with the 10th (last TF32) mantissa bit set, which LoFi's 4-bit SrcA
+    // phase would drop. Row 1: only zeros of either sign.
+    let fine = 1.0 + 2f32.powi(-10);
+    data[face_index(0, 5)] = fine;
+    for j in 0..32 {
+        data[face_index(1, j)] = if j % 2 == 0 { -0.0 } else { 0.0 };
+    }
+    let out = reduce_max(&data, 1.0).unwrap();
+    assert_eq!(out[face_index(0, 0)], fine);
+    assert_eq!(out[face_index(1, 0)].to_bits(), 0, "+0, not -0");
+    assert_eq!(out[face_index(2, 0)], -1.0);
+}
+
+#[test]
+fn max_reduce_with_a_scaler_other_than_one_is_refused() {
+    let err = expect_err(reduce_max(&[1.0; 1024], 2.0)).to_string();
+    assert!(
+        err.contains("MAX with a scaler of 2") && err.contains("GMPOOL"),
+        "{err}"
+    );
+}
