@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use superpoint::backend::cpu::CpuKernels;
+use superpoint::backend::cpu::{CpuKernels, Isa};
 use superpoint::decode::{decode_plane, PlaneSpec};
 use superpoint::Input;
 use superpoint_graph::Kernels;
@@ -29,7 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             _ => files.push(arg),
         }
     }
-    let kernels = CpuKernels::new();
+    let kernels = CpuKernels::with_isa(Isa::from_env()?);
     for path in &files {
         let bytes = std::fs::read(path)?;
         let mut times = Vec::with_capacity(runs);

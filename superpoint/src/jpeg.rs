@@ -156,6 +156,7 @@ impl Handle {
         header: &JpegHeader,
         sampling: Sampling,
         spec: PlaneSpec,
+        isa: Isa,
     ) -> Result<Option<Vec<u8>>> {
         let (w, h) = (header.width, header.height);
         let subsamp = self.get(raw::TJPARAM_TJPARAM_SUBSAMP);
@@ -202,9 +203,7 @@ impl Handle {
             cr: &cr,
             chroma_stride: cw,
         };
-        Ok(planes
-            .supported()
-            .then(|| ycc::plane(&planes, spec, Isa::process())))
+        Ok(planes.supported().then(|| ycc::plane(&planes, spec, isa)))
     }
 
     /// Decodes into `pixels`, `header.width * channels` bytes a row.
@@ -262,7 +261,7 @@ pub fn decode_plane(bytes: &[u8], spec: PlaneSpec) -> Result<Tensor<u8>> {
         ));
     }
     if let Some(sampling) = header.ycc {
-        if let Some(data) = handle.decompress_ycc(bytes, &header, sampling, spec)? {
+        if let Some(data) = handle.decompress_ycc(bytes, &header, sampling, spec, Isa::process())? {
             return Ok(Tensor {
                 channels: 1,
                 height: header.height,
@@ -400,16 +399,21 @@ mod tests {
                     for bgr in [false, true] {
                         let spec = PlaneSpec { channel, bgr };
                         let fast = decode_plane(&jpeg, spec).expect("decode");
-                        if let Some(sampling) = header.ycc {
-                            let raw = handle.decompress_ycc(&jpeg, &header, sampling, spec);
-                            assert!(raw.expect("raw decode").is_some(), "raw path taken");
-                        }
                         let rgb =
                             decode_interleaved(&handle, &jpeg, &header, spec).expect("rgb decode");
-                        assert_eq!(
-                            fast, rgb,
+                        let case = format!(
                             "{w}x{h} {subsamp:?} progressive {progressive} {channel:?} bgr {bgr}"
                         );
+                        assert_eq!(fast, rgb, "{case}");
+                        // The raw path at every instruction-set level this CPU has.
+                        for isa in Isa::ALL.into_iter().filter(|i| i.supported()) {
+                            if let Some(sampling) = header.ycc {
+                                let raw =
+                                    handle.decompress_ycc(&jpeg, &header, sampling, spec, isa);
+                                let raw = raw.expect("raw decode").expect("raw path taken");
+                                assert_eq!(raw, rgb.data, "{case} at {isa}");
+                            }
+                        }
                     }
                 }
             }

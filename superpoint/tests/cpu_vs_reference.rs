@@ -4,18 +4,18 @@
 //! (odd channel counts, 1×1 / 3×3 / 5×5, tiny and one-pixel-wide images, NMS ties for r = 0..=8),
 //! each convolution within the error bound the backend derives (`cpu::error_bound`).
 //!
-//! The kernels run at the instruction-set level `SUPERPOINT_CPU_ISA` selects (the best one when
-//! unset); `scripts/test.sh` runs this file at every level.
+//! Every check runs at every instruction-set level this CPU supports (the reference is evaluated
+//! once for all), or only at the level `SUPERPOINT_CPU_ISA` forces when it is set.
 
 mod common;
 
 use std::collections::HashMap;
 
 use rayon::prelude::*;
-use superpoint::backend::cpu::{self, CpuKernels, Hwc};
+use superpoint::backend::cpu::{self, CpuKernels, Hwc, Isa};
 use superpoint_graph::reference::{self, Reference};
 use superpoint_graph::{
-    names, superpoint_with, ConvWeights, Kernels, Keypoint, SuperPointParams, Tensor,
+    names, superpoint_with, ConvWeights, Kernels, Keypoint, SuperPointParams, Tensor, Values,
 };
 
 use common::{cases, cosine, max_abs_diff, Case};
@@ -57,14 +57,30 @@ impl Rng {
     }
 }
 
-fn cpu() -> CpuKernels {
-    CpuKernels::new()
+/// The kernels of every level the checks run at: the one `SUPERPOINT_CPU_ISA` forces, else every
+/// level this CPU supports.
+fn kernels() -> Vec<CpuKernels> {
+    let forced = std::env::var(cpu::ISA_ENV).is_ok_and(|v| !v.trim().is_empty());
+    let levels = if forced {
+        vec![Isa::from_env().expect("SUPERPOINT_CPU_ISA names a level this CPU supports")]
+    } else {
+        Isa::ALL.into_iter().filter(|i| i.supported()).collect()
+    };
+    levels.into_iter().map(CpuKernels::with_isa).collect()
+}
+
+/// The default kernels run at the level `SUPERPOINT_CPU_ISA` forces, and a level this CPU lacks
+/// is an error rather than a silent fallback.
+#[test]
+fn default_kernels_run_at_the_forced_level() {
+    let forced = Isa::from_env().expect("SUPERPOINT_CPU_ISA names a level this CPU supports");
+    assert_eq!(CpuKernels::new().isa(), forced);
+    assert!(kernels().iter().all(|k| k.isa() <= Isa::detected()));
 }
 
 /// Runs a CPU kernel on the channels-last form of `x` and returns the planar result.
-fn on_cpu(x: &Tensor<f32>, f: impl FnOnce(&CpuKernels, &Hwc) -> Hwc) -> Tensor<f32> {
-    let k = cpu();
-    k.to_planar(&f(&k, &Hwc::from_planar(x)))
+fn on_cpu(k: &CpuKernels, x: &Tensor<f32>, f: impl FnOnce(&Hwc) -> Hwc) -> Tensor<f32> {
+    k.to_planar(&f(&Hwc::from_planar(x)))
 }
 
 fn params(case: &Case) -> SuperPointParams {
@@ -139,12 +155,28 @@ fn check_case(case: &Case) -> Vec<String> {
     let input = case.input_plane();
     let keep = [names::SCORES, names::NMS, names::DESCRIPTORS_DENSE];
     let reference = reference::evaluate(&graph, &weights, &input, &keep).expect("reference run");
-    let kernels = cpu();
-    let ours = superpoint_graph::run(&kernels, &graph, &weights, &input, &keep).expect("cpu run");
     let mut failures = Vec::new();
-    let mut check = |ok: bool, what: String| {
+    for kernels in kernels() {
+        let ours =
+            superpoint_graph::run(&kernels, &graph, &weights, &input, &keep).expect("cpu run");
+        let what = format!("{} at {}", case.name, kernels.isa());
+        failures.extend(check_level(&kernels, &what, &p, &reference, &ours));
+    }
+    failures
+}
+
+/// Compares one level's run `ours` with the `reference` run; returns the failures.
+fn check_level(
+    kernels: &CpuKernels,
+    what: &str,
+    p: &SuperPointParams,
+    reference: &Values<Tensor<f32>>,
+    ours: &Values<Hwc>,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut check = |ok: bool, failure: String| {
         if !ok {
-            failures.push(format!("{}: {what}", case.name));
+            failures.push(format!("{what}: {failure}"));
         }
     };
 
@@ -218,10 +250,9 @@ fn check_case(case: &Case) -> Vec<String> {
         format!("sampled descriptor cosine {worst}"),
     );
     eprintln!(
-        "{}: score PCC {score_pcc:.9}, descriptor PCC {desc_pcc:.9}, {} keypoints ({} positions \
-         swapped within near-ties), keypoint scores within {score_diff:e}, sampled-descriptor \
-         cosine >= {worst:.9}",
-        case.name,
+        "{what}: score PCC {score_pcc:.9}, descriptor PCC {desc_pcc:.9}, {} keypoints ({} \
+         positions swapped within near-ties), keypoint scores within {score_diff:e}, \
+         sampled-descriptor cosine >= {worst:.9}",
         our_kp.len(),
         swapped.unwrap_or(usize::MAX)
     );
@@ -275,22 +306,25 @@ fn conv_matches_the_reference_within_the_error_bound() {
         let x = rng.tensor(cin, h, w);
         let wt = rng.conv(cin, cout, k);
         let bound = cpu::error_bound(&x, &wt, k / 2);
-        for relu in [false, true] {
-            let want = reference::conv::conv2d(&x, &wt, k / 2, relu);
-            let got = on_cpu(&x, |kern, x| kern.conv2d(x, &wt, k / 2, relu));
-            assert_eq!((got.channels, got.height, got.width), (cout, h, w));
-            if let Some(e) = outside_bound(&got.data, &want.data, &bound.data) {
-                panic!("conv {cin}->{cout} k{k} {h}x{w} relu {relu}: {e}");
+        for kern in kernels() {
+            let isa = kern.isa();
+            for relu in [false, true] {
+                let want = reference::conv::conv2d(&x, &wt, k / 2, relu);
+                let got = on_cpu(&kern, &x, |x| kern.conv2d(x, &wt, k / 2, relu));
+                assert_eq!((got.channels, got.height, got.width), (cout, h, w));
+                if let Some(e) = outside_bound(&got.data, &want.data, &bound.data) {
+                    panic!("{isa}: conv {cin}->{cout} k{k} {h}x{w} relu {relu}: {e}");
+                }
             }
+            // The fused 2×2 max-pool is the pool of the convolution, bit for bit.
+            let conv = on_cpu(&kern, &x, |x| kern.conv2d(x, &wt, k / 2, true));
+            let fused = on_cpu(&kern, &x, |x| kern.conv2d_pool(x, &wt, k / 2, true));
+            assert_eq!(
+                fused,
+                reference::pool::max_pool2(&conv),
+                "{isa}: conv+pool {cin}->{cout} k{k}"
+            );
         }
-        // The fused 2×2 max-pool is the pool of the convolution, bit for bit.
-        let conv = on_cpu(&x, |kern, x| kern.conv2d(x, &wt, k / 2, true));
-        let fused = on_cpu(&x, |kern, x| kern.conv2d_pool(x, &wt, k / 2, true));
-        assert_eq!(
-            fused,
-            reference::pool::max_pool2(&conv),
-            "conv+pool {cin}->{cout} k{k}"
-        );
     }
 }
 
@@ -309,11 +343,14 @@ fn error_bound_catches_a_perturbed_weight() {
         wrong.weight[k * k * cin / 2] *= -1.0;
         let bound = cpu::error_bound(&x, &wt, k / 2);
         let want = reference::conv::conv2d(&x, &wt, k / 2, false);
-        let got = on_cpu(&x, |kern, x| kern.conv2d(x, &wrong, k / 2, false));
-        assert!(
-            outside_bound(&got.data, &want.data, &bound.data).is_some(),
-            "{cin}->{cout} k{k}: a flipped weight stays inside the bound"
-        );
+        for kern in kernels() {
+            let got = on_cpu(&kern, &x, |x| kern.conv2d(x, &wrong, k / 2, false));
+            assert!(
+                outside_bound(&got.data, &want.data, &bound.data).is_some(),
+                "{}: {cin}->{cout} k{k}: a flipped weight stays inside the bound",
+                kern.isa()
+            );
+        }
     }
 }
 
@@ -329,36 +366,43 @@ fn pool_softmax_fold_l2_match_the_reference() {
         (256, 2, 4),
     ] {
         let x = rng.tensor(c, h, w);
-        let k = cpu();
-        let pooled = on_cpu(&x, |k, x| k.max_pool2(x));
-        assert_eq!(
-            pooled,
-            reference::pool::max_pool2(&x),
-            "max-pool {c}x{h}x{w}"
-        );
-        let soft = on_cpu(&x, |k, x| k.softmax(x));
-        let want = reference::softmax::softmax_channels(&x);
-        assert!(
-            max_abs_diff(&soft.data, &want.data) <= 1e-7,
-            "softmax {c}x{h}x{w}"
-        );
-        let l2 = on_cpu(&x, |k, x| k.l2_normalize(x));
-        let want = reference::l2norm::l2_normalize_channels(&x);
-        assert!(max_abs_diff(&l2.data, &want.data) <= 1e-7, "l2 {c}x{h}x{w}");
-        for cell in [1, 2, 8] {
-            let folded = on_cpu(&x, |k, x| k.dustbin_fold(x, cell));
+        for k in kernels() {
+            let isa = k.isa();
+            let pooled = on_cpu(&k, &x, |x| k.max_pool2(x));
             assert_eq!(
-                folded,
-                reference::fold::dustbin_fold(&x, cell),
-                "fold {c}x{h}x{w} cell {cell}"
+                pooled,
+                reference::pool::max_pool2(&x),
+                "{isa}: max-pool {c}x{h}x{w}"
             );
+            let soft = on_cpu(&k, &x, |x| k.softmax(x));
+            let want = reference::softmax::softmax_channels(&x);
+            assert!(
+                max_abs_diff(&soft.data, &want.data) <= 1e-7,
+                "{isa}: softmax {c}x{h}x{w}"
+            );
+            let l2 = on_cpu(&k, &x, |x| k.l2_normalize(x));
+            let want = reference::l2norm::l2_normalize_channels(&x);
+            assert!(
+                max_abs_diff(&l2.data, &want.data) <= 1e-7,
+                "{isa}: l2 {c}x{h}x{w}"
+            );
+            for cell in [1, 2, 8] {
+                let folded = on_cpu(&k, &x, |x| k.dustbin_fold(x, cell));
+                assert_eq!(
+                    folded,
+                    reference::fold::dustbin_fold(&x, cell),
+                    "{isa}: fold {c}x{h}x{w} cell {cell}"
+                );
+            }
+            assert_eq!(k.channels(&Hwc::from_planar(&x)), c);
+            assert_eq!(k.to_planar(&Hwc::from_planar(&x)), x, "layout round trip");
         }
-        assert_eq!(k.channels(&Hwc::from_planar(&x)), c);
-        assert_eq!(k.to_planar(&Hwc::from_planar(&x)), x, "layout round trip");
     }
     let zero = Tensor::zeros(4, 2, 3);
-    let l2 = on_cpu(&zero, |k, x| k.l2_normalize(x));
-    assert_eq!(l2, reference::l2norm::l2_normalize_channels(&zero));
+    for k in kernels() {
+        let l2 = on_cpu(&k, &zero, |x| k.l2_normalize(x));
+        assert_eq!(l2, reference::l2norm::l2_normalize_channels(&zero));
+    }
 }
 
 #[test]
@@ -381,15 +425,18 @@ fn nms_is_bit_identical_with_ties() {
                     .for_each(|v| *v = (v.abs() * levels).floor() / levels);
             }
             for radius in 0..=8 {
-                let got = on_cpu(&x, |k, x| k.nms(x, radius));
                 let want = reference::nms::nms(&x, radius);
-                assert!(
-                    got.data
-                        .iter()
-                        .map(|v| v.to_bits())
-                        .eq(want.data.iter().map(|v| v.to_bits())),
-                    "nms {c}x{h}x{w} levels {levels} radius {radius}"
-                );
+                for k in kernels() {
+                    let got = on_cpu(&k, &x, |x| k.nms(x, radius));
+                    assert!(
+                        got.data
+                            .iter()
+                            .map(|v| v.to_bits())
+                            .eq(want.data.iter().map(|v| v.to_bits())),
+                        "{}: nms {c}x{h}x{w} levels {levels} radius {radius}",
+                        k.isa()
+                    );
+                }
             }
         }
     }
@@ -400,14 +447,7 @@ fn selection_and_sampling_match_the_reference() {
     let mut rng = Rng::new(4);
     let (hc, wc, cell) = (3, 5, 8);
     let map = rng.tensor(1, hc * cell, wc * cell);
-    let k = cpu();
     let hwc = Hwc::from_planar(&map);
-    for (threshold, border, max) in [(0.005, 4, -1), (0.5, 0, 7), (-2.0, 2, 1000), (0.9, 4, 0)] {
-        assert_eq!(
-            k.select_keypoints(&hwc, threshold, border, max),
-            reference::select::select_keypoints(&map, threshold, border, max)
-        );
-    }
     let dense = rng.tensor(19, hc, wc);
     let keypoints: Vec<Keypoint> = (0..hc * cell)
         .step_by(3)
@@ -419,9 +459,18 @@ fn selection_and_sampling_match_the_reference() {
             })
         })
         .collect();
-    let got = k.sample_descriptors(&Hwc::from_planar(&dense), &keypoints, cell);
     let want = reference::sample::sample_descriptors(&dense, &keypoints, cell);
-    assert!(max_abs_diff(&got, &want) <= 1e-7);
+    for k in kernels() {
+        for (threshold, border, max) in [(0.005, 4, -1), (0.5, 0, 7), (-2.0, 2, 1000), (0.9, 4, 0)]
+        {
+            assert_eq!(
+                k.select_keypoints(&hwc, threshold, border, max),
+                reference::select::select_keypoints(&map, threshold, border, max)
+            );
+        }
+        let got = k.sample_descriptors(&Hwc::from_planar(&dense), &keypoints, cell);
+        assert!(max_abs_diff(&got, &want) <= 1e-7, "{}: sampling", k.isa());
+    }
 }
 
 #[test]
@@ -431,9 +480,12 @@ fn resize_is_the_reference_resize() {
         .map(|_| (rng.uniform() * 256.0) as u8)
         .collect();
     let plane = Tensor::from_vec(1, 23, 37, data).expect("shape");
-    let k = cpu();
-    assert_eq!(
-        k.to_planar(&k.resize(&plane, 16, 8)),
-        Reference.resize(&plane, 16, 8)
-    );
+    for k in kernels() {
+        assert_eq!(
+            k.to_planar(&k.resize(&plane, 16, 8)),
+            Reference.resize(&plane, 16, 8),
+            "{}: resize",
+            k.isa()
+        );
+    }
 }
