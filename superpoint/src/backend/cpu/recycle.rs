@@ -31,24 +31,24 @@ pub(crate) fn give_back(buf: Vec<f32>) {
 }
 
 /// A buffer of `len` f32 whose contents are unspecified (finite or not): the caller overwrites
-/// every element. The smallest kept buffer that fits, else a new one.
+/// every element. The shortest kept buffer at least `len` long (truncating it writes nothing,
+/// where growing a shorter one would zero the difference), else a new one.
 pub(crate) fn take(len: usize) -> Vec<f32> {
-    let reused = if len < MIN_LEN {
-        None
-    } else {
+    if len >= MIN_LEN {
         let mut kept = kept();
         let best = kept
             .iter()
             .enumerate()
-            .filter(|(_, b)| b.capacity() >= len)
-            .min_by_key(|(_, b)| b.capacity())
+            .filter(|(_, b)| b.len() >= len)
+            .min_by_key(|(_, b)| b.len())
             .map(|(i, _)| i);
-        best.map(|i| kept.swap_remove(i))
-    };
-    let mut buf = reused.unwrap_or_default();
-    buf.truncate(len);
-    buf.resize(len, 0.0);
-    buf
+        if let Some(i) = best {
+            let mut buf = kept.swap_remove(i);
+            buf.truncate(len);
+            return buf;
+        }
+    }
+    vec![0.0; len]
 }
 
 #[cfg(test)]

@@ -90,6 +90,22 @@ pub(crate) fn compiled_for<R>(isa: Isa, f: impl FnOnce() -> R) -> R {
     dispatch(isa, Body(f))
 }
 
+/// `[f(0), …, f(N − 1)]`. Kernels build arrays of vectors with this rather than
+/// `std::array::from_fn`, whose closure adapters are not always inlined: a call left out of line
+/// is compiled without the level's target features, and so are the vector operations inside it
+/// (each then a function call of its own).
+#[inline(always)]
+pub(crate) fn vectors<S: Simd, const N: usize>(
+    s: S,
+    mut f: impl FnMut(usize) -> S::V,
+) -> [S::V; N] {
+    let mut out = [s.zero(); N];
+    for (i, v) in out.iter_mut().enumerate() {
+        *v = f(i);
+    }
+    out
+}
+
 /// The f32 lanes of a vector at level `isa` (as [`dispatch`] runs it).
 pub(crate) fn lanes(isa: Isa) -> usize {
     struct Lanes;
@@ -101,6 +117,12 @@ pub(crate) fn lanes(isa: Isa) -> usize {
         }
     }
     dispatch(isa, Lanes)
+}
+
+/// `[f(0), f(1), f(2), f(3)]`: one portable-level operation lane by lane.
+#[inline(always)]
+fn four(f: impl Fn(usize) -> f32) -> [f32; 4] {
+    [f(0), f(1), f(2), f(3)]
 }
 
 /// The portable level: four lanes in plain Rust, multiply and add unfused.
@@ -122,23 +144,23 @@ impl Simd for Scalar {
     }
     #[inline(always)]
     fn add(self, a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
-        std::array::from_fn(|i| a[i] + b[i])
+        four(|i| a[i] + b[i])
     }
     #[inline(always)]
     fn sub(self, a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
-        std::array::from_fn(|i| a[i] - b[i])
+        four(|i| a[i] - b[i])
     }
     #[inline(always)]
     fn mul_add(self, a: [f32; 4], b: [f32; 4], c: [f32; 4]) -> [f32; 4] {
-        std::array::from_fn(|i| a[i] * b[i] + c[i])
+        four(|i| a[i] * b[i] + c[i])
     }
     #[inline(always)]
     fn max(self, a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
-        std::array::from_fn(|i| a[i].max(b[i]))
+        four(|i| a[i].max(b[i]))
     }
     #[inline(always)]
     fn keep_equal(self, v: [f32; 4], m: [f32; 4]) -> [f32; 4] {
-        std::array::from_fn(|i| if v[i] == m[i] { v[i] } else { 0.0 })
+        four(|i| if v[i] == m[i] { v[i] } else { 0.0 })
     }
     #[inline(always)]
     fn load(self, s: &[f32]) -> [f32; 4] {

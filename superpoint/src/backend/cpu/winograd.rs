@@ -38,13 +38,15 @@
 //! multiplies; `cpu_vs_reference` checks every convolution shape against this bound and the
 //! whole network against the end-to-end gates of DESIGN §5 on every fixture.
 
+use std::cell::RefCell;
+
 use rayon::prelude::*;
 use superpoint_graph::{ConvWeights, Tensor};
 
 use super::conv::{Epilogue, OutPtr};
 use super::gemm::{gemm, PackedB};
 use super::isa::Isa;
-use super::simd::{dispatch, Kernel, Simd};
+use super::simd::{dispatch, vectors, Kernel, Simd};
 use super::tensor::Hwc;
 
 /// Output pixels per tile side.
@@ -172,10 +174,10 @@ pub(crate) fn conv3x3(
         epilogue,
         out: OutPtr::new(out.data_mut()),
     };
-    (0..tiles.div_ceil(chunk))
-        .into_par_iter()
-        .for_each_init(Scratch::default, |scratch, c| {
-            let range = c * chunk..((c + 1) * chunk).min(tiles);
+    (0..tiles.div_ceil(chunk)).into_par_iter().for_each(|c| {
+        let range = c * chunk..((c + 1) * chunk).min(tiles);
+        // Nothing in a chunk calls into rayon, so the borrow is never taken twice.
+        SCRATCH.with_borrow_mut(|scratch| {
             dispatch(
                 isa,
                 Chunk {
@@ -183,9 +185,16 @@ pub(crate) fn conv3x3(
                     range,
                     scratch,
                 },
-            );
+            )
         });
+    });
     out
+}
+
+thread_local! {
+    /// Each worker thread's buffers, kept from chunk to chunk and layer to layer (rayon's
+    /// `for_each_init` would make new ones, zeroed, for every split of the work).
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 /// What every chunk of one convolution shares.
@@ -292,7 +301,7 @@ impl Layer<'_> {
             // Bᵀ over the columns: column j of d into column j of tmp.
             let mut tmp = [[s.zero(); IN]; IN];
             for j in 0..IN {
-                let col = input_pass(s, std::array::from_fn(|i| pixel(i, j)));
+                let col = input_pass(s, vectors(s, |i| pixel(i, j)));
                 for (i, v) in col.into_iter().enumerate() {
                     tmp[i][j] = v;
                 }
@@ -326,12 +335,15 @@ impl Layer<'_> {
             // Aᵀ over the columns, then A over the rows.
             let mut tmp = [[s.zero(); IN]; OUT];
             for j in 0..IN {
-                let col = output_pass(s, std::array::from_fn(|i| at(i * IN + j)));
+                let col = output_pass(s, vectors(s, |i| at(i * IN + j)));
                 for (i, v) in col.into_iter().enumerate() {
                     tmp[i][j] = v;
                 }
             }
-            let y = tmp.map(|row| output_pass(s, row));
+            let mut y = [[s.zero(); OUT]; OUT];
+            for (yi, row) in y.iter_mut().zip(tmp) {
+                *yi = output_pass(s, row);
+            }
             if self.pool {
                 for pi in 0..OUT / 2 {
                     for pj in 0..OUT / 2 {
