@@ -1,14 +1,15 @@
 //! The direct convolution of a one-channel input (conv1a): every output pixel is bias +
-//! Σ_taps w·x over its C_out contiguous channels, computed [`GROUP`] vectors of channels at a
-//! time (64 channels with AVX-512): independent vector accumulators (enough to hide the FMA
-//! latency) that stay in registers.
+//! Σ_taps w·x over its C_out contiguous channels, computed [`GROUP`] vectors of channels (64
+//! channels with AVX-512) for several neighbouring pixels at a time: independent vector
+//! accumulators (enough to hide the FMA latency) that stay in registers, each tap's weight
+//! vectors loaded once for all of those pixels.
 
 use rayon::prelude::*;
 use superpoint_graph::ConvWeights;
 
 use super::conv::{Epilogue, Geometry};
 use super::isa::Isa;
-use super::simd::{dispatch, Kernel, Simd};
+use super::simd::{dispatch, vectors, Kernel, Simd};
 use super::tensor::Hwc;
 
 /// Vectors of output channels per pass.
@@ -102,44 +103,69 @@ impl Kernel for Rows<'_> {
 
     #[inline(always)]
     fn run<S: Simd>(self, s: S) {
-        let Rows {
-            g,
-            input,
-            w,
-            epilogue,
-            block,
-        } = self;
-        let (k, cout, l) = (w.k, w.cout, S::LANES);
-        if w.width != GROUP * l {
+        if self.w.width != GROUP * S::LANES {
             unreachable!("direct weights packed for another vector width");
         }
-        for (yy, out_row) in block.chunks_exact_mut(g.out_w * cout).enumerate() {
-            for (xx, out_px) in out_row.chunks_exact_mut(cout).enumerate() {
-                for (group, taps) in w.lanes.chunks_exact(k * k * w.width).enumerate() {
-                    let mut acc = [s.zero(); GROUP];
-                    for ky in 0..k {
-                        let src = &input[(yy + ky) * g.pw + xx..][..k];
-                        for (kx, &v) in src.iter().enumerate() {
-                            let v = s.splat(v);
-                            let wt = &taps[(ky * k + kx) * w.width..][..w.width];
-                            for (q, a) in acc.iter_mut().enumerate() {
-                                *a = s.mul_add(s.load(&wt[q * l..]), v, *a);
-                            }
+        // Pixels per pass: GROUP·P accumulators and GROUP weights fill the register file
+        // (21 of 32 with AVX-512, 13 of 16 with AVX2), and each weight load serves P pixels.
+        match S::LANES {
+            16 => self.rows::<S, 4>(s),
+            8 => self.rows::<S, 2>(s),
+            _ => self.rows::<S, 1>(s),
+        }
+    }
+}
+
+impl Rows<'_> {
+    /// Every output row of the block, `P` pixels at a time (then one at a time at the end).
+    #[inline(always)]
+    fn rows<S: Simd, const P: usize>(mut self, s: S) {
+        let (cout, out_w) = (self.w.cout, self.g.out_w);
+        let block = std::mem::take(&mut self.block);
+        for (yy, out_row) in block.chunks_exact_mut(out_w * cout).enumerate() {
+            let whole = out_w / P * P;
+            for xx in (0..whole).step_by(P) {
+                self.pixels::<S, P>(s, yy, xx, &mut out_row[xx * cout..(xx + P) * cout]);
+            }
+            for xx in whole..out_w {
+                self.pixels::<S, 1>(s, yy, xx, &mut out_row[xx * cout..(xx + 1) * cout]);
+            }
+        }
+    }
+
+    /// Output pixels xx..xx + P of block row yy into `out` (their P·C_out values).
+    #[inline(always)]
+    fn pixels<S: Simd, const P: usize>(&self, s: S, yy: usize, xx: usize, out: &mut [f32]) {
+        let (k, cout, width, l) = (self.w.k, self.w.cout, self.w.width, S::LANES);
+        for (group, taps) in self.w.lanes.chunks_exact(k * k * width).enumerate() {
+            let mut acc = [[s.zero(); GROUP]; P];
+            for ky in 0..k {
+                let src = &self.input[(yy + ky) * self.g.pw + xx..][..P + k - 1];
+                for kx in 0..k {
+                    let wt = &taps[(ky * k + kx) * width..][..width];
+                    let wv: [S::V; GROUP] = vectors(s, |q| s.load(&wt[q * l..]));
+                    for (p, acc) in acc.iter_mut().enumerate() {
+                        let v = s.splat(src[p + kx]);
+                        for (a, &w) in acc.iter_mut().zip(&wv) {
+                            *a = s.mul_add(w, v, *a);
                         }
                     }
-                    let c0 = group * w.width;
-                    for (q, &a) in acc.iter().enumerate() {
-                        let first = c0 + q * l;
-                        if first >= cout {
-                            break;
-                        }
-                        let v = epilogue.vector(s, first, a);
-                        let dst = &mut out_px[first..];
-                        if dst.len() >= l {
-                            s.store(v, dst);
-                        } else {
-                            s.store_partial(v, dst);
-                        }
+                }
+            }
+            let c0 = group * width;
+            for (p, acc) in acc.iter().enumerate() {
+                let px = &mut out[p * cout..(p + 1) * cout];
+                for (q, &a) in acc.iter().enumerate() {
+                    let first = c0 + q * l;
+                    if first >= cout {
+                        break;
+                    }
+                    let v = self.epilogue.vector(s, first, a);
+                    let dst = &mut px[first..];
+                    if dst.len() >= l {
+                        s.store(v, dst);
+                    } else {
+                        s.store_partial(v, dst);
                     }
                 }
             }
