@@ -15,7 +15,8 @@ use rayon::prelude::*;
 use superpoint::backend::cpu::{self, CpuKernels, Hwc, Isa};
 use superpoint_graph::reference::{self, Reference};
 use superpoint_graph::{
-    names, superpoint_with, ConvWeights, Kernels, Keypoint, SuperPointParams, Tensor, Values,
+    names, superpoint_with, ConvStep, ConvWeights, Kernels, Keypoint, SuperPointParams, Tensor,
+    Values,
 };
 
 use common::{cases, cosine, max_abs_diff, Case};
@@ -402,6 +403,98 @@ fn pool_softmax_fold_l2_match_the_reference() {
     for k in kernels() {
         let l2 = on_cpu(&k, &zero, |x| k.l2_normalize(x));
         assert_eq!(l2, reference::l2norm::l2_normalize_channels(&zero));
+    }
+}
+
+/// The bits of a CPU tensor's values.
+fn bits(x: &Hwc) -> Vec<u32> {
+    x.data().iter().map(|v| v.to_bits()).collect()
+}
+
+/// A one-channel 3×3 convolution read only by a Winograd one (conv1a into conv1b) runs as one
+/// fused step, bit-identical to the two one by one (and the pool after), at every level; other
+/// pairs are not fused; and the executor fuses conv1a, conv1b and pool1 of the network.
+#[test]
+fn chained_convolutions_equal_the_two_one_by_one() {
+    let mut rng = Rng::new(7);
+    // (C_mid, C_out, height, width, pad of the first, pad of the second): partial vectors
+    // (20, 40), odd sizes, one pixel, no padding.
+    for (mid, cout, h, w, pad1, pad2) in [
+        (64, 64, 16, 24, 1, 1),
+        (20, 40, 9, 13, 1, 1),
+        (64, 16, 7, 5, 0, 1),
+        (32, 32, 1, 1, 1, 1),
+        (16, 24, 11, 10, 1, 0),
+    ] {
+        let x = Hwc::from_planar(&rng.tensor(1, h, w));
+        let (w1, w2) = (rng.conv(1, mid, 3), rng.conv(mid, cout, 3));
+        for k in kernels() {
+            for (relu1, relu2) in [(true, true), (false, true), (true, false)] {
+                let first = ConvStep {
+                    weights: &w1,
+                    pad: pad1,
+                    relu: relu1,
+                };
+                let second = ConvStep {
+                    weights: &w2,
+                    pad: pad2,
+                    relu: relu2,
+                };
+                let between = k.conv2d(&x, &w1, pad1, relu1);
+                for pool in [false, true] {
+                    let want = if pool {
+                        k.conv2d_pool(&between, &w2, pad2, relu2)
+                    } else {
+                        k.conv2d(&between, &w2, pad2, relu2)
+                    };
+                    let got = k.conv2d_chain(&x, first, second, pool).expect("fused");
+                    assert_eq!(
+                        (got.channels(), got.height(), got.width()),
+                        (want.channels(), want.height(), want.width())
+                    );
+                    assert!(
+                        bits(&got) == bits(&want),
+                        "{}: {mid}->{cout} {h}x{w} pads {pad1},{pad2} relu {relu1},{relu2} \
+                         pool {pool}",
+                        k.isa()
+                    );
+                }
+            }
+            // Not fused: a first convolution of three channels, a 1×1 second one, a second
+            // one reading fewer channels than the first makes.
+            let x3 = Hwc::from_planar(&rng.tensor(3, h, w));
+            let w3 = rng.conv(3, mid, 3);
+            let w1x1 = rng.conv(mid, cout, 1);
+            let fewer = rng.conv(mid - 1, cout, 3);
+            let step = |weights, pad| ConvStep {
+                weights,
+                pad,
+                relu: true,
+            };
+            assert!(k
+                .conv2d_chain(&x3, step(&w3, 1), step(&w2, 1), false)
+                .is_none());
+            assert!(k
+                .conv2d_chain(&x, step(&w1, 1), step(&w1x1, 0), false)
+                .is_none());
+            assert!(k
+                .conv2d_chain(&x, step(&w1, 1), step(&fewer, 1), false)
+                .is_none());
+        }
+    }
+    let case = &cases()[0];
+    let graph = superpoint_with(&params(case));
+    for k in kernels() {
+        let run = superpoint_graph::run(&k, &graph, &case.weights(), &case.input_plane(), &[])
+            .expect("cpu run");
+        assert!(
+            run.timings
+                .iter()
+                .any(|(label, _)| label == "conv1a+conv1b+pool1"),
+            "{}: conv1a, conv1b and pool1 not fused: {:?}",
+            k.isa(),
+            run.timings.iter().map(|(l, _)| l).collect::<Vec<_>>()
+        );
     }
 }
 

@@ -13,10 +13,12 @@
 //! and 3×3 convolutions with enough input channels the Winograd kernel of [`super::winograd`],
 //! which also fuses a following 2×2 max-pool.
 
-use rayon::prelude::*;
-use superpoint_graph::{ConvWeights, Tensor};
+use std::cell::RefCell;
 
-use super::direct::{self, DirectWeights};
+use rayon::prelude::*;
+use superpoint_graph::{ConvStep, ConvWeights, Tensor};
+
+use super::direct::{self, DirectSource, DirectWeights};
 use super::gemm::{gemm, PackedB};
 use super::isa::Isa;
 use super::packed::PackCache;
@@ -95,6 +97,43 @@ pub(crate) fn conv2d(
 ) -> Hwc {
     let packed = cache.get(isa, w, x.channels());
     run(isa, x, w, &packed, pad, relu, pool)
+}
+
+/// `second(first(x))`, then the 2×2 max-pool when `pool`, in one pass when `first` is a 3×3
+/// convolution of a one-channel `x` (the direct kernel) and `second` a Winograd convolution of
+/// all its channels: the first is computed inside the second's input transform
+/// ([`direct::DirectSource`]), bit-identical to running them one by one. `None` for other
+/// pairs.
+pub(crate) fn chain(
+    isa: Isa,
+    x: &Hwc,
+    first: ConvStep<'_>,
+    second: ConvStep<'_>,
+    pool: bool,
+    cache: &PackCache,
+) -> Option<Hwc> {
+    let mid = first.weights.out_channels;
+    if second.weights.in_channels != mid {
+        return None;
+    }
+    let direct = cache.get(isa, first.weights, x.channels());
+    let Packed::Direct(d) = &*direct else {
+        return None;
+    };
+    let winograd = cache.get(isa, second.weights, mid);
+    let Packed::Winograd(u) = &*winograd else {
+        return None;
+    };
+    let conv1 = Epilogue {
+        bias: &first.weights.bias,
+        relu: first.relu,
+    };
+    let conv2 = Epilogue {
+        bias: &second.weights.bias,
+        relu: second.relu,
+    };
+    let source = DirectSource::new(x, d, first.pad, conv1)?;
+    Some(winograd::conv3x3(isa, &source, u, second.pad, &conv2, pool))
 }
 
 /// The convolution of `x` with `w` by the kernel `packed` was made for (at level `isa`), then
@@ -194,21 +233,30 @@ fn shifted_gemm(
     out.data_mut()
         .par_chunks_mut(block_len)
         .enumerate()
-        .for_each_init(Scratch::default, |s, (b, block)| {
-            dispatch(
-                isa,
-                TapsBlock {
-                    x,
-                    geometry: &geometry,
-                    taps,
-                    epilogue,
-                    y0: b * rows,
-                    block,
-                    scratch: s,
-                },
-            );
+        .for_each(|(b, block)| {
+            // Nothing in a block calls into rayon, so the borrow is never taken twice.
+            SCRATCH.with_borrow_mut(|scratch| {
+                dispatch(
+                    isa,
+                    TapsBlock {
+                        x,
+                        geometry: &geometry,
+                        taps,
+                        epilogue,
+                        y0: b * rows,
+                        block,
+                        scratch,
+                    },
+                )
+            });
         });
     out
+}
+
+thread_local! {
+    /// Each worker thread's buffers, kept from block to block (rayon's `for_each_init` would
+    /// make new ones, zeroed, for every split of the work).
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 /// One block of output rows of the shifted-GEMM path.

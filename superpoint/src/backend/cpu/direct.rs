@@ -11,6 +11,7 @@ use super::conv::{Epilogue, Geometry};
 use super::isa::Isa;
 use super::simd::{dispatch, vectors, Kernel, Simd};
 use super::tensor::Hwc;
+use super::winograd::{Source, IN};
 
 /// Vectors of output channels per pass.
 const GROUP: usize = 4;
@@ -48,6 +49,114 @@ impl DirectWeights {
             width,
             lanes: packed,
         }
+    }
+}
+
+/// Input pixels per side of the patch a Winograd tile of [`DirectSource`] reads: the tile's
+/// [`IN`] plus the 3×3 kernel's two.
+const PATCH: usize = IN + 2;
+
+/// A 3×3 convolution of a one-channel tensor (conv1a) as the input of the Winograd convolution
+/// that reads it (conv1b): each tile computes the pixels it reads from the 8×8 input patch under
+/// it, with the sums, order and epilogue of [`conv2d`], so the result is bit-identical to
+/// running the two convolutions one after the other, without writing the full-resolution
+/// 64-channel map and reading it back. Its channels past C_out are zero.
+pub(crate) struct DirectSource<'a> {
+    x: &'a Hwc,
+    w: &'a DirectWeights,
+    pad: usize,
+    epilogue: Epilogue<'a>,
+    out_h: usize,
+    out_w: usize,
+}
+
+/// The input patch of one tile, and which of its 6×6 pixels are inside the convolution's output
+/// (the others are the next convolution's zero padding).
+pub(crate) struct Patch {
+    values: [f32; PATCH * PATCH],
+    rows: [bool; IN],
+    cols: [bool; IN],
+}
+
+impl<'a> DirectSource<'a> {
+    /// The convolution of `x` with `w` and `epilogue` (`pad` zero pixels on every side); `None`
+    /// unless `w` is 3×3 and `x` has one channel.
+    pub(crate) fn new(
+        x: &'a Hwc,
+        w: &'a DirectWeights,
+        pad: usize,
+        epilogue: Epilogue<'a>,
+    ) -> Option<Self> {
+        let g = Geometry::new(x, w.k, pad);
+        (w.k == 3 && x.channels() == 1).then_some(Self {
+            x,
+            w,
+            pad,
+            epilogue,
+            out_h: g.out_h,
+            out_w: g.out_w,
+        })
+    }
+}
+
+impl Source for DirectSource<'_> {
+    type Tile = Patch;
+
+    fn size(&self) -> (usize, usize) {
+        (self.out_h, self.out_w)
+    }
+
+    #[inline(always)]
+    fn tile(&self, y: usize, x: usize) -> Patch {
+        // Patch pixel (r, c) is input pixel (y + r − pad, x + c − pad), zero outside.
+        let (py, px) = (y.wrapping_sub(self.pad), x.wrapping_sub(self.pad));
+        let mut values = [0.0; PATCH * PATCH];
+        for (r, dst) in values.chunks_exact_mut(PATCH).enumerate() {
+            let iy = py.wrapping_add(r);
+            if iy < self.x.height() {
+                let row = self.x.row(iy);
+                for (c, d) in dst.iter_mut().enumerate() {
+                    let ix = px.wrapping_add(c);
+                    if ix < row.len() {
+                        *d = row[ix];
+                    }
+                }
+            }
+        }
+        let mut rows = [false; IN];
+        let mut cols = [false; IN];
+        for (i, (r, c)) in rows.iter_mut().zip(&mut cols).enumerate() {
+            *r = y.wrapping_add(i) < self.out_h;
+            *c = x.wrapping_add(i) < self.out_w;
+        }
+        Patch { values, rows, cols }
+    }
+
+    #[inline(always)]
+    fn block<S: Simd>(&self, s: S, tile: &Patch, cb: usize, _n: usize) -> [[S::V; IN]; IN] {
+        let width = self.w.width;
+        let taps = &self.w.lanes[(cb / width) * 9 * width + cb % width..];
+        let w: [S::V; 9] = vectors(s, |t| s.load(&taps[t * width..]));
+        let mut d = [[s.zero(); IN]; IN];
+        for (i, row) in d.iter_mut().enumerate() {
+            if !tile.rows[i] {
+                continue;
+            }
+            for (j, v) in row.iter_mut().enumerate() {
+                if !tile.cols[j] {
+                    continue;
+                }
+                let mut acc = s.zero();
+                for ky in 0..3 {
+                    for kx in 0..3 {
+                        let x = s.splat(tile.values[(i + ky) * PATCH + j + kx]);
+                        acc = s.mul_add(w[ky * 3 + kx], x, acc);
+                    }
+                }
+                *v = self.epilogue.vector(s, cb, acc);
+            }
+        }
+        d
     }
 }
 

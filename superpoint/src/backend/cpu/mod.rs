@@ -7,7 +7,9 @@
 //! micro-kernel, one block per task, tasks spread over the cores with rayon): 3×3 convolutions
 //! with at least 16 input channels run as Winograd F(4×4, 3×3) ([`winograd`], which also fuses
 //! the 2×2 max-pool after conv1b, conv2b and conv3b), the one-channel conv1a as a direct
-//! vectorised stencil ([`direct`]), the rest as shifted GEMMs ([`conv`]). Weights are packed
+//! vectorised stencil ([`direct`]) computed inside conv1b's input transform (the executor's
+//! `conv2d_chain`; its 64-channel full-resolution output is never stored), the rest as shifted
+//! GEMMs ([`conv`]). Weights are packed
 //! (and Winograd-transformed) once per model and level ([`packed`]), and activation buffers are
 //! recycled between frames ([`recycle`]). Pillow's resize is the reference's, bit for bit, in
 //! parallel vectorised passes ([`resize`]). Keypoint selection on the one-channel NMS map calls
@@ -30,7 +32,7 @@ mod tensor;
 mod winograd;
 
 use superpoint_graph::reference::select;
-use superpoint_graph::{ConvWeights, Kernels, Keypoint, Tensor};
+use superpoint_graph::{ConvStep, ConvWeights, Kernels, Keypoint, Tensor};
 
 use packed::PackCache;
 
@@ -119,6 +121,15 @@ impl Kernels for CpuKernels {
     }
     fn conv2d_pool(&self, x: &Hwc, w: &ConvWeights, pad: usize, relu: bool) -> Hwc {
         self.run(|| conv::conv2d(self.isa, x, w, pad, relu, true, &self.packed))
+    }
+    fn conv2d_chain(
+        &self,
+        x: &Hwc,
+        first: ConvStep<'_>,
+        second: ConvStep<'_>,
+        pool: bool,
+    ) -> Option<Hwc> {
+        self.run(|| conv::chain(self.isa, x, first, second, pool, &self.packed))
     }
     fn softmax(&self, x: &Hwc) -> Hwc {
         self.run(|| head::softmax(self.isa, x))
