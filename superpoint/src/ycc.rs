@@ -133,16 +133,19 @@ impl Rows {
         // The channel taken as red: R, or B for BGR-ordered input (DESIGN §2).
         let red_from_cb = spec.bgr;
         match spec.channel {
+            // Indexed loops over slices of one length: the compiler vectorises them.
             Channel::Red if !red_from_cb => {
                 upsample_row(p, p.cr, y, &mut self.sums, &mut self.cr);
-                for ((d, &l), &cr) in dst.iter_mut().zip(luma_row).zip(&self.cr[..p.width]) {
-                    *d = red(l, cr);
+                let (dst, cr) = (&mut dst[..p.width], &self.cr[..p.width]);
+                for i in 0..p.width {
+                    dst[i] = red(luma_row[i], cr[i]);
                 }
             }
             Channel::Red => {
                 upsample_row(p, p.cb, y, &mut self.sums, &mut self.cb);
-                for ((d, &l), &cb) in dst.iter_mut().zip(luma_row).zip(&self.cb[..p.width]) {
-                    *d = blue(l, cb);
+                let (dst, cb) = (&mut dst[..p.width], &self.cb[..p.width]);
+                for i in 0..p.width {
+                    dst[i] = blue(luma_row[i], cb[i]);
                 }
             }
             Channel::Luma => {
@@ -171,14 +174,10 @@ fn upsample_row(p: &Planes<'_>, c: &[u8], y: usize, sums: &mut Vec<u16>, out: &m
     match p.sampling {
         Sampling::H1V1 => out[..cw].copy_from_slice(row(y)),
         Sampling::H2V1 => {
-            let near = row(y);
-            for i in 0..cw {
-                let this = 3 * u16::from(near[i]);
-                let left = u16::from(near[i.saturating_sub(1)]);
-                let right = u16::from(near[(i + 1).min(cw - 1)]);
-                out[2 * i] = ((this + left + 1) >> 2) as u8;
-                out[2 * i + 1] = ((this + right + 2) >> 2) as u8;
-            }
+            sums.clear();
+            sums.extend(row(y).iter().map(|&v| u16::from(v)));
+            // this = 3·c[i]; left (c[i−1]) and right (c[i+1]) repeat the edge samples.
+            spread(sums, out, 2, 1, 2);
         }
         Sampling::H1V2 => {
             let (near, far, bias) = vertical_neighbours(y, ch);
@@ -196,13 +195,39 @@ fn upsample_row(p: &Planes<'_>, c: &[u8], y: usize, sums: &mut Vec<u16>, out: &m
                     .zip(far)
                     .map(|(&n, &f)| 3 * u16::from(n) + u16::from(f)),
             );
-            for i in 0..cw {
-                let this = 3 * sums[i];
-                let left = sums[i.saturating_sub(1)];
-                let right = sums[(i + 1).min(cw - 1)];
-                out[2 * i] = ((this + left + 8) >> 4) as u8;
-                out[2 * i + 1] = ((this + right + 7) >> 4) as u8;
-            }
+            spread(sums, out, 4, 8, 7);
+        }
+    }
+}
+
+/// Horizontal 2× fancy upsampling of `sums` into `out`: output 2i is
+/// (3·sums[i] + sums[i − 1] + `left_bias`) >> `shift`, output 2i + 1 is
+/// (3·sums[i] + sums[i + 1] + `right_bias`) >> `shift`, the edge samples repeated. The
+/// interior is one loop over equal-length slices, which the compiler vectorises.
+#[inline(always)]
+fn spread(sums: &[u16], out: &mut [u8], shift: u32, left_bias: u16, right_bias: u16) {
+    let n = sums.len();
+    let pair = |this: u16, left: u16, right: u16| {
+        (
+            ((3 * this + left + left_bias) >> shift) as u8,
+            ((3 * this + right + right_bias) >> shift) as u8,
+        )
+    };
+    if n == 0 {
+        return;
+    }
+    let last = n - 1;
+    (out[0], out[1]) = pair(sums[0], sums[0], sums[1.min(last)]);
+    if n > 1 {
+        (out[2 * last], out[2 * last + 1]) = pair(sums[last], sums[last - 1], sums[last]);
+    }
+    if n > 2 {
+        let (left, this, right) = (&sums[..n - 2], &sums[1..n - 1], &sums[2..]);
+        let inner = &mut out[2..2 * last];
+        for i in 0..n - 2 {
+            let (a, b) = pair(this[i], left[i], right[i]);
+            inner[2 * i] = a;
+            inner[2 * i + 1] = b;
         }
     }
 }
