@@ -236,7 +236,7 @@ fn spread(sums: &[u16], out: &mut [u8], shift: u32, left_bias: u16, right_bias: 
 /// row, the further one (the edge rows repeated) and h1v2's rounding bias (1 above, 2 below).
 fn vertical_neighbours(y: usize, ch: usize) -> (usize, usize, u16) {
     let near = y / 2;
-    if y % 2 == 0 {
+    if y.is_multiple_of(2) {
         (near, near.saturating_sub(1), 1)
     } else {
         (near, (near + 1).min(ch - 1), 2)

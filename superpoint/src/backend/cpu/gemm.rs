@@ -209,7 +209,7 @@ mod tests {
         #[inline(always)]
         fn run<S: Simd>(self, s: S) -> (Vec<f32>, usize) {
             let (k, n) = (self.k, self.n);
-            let b = PackedB::new(k, n, S::LANES, |r, c| entry_b(r, c));
+            let b = PackedB::new(k, n, S::LANES, entry_b);
             let ldc = b.padded_n() + 3;
             let mut c = vec![0.0; self.m * ldc];
             for (row, init) in c.chunks_exact_mut(ldc).zip(self.c0.chunks_exact(n)) {

@@ -23,8 +23,8 @@ const PIXELS_PER_TASK: usize = 256;
 #[inline(always)]
 fn exp_nonpositive(x: f64) -> f64 {
     // ln 2 split so that k·LN2_HI is exact for |k| < 2¹¹ (fdlibm's constants).
-    const LN2_HI: f64 = 6.931_471_803_691_238_164_9e-1;
-    const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+    const LN2_HI: f64 = 6.931_471_803_691_238e-1;
+    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
     // Adding 1.5·2⁵² rounds to an integer and leaves it in the low bits.
     const SHIFT: f64 = 6_755_399_441_055_744.0;
     let x = x.clamp(-708.0, 0.0);

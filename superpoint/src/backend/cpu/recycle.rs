@@ -88,7 +88,7 @@ mod tests {
     use super::super::isa::Isa;
     use super::super::pool::max_pool2;
     use super::super::tensor::Hwc;
-    use super::{give_back, take, Returned, MIN_LEN};
+    use super::{give_back, Returned, MIN_LEN};
 
     /// Kernels that take recycled buffers overwrite all of them: with the pool full of NaN
     /// buffers, every path still matches the reference (outputs of at least `MIN_LEN` floats).

@@ -381,17 +381,14 @@ impl<X: Source> Layer<'_, X> {
         for cb in (0..cout).step_by(S::LANES) {
             let n = (cout - cb).min(S::LANES);
             let at = |p: usize| s.load(&m[(p * tiles + t) * cout_pad + cb..]);
-            // Aᵀ over the columns, then A over the rows.
-            let mut tmp = [[s.zero(); IN]; OUT];
-            for j in 0..IN {
-                let col = output_pass(s, vectors(s, |i| at(i * IN + j)));
-                for (i, v) in col.into_iter().enumerate() {
-                    tmp[i][j] = v;
-                }
+            // Aᵀ over the columns (column j of M into cols[j]), then A over the rows.
+            let mut cols = [[s.zero(); OUT]; IN];
+            for (j, col) in cols.iter_mut().enumerate() {
+                *col = output_pass(s, vectors(s, |i| at(i * IN + j)));
             }
             let mut y = [[s.zero(); OUT]; OUT];
-            for (yi, row) in y.iter_mut().zip(tmp) {
-                *yi = output_pass(s, row);
+            for (i, row) in y.iter_mut().enumerate() {
+                *row = output_pass(s, vectors(s, |j| cols[j][i]));
             }
             if self.pool {
                 for pi in 0..OUT / 2 {
