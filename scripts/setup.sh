@@ -26,8 +26,9 @@ libclang_in() {
   local dirs=()
   for d in "$@"; do [ -d "$d" ] && dirs+=("$d"); done
   [ ${#dirs[@]} -gt 0 ] || return 1
-  find "${dirs[@]}" -maxdepth "$depth" \( -name 'libclang.so' -o -name 'libclang.so.*' \
-    -o -name 'libclang-*.so' -o -name 'libclang-*.so.*' \) ! -name '*-cpp.*' 2>/dev/null | grep -q .
+  # The first match, without a pipe (a reader that stops early would fail find under pipefail).
+  [ -n "$(find "${dirs[@]}" -maxdepth "$depth" \( -name 'libclang.so' -o -name 'libclang.so.*' \
+    -o -name 'libclang-*.so' -o -name 'libclang-*.so.*' \) ! -name '*-cpp.*' -print -quit 2>/dev/null)" ]
 }
 
 # clang-sys's search order: LIBCLANG_PATH alone when set; else llvm-config's prefix, the library
@@ -65,7 +66,7 @@ clang_headers_found() {
   local dirs=()
   for d in "${roots[@]}"; do [ -d "$d" ] && dirs+=("$d"); done
   [ ${#dirs[@]} -gt 0 ] || return 1
-  find "${dirs[@]}" -maxdepth 6 -path '*/clang/*/include/stddef.h' 2>/dev/null | grep -q .
+  [ -n "$(find "${dirs[@]}" -maxdepth 6 -path '*/clang/*/include/stddef.h' -print -quit 2>/dev/null)" ]
 }
 
 need=()
@@ -74,8 +75,14 @@ have nasm || need+=(nasm)
 have pkg-config || need+=(pkg-config)
 if ! have g++; then
   need+=(g++ g++-multilib)
-elif ! printf '#include <cstdint>\n#include <cstring>\n#include <type_traits>\n' |
-  g++ -m32 -std=c++17 -x c++ -fsyntax-only - >/dev/null 2>&1; then
+# A here-document rather than a pipe: under pipefail, a compiler that exits before reading its input
+# would fail the writer with SIGPIPE and look like a missing multilib.
+elif ! g++ -m32 -std=c++17 -x c++ -fsyntax-only - >/dev/null 2>&1 <<'CXX'
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+CXX
+then
   need+=(g++-multilib)
 fi
 { libclang_found && clang_headers_found; } || need+=(libclang-dev)

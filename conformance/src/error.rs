@@ -20,7 +20,7 @@ pub enum Error {
     },
     #[error("{path}: not a kernel-gen program: {detail}")]
     Program { path: PathBuf, detail: String },
-    #[error("{path}: this kernel is not listed by any program.json under kernel-gen/artifacts, so its processor and compile-time args are unknown; regenerate the artifacts (cargo run -p kernel-gen -- --write) or remove it")]
+    #[error("{path}: this kernel is not named by any program.json under kernel-gen/artifacts, so its processor and compile-time args are unknown; regenerate the artifacts (cargo run -p kernel-gen) or remove it")]
     UnlistedKernel { path: PathBuf },
     #[error("libclang: {0}; install libclang-dev (scripts/setup.sh)")]
     Libclang(String),

@@ -1,8 +1,12 @@
 //! The emitted-kernel check: every checked-in kernel under `kernel-gen/artifacts` is compiled with
 //! `g++ -fsyntax-only` inside the real firmware wrapper of every processor it may run on, with the
-//! JIT's defines ([`crate::jit`]) and its own compile-time args and NoC from the `program.json`
-//! beside it. Reader and writer kernels build for BRISC and NCRISC, compute kernels for the three
-//! TRISCs. A kernel file no `program.json` lists is an error: its processor is unknown.
+//! JIT's defines ([`crate::jit`]) and the compile-time args and NoC a `program.json` gives it.
+//! Each distinct kernel file is checked once: the programs name their kernels in the shared
+//! `kernels/` folder beside their own folders ([`KERNELS`]), one file per distinct text, and the
+//! first kernel (in path and launch order) that names a file gives its args (its text names the
+//! same args, so every use builds alike). Reader and writer kernels build for BRISC and NCRISC,
+//! compute kernels for the three TRISCs. A kernel file no `program.json` names is an error: its
+//! processor is unknown.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -52,10 +56,13 @@ pub struct Report {
     pub failures: Vec<Failure>,
 }
 
-/// Every kernel under `artifacts`, read from the `program.json` files there; fails on a `.cpp`
-/// no program lists.
+/// The folder, beside the programs' folders, that holds the kernel files they name.
+pub const KERNELS: &str = "kernels";
+
+/// Every distinct kernel file under `artifacts`, read from the `program.json` files there; fails
+/// on a `.cpp` no program names.
 pub fn discover(artifacts: &Path) -> Result<Vec<Kernel>, Error> {
-    let mut kernels = Vec::new();
+    let mut kernels: Vec<Kernel> = Vec::new();
     for program in paths::files_under(artifacts, "program.json")? {
         let text = std::fs::read_to_string(&program).map_err(|source| Error::Read {
             path: program.clone(),
@@ -65,14 +72,21 @@ pub fn discover(artifacts: &Path) -> Result<Vec<Kernel>, Error> {
             path: program.clone(),
             detail: error.to_string(),
         })?;
-        let dir = program.parent().unwrap_or(artifacts);
+        let dir = program
+            .parent()
+            .and_then(Path::parent)
+            .unwrap_or(artifacts)
+            .join(KERNELS);
         let steps = json["steps"].as_array().ok_or_else(|| Error::Program {
             path: program.clone(),
             detail: "no `steps` array".into(),
         })?;
         for step in steps {
             for kernel in step["kernels"].as_array().into_iter().flatten() {
-                kernels.push(kernel_of(&program, dir, kernel)?);
+                let kernel = kernel_of(&program, &dir, kernel)?;
+                if !kernels.iter().any(|k| k.source == kernel.source) {
+                    kernels.push(kernel);
+                }
             }
         }
     }

@@ -1,28 +1,34 @@
-//! Every checked-in kernel, and every kernel of the accurate-precision programs the Tensix backend
-//! compiles at first use, compiles (`g++ -fsyntax-only`) against tt-metal 0.78.0's real headers
-//! inside the firmware wrapper of each processor it may run on; the kernels checked are exactly
-//! the ones kernel-gen emits (counted from its programs, not from the checker's discovery). And a
-//! kernel calling a function 0.78.0 does not declare is reported with its file and the name.
+//! Every checked-in kernel file, and every kernel file of the accurate-precision programs the
+//! Tensix backend compiles at first use, compiles (`g++ -fsyntax-only`) against tt-metal 0.78.0's
+//! real headers inside the firmware wrapper of each processor it may run on; the files checked
+//! are exactly the distinct kernel texts kernel-gen emits (counted from its programs, not from the
+//! checker's discovery). And a kernel calling a function 0.78.0 does not declare is reported with
+//! its file and the name.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use conformance::jit::{Jit, Processor};
 use conformance::kernels::{self, Report};
 use conformance::{paths, Error};
+use kernel_gen::program::KERNELS;
 use kernel_gen::{compile, variants, Compiled, Grid, Precision};
 
-/// Kernels per role of the programs kernel-gen emitted, as (count, count): every one must pass.
+/// Distinct kernel files per role of the programs kernel-gen emitted, as (count, count): every
+/// one must pass.
 fn emitted_kernels<'a>(
     programs: impl IntoIterator<Item = &'a Compiled>,
 ) -> BTreeMap<String, (usize, usize)> {
+    let mut files = BTreeSet::new();
     let mut roles = BTreeMap::new();
     for compiled in programs {
         for kernel in compiled.program.steps.iter().flat_map(|s| &s.kernels) {
-            let entry: &mut (usize, usize) =
-                roles.entry(kernel.role.name().to_string()).or_default();
-            entry.0 += 1;
-            entry.1 += 1;
+            if files.insert(kernel.source.clone()) {
+                let entry: &mut (usize, usize) =
+                    roles.entry(kernel.role.name().to_string()).or_default();
+                entry.0 += 1;
+                entry.1 += 1;
+            }
         }
     }
     roles
@@ -93,10 +99,20 @@ fn assert_all_pass(report: &Report, emitted: &BTreeMap<String, (usize, usize)>) 
     assert_eq!(report.builds, builds_of(emitted));
 }
 
-/// Writes a compiled program's files under `dir/name` as `cargo run -p kernel-gen` writes artifacts.
+/// Writes a compiled program's files under `dir/name` and its kernels under `dir/kernels`, as
+/// `cargo run -p kernel-gen` writes artifacts.
 fn write_program(dir: &Path, name: &str, compiled: &Compiled) {
-    for (file, text) in compiled.files().expect("renders") {
-        let path = dir.join(name).join(file);
+    let program = compiled.program_files().expect("renders");
+    let files = program
+        .iter()
+        .map(|(file, text)| (dir.join(name).join(file), text))
+        .chain(
+            compiled
+                .sources
+                .iter()
+                .map(|(file, text)| (dir.join(KERNELS).join(file), text)),
+        );
+    for (path, text) in files {
         let parent = path.parent().expect("a file under the program's directory");
         std::fs::create_dir_all(parent).expect("creates the program's directories");
         std::fs::write(&path, text).expect("writes the artifact");
@@ -113,11 +129,11 @@ fn emitted_kernels_compile_against_the_real_headers() -> Result<(), Error> {
         programs.push(compile(&variant.graph, &variant.params).expect("an NMS variant compiles"));
     }
     let emitted = emitted_kernels(&programs);
-    let sources: usize = programs.iter().map(|c| c.sources.len()).sum();
+    let sources: BTreeSet<&String> = programs.iter().flat_map(|c| c.sources.keys()).collect();
     assert_eq!(
         paths::files_under(&paths::artifacts(), ".cpp")?.len(),
-        sources,
-        "kernel-gen/artifacts holds one .cpp per emitted kernel"
+        sources.len(),
+        "kernel-gen/artifacts holds one .cpp per distinct emitted kernel"
     );
     let report = check_kernels_under(&paths::artifacts(), "checked-in artifacts")?;
     assert_all_pass(&report, &emitted);
@@ -176,10 +192,12 @@ void kernel_main() {
 ]}]}"#;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let program = dir.path().join("program");
-    std::fs::create_dir_all(program.join("step")).expect("mkdir");
+    let kernels = dir.path().join(KERNELS);
+    std::fs::create_dir_all(&program).expect("mkdir");
+    std::fs::create_dir_all(kernels.join("step")).expect("mkdir");
     std::fs::write(program.join("program.json"), PROGRAM).expect("writes program.json");
-    std::fs::write(program.join("step/reader.cpp"), READER).expect("writes the reader");
-    let writer = program.join("step/writer.cpp");
+    std::fs::write(kernels.join("step/reader.cpp"), READER).expect("writes the reader");
+    let writer = kernels.join("step/writer.cpp");
     std::fs::write(&writer, WRITER).expect("writes the writer");
 
     let report = check_kernels_under(dir.path(), "a kernel using an API absent at 0.78")?;

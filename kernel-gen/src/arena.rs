@@ -24,87 +24,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
-use thiserror::Error;
-
-use crate::kir::{Arg, CompileArg, Kir};
-use crate::layout::{DeviceTensor, Part};
+use crate::kir::{Arena, Arg, CompileArg, Kir, KirError};
+use crate::plan::arena_room::bank_bytes;
 use crate::plan::{cbs_l1_bytes, BufferPlan, Content, Plan};
-
-/// Where the L1 buffers are.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Arena {
-    /// Bytes per core (0: no buffer is in L1).
-    pub bytes: u32,
-    /// Offset of each L1 buffer's bank slot in the arena, by buffer name.
-    pub offsets: BTreeMap<String, u32>,
-}
-
-impl Arena {
-    /// Whether buffer `name` lives in L1.
-    pub fn holds(&self, name: &str) -> bool {
-        self.offsets.contains_key(name)
-    }
-}
-
-/// A kernel whose address args do not fit the arena's rule.
-#[derive(Debug, Error, Clone, PartialEq)]
-pub enum ArenaError {
-    #[error("node `{node}`: runtime arg `{arg}` of its {kernel} kernel names buffer `{first}` on one core and `{other}` on another; an address arg must name one buffer on every core (its placement is a compile-time arg)")]
-    MixedBuffers {
-        node: String,
-        kernel: String,
-        arg: String,
-        first: String,
-        other: String,
-    },
-    #[error("`{buffer}` is given an L1 offset (external_l1) but is not a buffer of an external input of this program; name only the buffers of the nodes in `external`")]
-    NotExternal { buffer: String },
-}
-
-/// Bytes one bank holds of an L1-interleaved buffer of `pages` pages of `page_bytes`.
-pub fn bank_bytes(pages: u32, page_bytes: u32, banks: u32, alignment: u32) -> u32 {
-    pages.div_ceil(banks) * page_bytes.div_ceil(alignment) * alignment
-}
-
-/// The L1 the arena will need at least (per core), for the planner to leave it room: the most
-/// any one node has alive at once in buffers that may move to L1 (its inputs and its output),
-/// from the nodes' output layouts in launch order, `None` for a node without a layout.
-pub fn reserve<'a>(
-    nodes: impl Iterator<Item = (&'a str, &'a [String], Option<DeviceTensor>)>,
-    keep_in_dram: &BTreeSet<String>,
-    outlive: &BTreeSet<String>,
-    banks: u32,
-    alignment: u32,
-) -> u32 {
-    let mut bytes: BTreeMap<&str, u32> = BTreeMap::new();
-    // The outputs that stay alive to the program's end, once written.
-    let mut kept = 0;
-    let mut most = 0;
-    for (name, inputs, tensor) in nodes {
-        let own = tensor
-            .filter(|_| !keep_in_dram.contains(name))
-            .map_or(0, |t| {
-                t.parts()
-                    .into_iter()
-                    .map(|(_, pages, page_bytes)| bank_bytes(pages, page_bytes, banks, alignment))
-                    .sum()
-            });
-        bytes.insert(name, own);
-        let alive = own
-            + kept
-            + inputs
-                .iter()
-                .filter(|i| !outlive.contains(i.as_str()))
-                .map(|i| bytes.get(i.as_str()).copied().unwrap_or(0))
-                .sum::<u32>();
-        most = most.max(alive);
-        if outlive.contains(name) {
-            kept += own;
-        }
-    }
-    most
-}
 
 /// Whether a buffer holds an activation-like tensor (read and written by kernels through an
 /// interleaved address generator), as opposed to weights and filters.
@@ -118,22 +40,11 @@ fn is_tensor(content: &Content) -> bool {
     )
 }
 
-/// The node whose output (either part) buffer `b` holds.
-pub(crate) fn output_of(b: &BufferPlan) -> Option<&str> {
-    match &b.content {
-        Content::Output { part, .. } => match part {
-            Part::Main => Some(b.name.as_str()),
-            Part::Counts => b.name.strip_suffix(".counts"),
-        },
-        _ => None,
-    }
-}
-
 /// Whether buffer `b` may move to L1: a node's output unless that node's outputs stay in DRAM,
 /// or a node's scratch (never read outside its node's programs).
 fn movable(b: &BufferPlan, keep_in_dram: &BTreeSet<String>) -> bool {
     matches!(b.content, Content::Scratch { .. })
-        || output_of(b).is_some_and(|n| !keep_in_dram.contains(n))
+        || b.output_of().is_some_and(|n| !keep_in_dram.contains(n))
 }
 
 /// The first and last step (launch order) whose kernels name each buffer.
@@ -171,7 +82,7 @@ fn first_fit(taken: &mut [(u32, u32)], size: u32, budget: u32) -> Option<u32> {
 
 /// Packs the movable buffers of `plan` into the arena (none unless [`Plan::l1_activations`]),
 /// records it in `kir.arena`, and gives every kernel its `<name>_dram` compile-time args.
-pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), ArenaError> {
+pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), KirError> {
     let buffers = &plan.buffers;
     let banks = plan.grid.cores();
     let align = plan.limits.l1_alignment;
@@ -186,7 +97,7 @@ pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), ArenaError> {
     let last = kir.nodes.len().saturating_sub(1);
     let mut lives = lifetimes(kir);
     for b in buffers {
-        if output_of(b).is_some_and(|n| plan.outlive.contains(n)) {
+        if b.output_of().is_some_and(|n| plan.outlive.contains(n)) {
             if let Some(life) = lives.get_mut(&b.name) {
                 life.1 = last;
             }
@@ -210,7 +121,7 @@ pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), ArenaError> {
         let buffer = buffers
             .iter()
             .find(|b| &b.name == name && matches!(b.content, Content::External { .. }))
-            .ok_or_else(|| ArenaError::NotExternal {
+            .ok_or_else(|| KirError::NotExternal {
                 buffer: name.clone(),
             })?;
         let size = bank_bytes(buffer.pages, buffer.page_bytes, banks, align);
@@ -254,7 +165,7 @@ pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), ArenaError> {
                 }
             }
             if let Some((i, first, other)) = mixed {
-                return Err(ArenaError::MixedBuffers {
+                return Err(KirError::MixedBuffers {
                     node: node.node.clone(),
                     kernel: kernel.role.name().to_string(),
                     arg: kernel.runtime_arg_names.get(i).cloned().unwrap_or_default(),

@@ -1,11 +1,26 @@
 //! kernel-gen: the compiler from the SuperPoint graph to Tensix kernels and a dispatch program.
 //!
-//! Pipeline, each stage a module with its own typed error:
-//! [`Graph`] → [`plan`] (cores, tensor placement and layout, CBs,
-//! weight distribution) → [`kir`] (reader / compute / writer as typed calls) → [`check`] (L1,
-//! the kernel-config region and the dispatch command ([`dispatch`]), DST, CB protocol, runtime
-//! args, CB ids, NoC alignment, semaphores) → [`render`] (Tera templates of `templates/`) →
-//! [`program`] (the [`DeviceProgram`] and the kernel sources).
+//! # Pipeline
+//!
+//! Each stage is a module with its own typed error, and the modules depend one way, each only
+//! on the stages and vocabularies before it (`tests/pipeline.rs` checks the `use crate::` edges):
+//!
+//! 1. [`plan`]: [`Graph`] → [`plan::Plan`] (cores, tensor placement and layout, CBs, weight
+//!    distribution), each op planned by its submodule (`plan::nms`, `plan::sample`, ...; the
+//!    convolution and max-pool in [`plan`] itself), on the vocabularies [`device`] and
+//!    [`layout`];
+//! 2. [`lower`]: the plan → kernel IR ([`kir`]: reader / compute / writer as typed calls), each
+//!    op through its [`kir::Lowering`] in [`ops`] (multicasts from [`multicast`]), then the
+//!    activations placed in the L1 arena ([`arena`]);
+//! 3. [`check`]: L1, the kernel-config region and the dispatch command ([`dispatch`]), DST, CB
+//!    protocol, runtime args, CB ids, NoC alignment, semaphores;
+//! 4. [`render`]: the kernel sources through the Tera templates of `templates/`;
+//! 5. [`program`]: the [`DeviceProgram`] and the kernel sources ([`Compiled`]), written as JSON
+//!    and as a Rust module ([`emit`]).
+//!
+//! [`compile`] runs them in that order. After them: [`summary`] writes a program as text for
+//! review, [`runner`] loads and runs a program on a device, [`report`] and [`model`] give its
+//! static figures and modeled time, [`variants`] names the shipped programs.
 //!
 //! # Current state of the device design
 //!
@@ -25,8 +40,9 @@
 //!   [`PlanParams::outlive`]) stays alive in the arena to the program's end, and the later
 //!   program reads it there ([`PlanParams::external_l1`], [`variants::shared_l1`]). A
 //!   kernel's `<arg>_dram` compile-time args say which, so the kernels are the same either way.
-//!   The planner leaves the arena room ([`arena::reserve`]): a conv streams single-buffered where
-//!   only that lets the most activation bytes any node has alive fit beside its CBs.
+//!   The planner leaves the arena room ([`plan::arena_room::reserve`]): a conv streams
+//!   single-buffered where only that lets the most activation bytes any node has alive fit
+//!   beside its CBs.
 //! * **Layout**: every activation is interleaved, channels-last as a (pixels ×
 //!   channels) matrix of tiles (32 pixels × 32 channels, 4-face), bf16 or Float32 as the writing
 //!   node's precision says ([`Precision::PORT`] bf16, [`Precision::ACCURATE`] Float32), see
@@ -194,8 +210,20 @@
 //!   tt-metal to unpack them straight to the fp32 DST (`UnpackToDestFp32`); the emulator does the
 //!   same, and cuts every other Float32 operand.
 //!
-//! The dispatch program is also emitted as a Rust module ([`emit`], `program.rs` next to each
-//! artifact set) so a crate embeds it with `include!` instead of parsing JSON.
+//! # The artifacts a reviewer reads
+//!
+//! `cargo run -p kernel-gen` writes each shipped program ([`variants`]) to a folder of
+//! `kernel-gen/artifacts/` as `program.json` and as a Rust module, `program.rs` ([`emit`]), which a
+//! crate embeds with `include!` instead of parsing JSON. The kernels go to the shared
+//! `artifacts/kernels/` folder, one file per distinct text: a kernel's text names no node (its
+//! node-specific values are compile-time args), and its file is named by its template and a
+//! CRC-32 of what the template renders it from ([`render::Interface::file`]), so every step and
+//! every program that runs the same text names the same file (the NMS variants share the main
+//! program's). The program states each kernel's per-core runtime args by rule
+//! ([`program::rules`]: runs of constants, of block ranges counting along the cores, of buffer
+//! addresses and NoC coordinates, one run where all cores agree), which the runner expands when
+//! it loads the program. The insta snapshots of `snapshots/` hold one file per distinct kernel
+//! text and a readable summary of each snapshotted program ([`summary`]).
 //!
 //! Next steps (DESIGN §3 hints; `superpoint bench --backend tensix` prints the per-node model):
 //! convPa and convDa as one 128 → 512 conv (they read the same input; in four output-channel
@@ -211,14 +239,17 @@ pub mod dispatch;
 pub mod emit;
 pub mod kir;
 pub mod layout;
+pub mod lower;
 pub mod model;
 pub mod multicast;
 pub mod ops;
+pub mod phases;
 pub mod plan;
 pub mod program;
 pub mod render;
 pub mod report;
 pub mod runner;
+pub mod summary;
 pub mod variants;
 
 use superpoint_graph::Graph;
@@ -248,7 +279,7 @@ pub enum CompileError {
 /// Compiles `graph`: plan, lower, check, render and assemble.
 pub fn compile(graph: &Graph, params: &PlanParams) -> Result<Compiled, CompileError> {
     let plan = plan::plan(graph, params)?;
-    let kir = kir::lower(&plan)?;
+    let kir = lower::lower(&plan)?;
     check::check(&kir, &plan.limits, plan.grid)?;
     Ok(program::assemble(plan.grid, &plan.buffers, &kir)?)
 }

@@ -2,7 +2,8 @@
 //! the whole SuperPoint network for a 640×480 frame on the 12×10 grid
 //! (`superpoint_640x480_12x10`, from the u8 plane through resize, the 12 convolutions, softmax +
 //! fold, NMS r = 4, candidates, L2 norm and sampling) and the NMS variants r = 1..=8
-//! (`superpoint_640x480_12x10_nms<r>`), each with its kernels, `program.json` and `program.rs`.
+//! (`superpoint_640x480_12x10_nms<r>`), each a folder with its `program.json` and `program.rs`,
+//! and the kernels they name, once per distinct text, in the shared `kernels/` folder.
 //!
 //! `--check` exits non-zero when a checked-in file is stale, missing or extra; `--report` prints
 //! the per-node static figures (cores, CB bytes, kernel-config bytes, tile ops by fidelity, NoC /
@@ -13,9 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use kernel_gen::program::DeviceProgram;
+use kernel_gen::program::{DeviceProgram, KERNELS};
 use kernel_gen::variants::{checked_in, Variant};
-use kernel_gen::{check, kir, plan, program, report, CompileError};
+use kernel_gen::{check, lower, plan, program, report, CompileError, Compiled};
 
 #[derive(Parser)]
 #[command(about = "Regenerate (or check) the compiled kernels and dispatch programs")]
@@ -31,13 +32,10 @@ struct Cli {
     out: Option<PathBuf>,
 }
 
-/// The program of `variant` and its files.
-fn build(
-    variant: &Variant,
-    want_report: bool,
-) -> Result<(DeviceProgram, BTreeMap<String, String>), CompileError> {
+/// The program of `variant`, compiled.
+fn build(variant: &Variant, want_report: bool) -> Result<Compiled, CompileError> {
     let plan = plan::plan(&variant.graph, &variant.params)?;
-    let kir = kir::lower(&plan)?;
+    let kir = lower::lower(&plan)?;
     check::check(&kir, &plan.limits, plan.grid)?;
     if want_report {
         println!(
@@ -49,9 +47,7 @@ fn build(
         );
         print!("{}", report::table(&report::report(&kir)));
     }
-    let compiled = program::assemble(plan.grid, &plan.buffers, &kir)?;
-    let files = compiled.files()?;
-    Ok((compiled.program, files))
+    Ok(program::assemble(plan.grid, &plan.buffers, &kir)?)
 }
 
 fn existing(dir: &Path, prefix: &str, out: &mut Vec<String>) {
@@ -73,14 +69,23 @@ fn run(cli: &Cli) -> Result<bool, String> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts"));
-    let mut all = BTreeMap::new();
+    let mut all: BTreeMap<String, String> = BTreeMap::new();
     let mut add = |variant: &Variant| -> Result<DeviceProgram, String> {
-        let (program, files) =
-            build(variant, cli.report).map_err(|e| format!("{}: {e}", variant.name))?;
-        for (name, text) in files {
+        let at = |e: &dyn std::fmt::Display| format!("{}: {e}", variant.name);
+        let compiled = build(variant, cli.report).map_err(|e| at(&e))?;
+        for (name, text) in compiled.program_files().map_err(|e| at(&e))? {
             all.insert(format!("{}/{name}", variant.name), text);
         }
-        Ok(program)
+        for (name, text) in compiled.sources {
+            let path = format!("{KERNELS}/{name}");
+            if all.get(&path).is_some_and(|t| *t != text) {
+                return Err(at(&format!(
+                    "kernel file {path} differs from another program's"
+                )));
+            }
+            all.insert(path, text);
+        }
+        Ok(compiled.program)
     };
     let (main, variants) = checked_in();
     let main = add(&main)?;

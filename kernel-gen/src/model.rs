@@ -16,17 +16,24 @@
 use std::collections::BTreeMap;
 
 use thiserror::Error;
-use tt_runtime::{CostModel, KernelRole, KernelWork, StepEstimate};
+use tt_runtime::{
+    CostModel, KernelRole, KernelWork, PhasedKernel, StepEstimate, TimelineModel, TimelineStep,
+};
 
 use crate::device::Core;
 use crate::kir::{self, Call, Kir, NodeKir, OnCore, Role};
+use crate::phases::phases;
 use crate::plan::CbKind;
 use crate::runner::StepCounters;
 
 /// The port's device time per trace replay on a p150a (device profiler, 23 ops; seed 000).
 pub const PORT_MEASURED_US: f64 = 462.8;
-/// DESIGN §6 goal for the modeled device program.
+/// DESIGN §6's goal for the device program on 12×10 as it was set by the roofline (v1).
 pub const GOAL_US: f64 = 250.0;
+/// Issue 18's target (DESIGN §6) by the timeline model (v2) at port precision, on 12×10.
+pub const TIMELINE_TARGET_12X10_US: f64 = 300.0;
+/// The same on 11×10.
+pub const TIMELINE_TARGET_11X10_US: f64 = 330.0;
 
 /// Counters and kernel IR that do not belong together.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -275,6 +282,87 @@ pub fn estimate(
             })
         })
         .collect()
+}
+
+/// One step's modeled time by the timeline model (v2).
+#[derive(Debug, Clone)]
+pub struct NodeTimeline {
+    pub node: String,
+    pub op: String,
+    pub step: TimelineStep,
+}
+
+/// Models every step that ran with the timeline model (v2): the same counters and scalar work
+/// as [`estimate`], each kernel's phases read off its kernel IR ([`crate::phases`]).
+pub fn timeline(
+    kir: &Kir,
+    steps: &[StepCounters],
+    counts: Counts,
+    model: &TimelineModel,
+) -> Result<Vec<NodeTimeline>, ModelError> {
+    let flat = estimate(kir, steps, counts, &CostModel::BLACKHOLE)?;
+    flat.into_iter()
+        .map(|n| {
+            let node = kir
+                .nodes
+                .iter()
+                .find(|k| k.node == n.node)
+                .ok_or_else(|| ModelError::NoKir(n.node.clone()))?;
+            let on_cores = cores_of(node, counts)?;
+            let cores: Vec<Vec<PhasedKernel>> = n
+                .work
+                .iter()
+                .map(|(core, work)| {
+                    let on = on_cores.iter().find(|(c, _)| c == core).map(|(_, on)| *on);
+                    work.iter()
+                        .map(|w| {
+                            let body = node
+                                .kernels
+                                .iter()
+                                .find(|k| runtime_role(k.role) == w.role)
+                                .map(|k| &k.body[..])
+                                .unwrap_or(&[]);
+                            let p = on.map(|on| phases(body, on));
+                            PhasedKernel {
+                                role: w.role,
+                                counters: w.counters,
+                                scalar_cycles: w.scalar_cycles,
+                                single_buffered: w.single_buffered,
+                                prologue_share: p.map_or(0.0, |p| p.prologue_share),
+                                blocks: p.map_or(0, |p| p.blocks),
+                                waits_for_sender: p.is_some_and(|p| p.waits_for_sender),
+                                sends: p.is_some_and(|p| p.sends),
+                                unpack_tiles_per_matmul: p
+                                    .map_or(2.0, |p| p.unpack_tiles_per_matmul),
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            Ok(NodeTimeline {
+                node: n.node,
+                op: n.op,
+                step: model.step(&cores),
+            })
+        })
+        .collect()
+}
+
+/// Where the slowest core's time goes in the timeline model, in modeled µs, for a report line.
+pub fn why_timeline(t: &TimelineStep, clock_hz: f64) -> String {
+    let s = &t.slowest;
+    let us = |cycles: f64| cycles / clock_hz * 1e6;
+    format!(
+        "start-up {:.1} (senders {:.1}) first block {:.1} steady {:.1} | rd {:.1} cmp {:.1} wr {:.1} | dram {:.1}",
+        us(s.prologue),
+        us(t.sender_cycles),
+        us(s.first_block),
+        us(s.steady),
+        us(s.of(KernelRole::Reader)),
+        us(s.of(KernelRole::Compute)),
+        us(s.of(KernelRole::Writer)),
+        t.dram_seconds * 1e6
+    )
 }
 
 /// What the slowest core and DRAM spend, in modeled µs, for a report line.

@@ -1,8 +1,10 @@
 //! Kernel IR → C++ sources through the Tera templates of the top-level `templates/` folder
 //! (compiled into the crate, so rendering needs no files at run time). Each kernel's template
-//! gets its node, its named compile-time args (bound to `constexpr` names in argument order),
-//! its CB ids and its runtime-arg names; the values themselves stay args, so every node of a
-//! family shares one kernel body.
+//! gets its op and role, its named compile-time args (bound to `constexpr` names in argument
+//! order), its CB names and ids and its runtime-arg names ([`Interface`]); the values stay args
+//! and the node is not named, so every node whose kernel has the same interface shares one text.
+//! A kernel's file is named by its template and a CRC-32 of that interface ([`Interface::file`]):
+//! one name is one text, and a template edit changes the text, not the name.
 
 use serde::Serialize;
 use tera::{Context, Tera};
@@ -21,6 +23,8 @@ pub enum RenderError {
         template: String,
         message: String,
     },
+    #[error("the interface of a kernel of template `{template}` did not serialise: {message}")]
+    Interface { template: String, message: String },
 }
 
 macro_rules! templates {
@@ -113,6 +117,74 @@ struct NamedCb<'a> {
     id: u32,
 }
 
+/// Everything a kernel's text is rendered from: its template and what the template names.
+#[derive(Serialize)]
+pub struct Interface<'a> {
+    op: &'a str,
+    role: &'a str,
+    template: &'a str,
+    compile_args: Vec<Indexed<'a>>,
+    runtime_args: Vec<Indexed<'a>>,
+    cbs: Vec<NamedCb<'a>>,
+}
+
+impl<'a> Interface<'a> {
+    /// The interface of `kernel`, a kernel of `node`.
+    pub fn of(node: &'a NodeKir, kernel: &'a Kernel) -> Interface<'a> {
+        let indexed = |names: Vec<&'a str>| -> Vec<Indexed<'a>> {
+            names
+                .into_iter()
+                .enumerate()
+                .map(|(index, name)| Indexed { name, index })
+                .collect()
+        };
+        Interface {
+            op: &node.op,
+            role: kernel.role.name(),
+            template: &kernel.template,
+            compile_args: indexed(
+                kernel
+                    .compile_args
+                    .iter()
+                    .map(|a| a.name.as_str())
+                    .collect(),
+            ),
+            runtime_args: indexed(
+                kernel
+                    .runtime_arg_names
+                    .iter()
+                    .map(String::as_str)
+                    .collect(),
+            ),
+            cbs: node
+                .cbs
+                .iter()
+                .map(|c| NamedCb {
+                    name: &c.name,
+                    id: c.id,
+                })
+                .collect(),
+        }
+    }
+
+    /// The kernel's file name: its template's path without `.cpp.tera`, a CRC-32 of the
+    /// interface (8 hex digits) and `.cpp`, e.g. `conv2d/reader.1c2d3e4f.cpp`.
+    pub fn file(&self) -> Result<String, RenderError> {
+        let text = serde_json::to_string(self).map_err(|e| RenderError::Interface {
+            template: self.template.to_string(),
+            message: e.to_string(),
+        })?;
+        let stem = self
+            .template
+            .trim_end_matches(".tera")
+            .trim_end_matches(".cpp");
+        Ok(format!(
+            "{stem}.{:08x}.cpp",
+            crc32fast::hash(text.as_bytes())
+        ))
+    }
+}
+
 impl Renderer {
     /// Parses every template.
     pub fn new() -> Result<Renderer, RenderError> {
@@ -127,44 +199,17 @@ impl Renderer {
         Ok(Renderer { tera })
     }
 
-    /// The C++ source of one kernel of `node`.
-    pub fn render(&self, node: &NodeKir, kernel: &Kernel) -> Result<String, RenderError> {
-        let mut ctx = Context::new();
-        ctx.insert("node", &node.node);
-        ctx.insert("op", &node.op);
-        ctx.insert("role", kernel.role.name());
-        ctx.insert("template", &kernel.template);
-        let compile: Vec<Indexed> = kernel
-            .compile_args
-            .iter()
-            .enumerate()
-            .map(|(index, a)| Indexed {
-                name: &a.name,
-                index,
-            })
-            .collect();
-        ctx.insert("compile_args", &compile);
-        let runtime: Vec<Indexed> = kernel
-            .runtime_arg_names
-            .iter()
-            .enumerate()
-            .map(|(index, name)| Indexed { name, index })
-            .collect();
-        ctx.insert("runtime_args", &runtime);
-        let cbs: Vec<NamedCb> = node
-            .cbs
-            .iter()
-            .map(|c| NamedCb {
-                name: &c.name,
-                id: c.id,
-            })
-            .collect();
-        ctx.insert("cbs", &cbs);
+    /// The C++ source of a kernel of `node` whose interface is `interface`.
+    pub fn render(&self, node: &str, interface: &Interface) -> Result<String, RenderError> {
+        let ctx = Context::from_serialize(interface).map_err(|e| RenderError::Interface {
+            template: interface.template.to_string(),
+            message: message(&e),
+        })?;
         self.tera
-            .render(&kernel.template, &ctx)
+            .render(interface.template, &ctx)
             .map_err(|e| RenderError::Render {
-                node: node.node.clone(),
-                template: kernel.template.clone(),
+                node: node.to_string(),
+                template: interface.template.to_string(),
                 message: message(&e),
             })
     }

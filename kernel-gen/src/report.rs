@@ -11,9 +11,9 @@
 
 use std::fmt::Write;
 
-use crate::arena::Arena;
 use crate::device::Fidelity;
 use crate::dispatch::{config_command_bytes, kernel_config};
+use crate::kir::Arena;
 use crate::kir::{walk, Call, Kir, NodeKir};
 use crate::plan::cbs_l1_bytes;
 

@@ -23,13 +23,15 @@ use crate::device::{Core, CoreRange, Fidelity, Format};
 use crate::kir::{Arg, Role};
 use crate::layout::{pack_conv_bias, pack_conv_weights};
 use crate::plan::{cbs_l1_bytes, Content};
-use crate::program::{Compiled, DeviceProgram};
+use crate::program::{Compiled, DeviceProgram, ProgramError};
 
 /// What went wrong loading or running a program.
 #[derive(Debug, Error)]
 pub enum RunError {
-    #[error("tt-runtime: {0}")]
+    #[error(transparent)]
     Runtime(#[from] tt_runtime::Error),
+    #[error(transparent)]
+    Program(Box<ProgramError>),
     #[error("kernel `{kernel}`: its source `{source_name}` is not in the compiled program")]
     MissingSource { kernel: String, source_name: String },
     #[error("compute kernel `{0}` has no fidelity or DST mode in the program")]
@@ -109,7 +111,7 @@ pub fn weight_bytes(
                     _ => pack_conv_bias(w, Format::Bf16),
                 }
             }
-            other => match crate::ops::resize::filter_bytes(other) {
+            other => match crate::plan::resize::filter_bytes(other) {
                 Some(bytes) => bytes,
                 None => continue,
             },
@@ -445,7 +447,7 @@ impl Loaded {
                 }
                 .compile_args(&compile_args);
                 let id = prog.add_kernel(&spec)?;
-                for core in &k.runtime_args {
+                for core in k.core_args().map_err(|e| RunError::Program(Box::new(e)))? {
                     let args = core
                         .args
                         .iter()

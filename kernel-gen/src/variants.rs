@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use superpoint_graph::{names, superpoint_with, Graph, SuperPointParams};
 
 use crate::device::Grid;
-use crate::ops::nms::MAX_DEVICE_RADIUS;
+use crate::plan::nms::MAX_DEVICE_RADIUS;
 use crate::plan::PlanParams;
 use crate::program::DeviceProgram;
 
@@ -69,7 +69,7 @@ pub fn shared_l1(main: &DeviceProgram) -> BTreeMap<String, u32> {
     let inputs = nms_inputs();
     main.buffers
         .iter()
-        .filter(|b| crate::arena::output_of(b).is_some_and(|n| inputs.contains(n)))
+        .filter(|b| b.output_of().is_some_and(|n| inputs.contains(n)))
         .filter_map(|b| b.l1_offset.map(|o| (b.name.clone(), o)))
         .collect()
 }

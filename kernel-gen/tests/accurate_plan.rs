@@ -176,6 +176,6 @@ fn the_accurate_program_round_trips_through_json_and_emits_a_module() {
     let parsed: kernel_gen::DeviceProgram = serde_json::from_str(&json).expect("parses");
     assert_eq!(parsed, acc.program);
     let text = kernel_gen::emit::rust_module(&acc).expect("emits");
-    assert!(text.contains("format: kernel_gen::Format::Fp32"));
-    assert!(text.contains("kernel_gen::Content::ConvWeightsHiLo"));
+    assert!(text.contains("format: Fp32"));
+    assert!(text.contains("ConvWeightsHiLo { entry: \"conv1a\".into() }"));
 }

@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 
 use common::{chain, Layer};
 use kernel_gen::check::{check, CheckError};
-use kernel_gen::kir::{lower, Arg, Call, Kir, Role};
+use kernel_gen::kir::{Arg, Call, Kir, Role};
+use kernel_gen::lower::lower;
 use kernel_gen::plan::{plan, PlanError};
 use kernel_gen::{compile, CompileError, Core, Grid, Limits, PlanParams, Precision};
 

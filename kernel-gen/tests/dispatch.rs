@@ -138,7 +138,7 @@ fn report_shows_the_nms_dispatch_command() {
         external: std::collections::BTreeSet::from([names::SCORES.to_string()]),
         ..PlanParams::default()
     };
-    let kir = kernel_gen::kir::lower(&kernel_gen::plan::plan(&graph, &params).expect("plans"))
+    let kir = kernel_gen::lower::lower(&kernel_gen::plan::plan(&graph, &params).expect("plans"))
         .expect("lowers");
     let rows = report(&kir);
     let nms = rows.iter().find(|r| r.op == "nms").expect("an NMS row");

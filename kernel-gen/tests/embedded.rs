@@ -1,43 +1,85 @@
-//! The checked-in Rust module of the default program (`program.rs`, emitted with `quote`)
-//! builds the same program as the checked-in `program.json`, and embeds the same kernel texts as
-//! the files next to it.
+//! The checked-in Rust modules of the programs (`program.rs`, [`kernel_gen::emit`]) build the same
+//! programs as the checked-in `program.json` beside them, and embed the same kernel texts as the
+//! shared kernel files; each is at most 2,000 lines.
 
 use std::path::Path;
 
+use kernel_gen::program::KERNELS;
 use kernel_gen::DeviceProgram;
 
-mod default {
-    include!("../artifacts/superpoint_640x480_12x10/program.rs");
+const ARTIFACTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/artifacts");
+
+/// Each checked-in program's folder and module: `program()` and `SOURCES`.
+macro_rules! embedded {
+    ($($module:ident: $folder:literal),* $(,)?) => {
+        $(mod $module {
+            include!(concat!("../artifacts/", $folder, "/program.rs"));
+        })*
+        const PROGRAMS: &[(&str, fn() -> DeviceProgram, &[(&str, &str)])] =
+            &[$(($folder, $module::program, $module::SOURCES)),*];
+    };
 }
 
-const DIR: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/artifacts/superpoint_640x480_12x10"
-);
+embedded! {
+    main: "superpoint_640x480_12x10",
+    nms1: "superpoint_640x480_12x10_nms1",
+    nms2: "superpoint_640x480_12x10_nms2",
+    nms3: "superpoint_640x480_12x10_nms3",
+    nms4: "superpoint_640x480_12x10_nms4",
+    nms5: "superpoint_640x480_12x10_nms5",
+    nms6: "superpoint_640x480_12x10_nms6",
+    nms7: "superpoint_640x480_12x10_nms7",
+    nms8: "superpoint_640x480_12x10_nms8",
+}
 
 #[test]
-fn embedded_program_equals_the_json() {
-    let json = std::fs::read_to_string(Path::new(DIR).join("program.json")).expect("program.json");
-    let parsed: DeviceProgram = serde_json::from_str(&json).expect("program.json parses");
-    assert_eq!(default::program(), parsed);
+fn every_program_folder_is_embedded_here() {
+    let mut folders: Vec<String> = std::fs::read_dir(ARTIFACTS)
+        .expect("artifacts")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|f| f != KERNELS)
+        .collect();
+    folders.sort();
+    let embedded: Vec<&str> = PROGRAMS.iter().map(|p| p.0).collect();
+    assert_eq!(folders, embedded);
+}
+
+#[test]
+fn embedded_programs_equal_the_json() {
+    for (folder, program, _) in PROGRAMS {
+        let dir = Path::new(ARTIFACTS).join(folder);
+        let json = std::fs::read_to_string(dir.join("program.json")).expect("program.json");
+        let parsed: DeviceProgram = serde_json::from_str(&json).expect("program.json parses");
+        assert_eq!(program(), parsed, "{folder}");
+        let lines = std::fs::read_to_string(dir.join("program.rs"))
+            .expect("program.rs")
+            .lines()
+            .count();
+        assert!(lines <= 2000, "{folder}/program.rs has {lines} lines");
+    }
 }
 
 #[test]
 fn embedded_sources_are_the_kernel_files() {
-    let program = default::program();
-    let named: Vec<&str> = program
-        .steps
-        .iter()
-        .flat_map(|s| s.kernels.iter().map(|k| k.source.as_str()))
-        .collect();
-    assert_eq!(default::SOURCES.len(), named.len());
-    for (path, text) in default::SOURCES {
-        assert!(
-            named.contains(path),
-            "{path} is not a kernel of the program"
+    for (folder, program, sources) in PROGRAMS {
+        let mut named: Vec<String> = program()
+            .steps
+            .iter()
+            .flat_map(|s| s.kernels.iter().map(|k| k.source.clone()))
+            .collect();
+        named.sort();
+        named.dedup();
+        let embedded: Vec<&str> = sources.iter().map(|(path, _)| *path).collect();
+        assert_eq!(
+            embedded, named,
+            "{folder}: one source per distinct kernel file"
         );
-        let file = std::fs::read_to_string(Path::new(DIR).join(path)).expect("kernel file");
-        assert_eq!(&file, text, "{path}");
+        for (path, text) in *sources {
+            let file = std::fs::read_to_string(Path::new(ARTIFACTS).join(KERNELS).join(path))
+                .expect("kernel file");
+            assert_eq!(&file, text, "{path}");
+        }
     }
 }
 
@@ -50,5 +92,18 @@ fn emitted_module_parses_and_is_deterministic() {
     let text = kernel_gen::emit::rust_module(&once).expect("emits");
     assert_eq!(text, kernel_gen::emit::rust_module(&twice).expect("emits"));
     let file = syn::parse_file(&text).expect("the printed module parses");
-    assert_eq!(file.items.len(), 3, "use, program(), SOURCES");
+    let public: Vec<String> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            syn::Item::Fn(f) if matches!(f.vis, syn::Visibility::Public(_)) => {
+                Some(f.sig.ident.to_string())
+            }
+            syn::Item::Const(c) if matches!(c.vis, syn::Visibility::Public(_)) => {
+                Some(c.ident.to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(public, ["program", "SOURCES"]);
 }

@@ -594,7 +594,7 @@ fn assert_reads_each_block_once(
         bound += (2 * reach + count) * 2 * tile + weights;
         start += count;
     }
-    let kir = kernel_gen::kir::lower(&p).expect("lowers");
+    let kir = kernel_gen::lower::lower(&p).expect("lowers");
     let report = kernel_gen::report::report(&kir);
     let conv = report.iter().find(|r| r.node == "conv").expect("report");
     // The first and last cores skip `reach` blocks each before the image start and past its end.
@@ -658,7 +658,8 @@ fn kernel_counters(
             .expect("core counters")
     };
     let per_core = step.kernels[0]
-        .runtime_args
+        .core_args()
+        .expect("the rules expand")
         .iter()
         .map(|a| (on(reader, &a.core), on(writer, &a.core)))
         .collect();

@@ -405,7 +405,7 @@ fn an_address_arg_naming_buffers_of_both_placements_is_refused() {
         ..PlanParams::default()
     };
     let plan = kernel_gen::plan::plan(&chain(64, 64, LAYERS), &params).expect("plans");
-    let mut kir = kernel_gen::kir::lower(&plan).expect("lowers");
+    let mut kir = kernel_gen::lower::lower(&plan).expect("lowers");
     let reader = kir
         .nodes
         .iter_mut()

@@ -130,18 +130,13 @@ fn region_tiles(compiled: &Compiled) -> Vec<(u32, u32)> {
         .steps
         .iter()
         .flat_map(|s| &s.kernels)
-        .find(|k| k.runtime_arg_names.iter().any(|n| n == "region"))
+        .find(|k| k.arg_index("region").is_some())
         .expect("a kernel writing candidates");
-    let at = |name: &str| {
-        kernel
-            .runtime_arg_names
-            .iter()
-            .position(|n| n == name)
-            .expect("named arg")
-    };
+    let at = |name: &str| kernel.arg_index(name).expect("named arg");
     let (start, count) = (at("tile_start"), at("tile_count"));
     kernel
-        .runtime_args
+        .core_args()
+        .expect("the rules expand")
         .iter()
         .map(|c| match (&c.args[start], &c.args[count]) {
             (Arg::Const(s), Arg::Const(n)) => (*s, *n),
@@ -409,7 +404,7 @@ fn fixture_scores_640x480() {
         check(&device, &scores, radius, threshold, border);
     }
     let plan = kernel_gen::plan::plan(&graph, &params(Grid::ETH_DISPATCH)).expect("plans");
-    let kir = kernel_gen::kir::lower(&plan).expect("lowers");
+    let kir = kernel_gen::lower::lower(&plan).expect("lowers");
     print!("{}", report::table(&report::report(&kir)));
 }
 
@@ -526,7 +521,8 @@ fn candidate_bits_at_the_smallest_normal_threshold_are_exact() {
 /// reference candidates of its tiles, and the bound must be every pixel a candidate.
 #[test]
 fn the_candidate_bit_scan_is_charged_with_the_run_counts() {
-    use kernel_gen::kir::{self, Kir};
+    use kernel_gen::kir::Kir;
+    use kernel_gen::lower;
     use kernel_gen::model::{self, Counts};
     use kernel_gen::runner::Loaded;
     use tt_runtime::{CostModel, KernelRole};
@@ -551,7 +547,7 @@ fn the_candidate_bit_scan_is_charged_with_the_run_counts() {
     let params = params(grid);
     let compiled = compile(&graph, &params).expect("compiles");
     let kir: Kir =
-        kir::lower(&kernel_gen::plan::plan(&graph, &params).expect("plans")).expect("lowers");
+        lower::lower(&kernel_gen::plan::plan(&graph, &params).expect("plans")).expect("lowers");
     let dev = common::open(&compiled);
     let loaded = Loaded::load(&dev, &compiled).expect("loads");
     loaded
@@ -646,7 +642,7 @@ fn run_poisoned(scores: &Tensor<f32>, signals: u32) -> Result<Tensor<f32>, Strin
     let reader = step
         .kernels
         .iter_mut()
-        .find(|k| k.source.ends_with("reader.cpp"))
+        .find(|k| k.role == kernel_gen::Role::Reader)
         .expect("a reader");
     let arg = reader
         .compile_args

@@ -17,11 +17,12 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use common::{chain, weight_inputs, Rng};
-use kernel_gen::kir::{lower, Role};
+use kernel_gen::kir::Role;
 use kernel_gen::layout::{pack_frame_rows, unpack_frame_rows};
+use kernel_gen::lower::lower;
 use kernel_gen::ops::resize::pack_plane;
-use kernel_gen::ops::resize_filter::axis_filter;
 use kernel_gen::plan::plan;
+use kernel_gen::plan::resize_filter::axis_filter;
 use kernel_gen::report::{report, table};
 use kernel_gen::runner::Loaded;
 use kernel_gen::{compile, Fidelity, Format, Grid, PlanParams, Precision};

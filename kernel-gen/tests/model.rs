@@ -15,7 +15,7 @@ use kernel_gen::layout::{pack_pixel_rows, DeviceTensor};
 use kernel_gen::model::{self, Counts};
 use kernel_gen::plan::Content;
 use kernel_gen::runner::Loaded;
-use kernel_gen::{compile, kir, plan, variants, Grid};
+use kernel_gen::{compile, kir, lower, plan, variants, Grid};
 use superpoint_graph::reference::{nms::nms, select::select_keypoints};
 use superpoint_graph::{names, SuperPointParams, Tensor};
 use tt_runtime::CostModel;
@@ -49,18 +49,13 @@ fn region_tiles(compiled: &kernel_gen::Compiled) -> Vec<(u32, u32)> {
         .steps
         .iter()
         .flat_map(|s| &s.kernels)
-        .find(|k| k.runtime_arg_names.iter().any(|n| n == "region"))
+        .find(|k| k.arg_index("region").is_some())
         .expect("a kernel writing candidates");
-    let at = |name: &str| {
-        kernel
-            .runtime_arg_names
-            .iter()
-            .position(|n| n == name)
-            .expect("named arg")
-    };
+    let at = |name: &str| kernel.arg_index(name).expect("named arg");
     let (start, count) = (at("tile_start"), at("tile_count"));
     kernel
-        .runtime_args
+        .core_args()
+        .expect("the rules expand")
         .iter()
         .map(|c| match (&c.args[start], &c.args[count]) {
             (Arg::Const(s), Arg::Const(n)) => (*s, *n),
@@ -116,7 +111,7 @@ fn the_sampler_reader_is_charged_with_the_run_counts() {
     );
     let compiled = compile(&variant.graph, &variant.params).expect("compiles");
     let kir =
-        kir::lower(&plan::plan(&variant.graph, &variant.params).expect("plans")).expect("lowers");
+        lower::lower(&plan::plan(&variant.graph, &variant.params).expect("plans")).expect("lowers");
     let (regions, capacity, dense_format) = {
         let tensor = |name: &str| {
             compiled

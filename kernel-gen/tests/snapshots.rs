@@ -1,34 +1,23 @@
-//! insta snapshots of the emitted kernels, one per (node, kernel role), and of the dispatch
-//! program, for the shipped default program (640×480 on 12×10) and small test graphs: a conv
+//! insta snapshots of the emitted kernels, one per distinct text, and of the dispatch program's
+//! summary, for the shipped default program (640×480 on 12×10) and small test graphs: a conv
 //! with odd channel counts and a pool (the other op families have their own snapshot files).
-//! They live in the top-level `snapshots/` folder.
+//! They live in the top-level `snapshots/` folder ([`common::snapshot`]).
 
 mod common;
 
-use common::{chain, Layer};
-use kernel_gen::{compile, variants, Compiled, Grid, PlanParams};
+use common::{chain, snapshot, Layer};
+use kernel_gen::{compile, variants, Grid, PlanParams};
 
 fn snapshot_graph(graph_name: &str, layers: &[Layer]) {
     let compiled = compile(&chain(64, 32, layers), &PlanParams::default()).expect("compiles");
-    snapshot_compiled(graph_name, &compiled);
-}
-
-fn snapshot_compiled(graph_name: &str, compiled: &Compiled) {
-    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
-        for (file, text) in &compiled.sources {
-            let name = format!("{graph_name}__{}", file.trim_end_matches(".cpp").replace('/', "__"));
-            insta::assert_snapshot!(name, text);
-        }
-        let json = compiled.program.to_json().expect("json");
-        insta::assert_snapshot!(format!("{graph_name}__program"), json);
-    });
+    snapshot(graph_name, &compiled);
 }
 
 #[test]
 fn default_program() {
     let variant = variants::main_program(640, 480, None, Grid::ETH_DISPATCH);
     let compiled = compile(&variant.graph, &variant.params).expect("compiles");
-    snapshot_compiled("superpoint_640x480", &compiled);
+    snapshot("superpoint_640x480", &compiled);
 }
 
 #[test]
@@ -56,5 +45,9 @@ fn compilation_is_byte_for_byte_deterministic() {
     ];
     let a = compile(&chain(64, 32, layers), &PlanParams::default()).expect("compiles");
     let b = compile(&chain(64, 32, layers), &PlanParams::default()).expect("compiles");
-    assert_eq!(a.files().expect("files"), b.files().expect("files"));
+    assert_eq!(a, b);
+    assert_eq!(
+        a.program_files().expect("files"),
+        b.program_files().expect("files")
+    );
 }

@@ -1,11 +1,14 @@
-//! insta snapshots of the sampling kernels and dispatch program for a small graph (64×32 frame:
+//! insta snapshots of the sampling kernels and dispatch program summary for a small graph (64×32 frame:
 //! 2 regions of 1024 candidates, an 8×4 descriptor map), and the default 640×480 sampling node
 //! checked on both grids.
 
+mod common;
+
 use std::collections::BTreeSet;
 
+use common::snapshot;
 use kernel_gen::report::{report, table};
-use kernel_gen::{compile, kir, plan, Compiled, Grid, Limits, PlanParams};
+use kernel_gen::{compile, lower, plan, Compiled, Grid, Limits, PlanParams};
 use superpoint_graph::{names, superpoint};
 
 fn params(grid: Grid) -> PlanParams {
@@ -27,14 +30,7 @@ fn sampling(width: usize, height: usize, grid: Grid) -> Compiled {
 #[test]
 fn sampling_64x32() {
     let compiled = sampling(64, 32, Grid::ETH_DISPATCH);
-    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
-        for (file, text) in &compiled.sources {
-            let name = format!("sample_64x32__{}", file.trim_end_matches(".cpp").replace('/', "__"));
-            insta::assert_snapshot!(name, text);
-        }
-        let json = compiled.program.to_json().expect("json");
-        insta::assert_snapshot!("sample_64x32__program", json);
-    });
+    snapshot("sample_64x32", &compiled);
 }
 
 #[test]
@@ -47,7 +43,7 @@ fn default_frame_sampling_is_valid_on_both_grids() {
         assert_eq!(cores, grid.cores());
         let graph = superpoint(640, 480).pruned(&[names::DESCRIPTORS]);
         let planned = plan::plan(&graph, &params(grid)).expect("plans");
-        let lowered = kir::lower(&planned).expect("lowers");
+        let lowered = lower::lower(&planned).expect("lowers");
         kernel_gen::check::check(&lowered, &Limits::BLACKHOLE, grid).expect("checks");
         println!(
             "grid {}x{} (worst case: full regions)\n{}",

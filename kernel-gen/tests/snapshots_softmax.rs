@@ -1,12 +1,12 @@
-//! insta snapshots of the fused softmax + fold and of the L2 normalisation: one per (node,
-//! kernel role) and the dispatch program, for small graphs cut at the 1×1 conv before them (its
-//! output is an external input), in the top-level `snapshots/` folder.
+//! insta snapshots of the fused softmax + fold and of the L2 normalisation: one per distinct
+//! kernel text and the dispatch program's summary, for small graphs cut at the 1×1 conv before
+//! them (its output is an external input), in the top-level `snapshots/` folder.
 
 mod common;
 
 use std::collections::BTreeSet;
 
-use common::{chain, extend, Layer};
+use common::{chain, extend, snapshot, Layer};
 use kernel_gen::{compile, PlanParams};
 use superpoint_graph::Op;
 
@@ -23,14 +23,7 @@ fn snapshot_head(graph_name: &str, head: &'static str, out: usize, tail: &[(&str
         ..PlanParams::default()
     };
     let compiled = compile(&extend(chain(64, 32, layers), tail), &params).expect("compiles");
-    insta::with_settings!({snapshot_path => "../../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
-        for (file, text) in &compiled.sources {
-            let name = format!("{graph_name}__{}", file.trim_end_matches(".cpp").replace('/', "__"));
-            insta::assert_snapshot!(name, text);
-        }
-        let json = compiled.program.to_json().expect("json");
-        insta::assert_snapshot!(format!("{graph_name}__program"), json);
-    });
+    snapshot(graph_name, &compiled);
 }
 
 #[test]

@@ -4,13 +4,14 @@
 
 use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
+use superpoint::error::message_chain;
 use superpoint::Error;
 
 /// The exception for `e`.
 pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
     let class = match &e {
-        Error::InvalidOption { .. } => return PyValueError::new_err(e.to_string()),
-        Error::OutOfMemory { .. } => return PyMemoryError::new_err(e.to_string()),
+        Error::InvalidOption { .. } => return PyValueError::new_err(message_chain(&e)),
+        Error::OutOfMemory { .. } => return PyMemoryError::new_err(message_chain(&e)),
         Error::Io { .. } | Error::NotAFile { .. } | Error::FileTooLarge { .. } => "ReadError",
         Error::EmptyImage
         | Error::UnsupportedFormat(_)
@@ -24,14 +25,14 @@ pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
             "DeviceError"
         }
     };
-    raise(py, class, e.to_string())
+    raise(py, class, message_chain(&e))
 }
 
 /// The exception for `e` met while loading a model: there, a file that cannot be read is the
 /// weights file.
 pub fn loading_to_py(py: Python<'_>, e: Error) -> PyErr {
     match e {
-        Error::Io { .. } => raise(py, "WeightsError", e.to_string()),
+        Error::Io { .. } => raise(py, "WeightsError", message_chain(&e)),
         other => to_py(py, other),
     }
 }

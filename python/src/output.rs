@@ -35,12 +35,13 @@ pub fn fields(py: Python<'_>, d: Detection) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("scale", (d.scale[0], d.scale[1]))?;
     out.set_item("device_nms", d.device_nms)?;
     out.set_item("backend", d.backend)?;
+    out.set_item("device", d.device)?;
     let timing = PyDict::new(py);
     timing.set_item("preprocess", d.timing.preprocess)?;
     timing.set_item("device_forward", d.timing.forward)?;
     timing.set_item("postprocess", d.timing.postprocess)?;
-    // The package keeps no queue: a call waiting for the device waits inside device_forward.
-    timing.set_item("queue", 0.0)?;
+    timing.set_item("queue", d.timing.queue)?;
+    timing.set_item("compile", d.timing.compile)?;
     timing.set_item("total", d.timing.total)?;
     out.set_item("timing_ms", timing)?;
     Ok(out)

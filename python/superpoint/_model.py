@@ -206,7 +206,8 @@ class SuperPoint:
     ) -> None:
         """Prepares images of ``size`` (width, height) with ``nms_radius``, so that the first
         such call is as fast as later ones: on the Tensix backend the device programs are
-        compiled (unless shipped) and loaded; the CPU backend has nothing to prepare."""
+        compiled (unless shipped), loaded and run once on a frame of zeros (capturing their
+        traces); the CPU backend has nothing to prepare."""
         width, height = size
         self._model.warmup((width, height), Options(nms_radius=nms_radius, frame=frame))
 

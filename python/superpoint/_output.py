@@ -16,6 +16,7 @@ _FIELDS = (
     "device_nms",
     "timing_ms",
     "backend",
+    "device",
 )
 
 
@@ -31,8 +32,10 @@ class SuperPointOutput:
         original_size: (width, height) of the image.
         scale: original pixels per frame pixel, (x, y).
         device_nms: True when non-maximum suppression ran on the device.
-        timing_ms: milliseconds: preprocess, device_forward, postprocess, queue, total.
+        timing_ms: milliseconds: preprocess, device_forward, postprocess, queue (waiting for
+            a device), compile (device programs no warm-up had prepared), total.
         backend: "cpu" or "tensix".
+        device: the id of the Tensix device that ran it; None on the CPU.
 
     ``len(out)`` is N; ``out["keypoints"]`` is ``out.keypoints`` (any attribute);
     ``out.numpy()`` gives the three arrays; ``out.to_dict()`` the HTTP ``/predict`` fields.
@@ -49,6 +52,7 @@ class SuperPointOutput:
     device_nms: bool
     timing_ms: Dict[str, float]
     backend: str
+    device: Optional[int]
 
     def __init__(self, **fields: Any) -> None:
         for name in _FIELDS:
@@ -80,7 +84,9 @@ class SuperPointOutput:
     def to_dict(self) -> Dict[str, Any]:
         """The fields of the HTTP server's ``/predict`` response for the same image and options,
         as plain Python values; ``descriptors`` is the (N, 256) rows as lists of floats (the
-        server sends them as a base64 NPZ of float16), or None."""
+        server sends them as a base64 NPZ of float16), or None. ``truncated`` is always False: the
+        server cuts a response to its keypoint cap, the library returns every keypoint the options
+        select."""
         return {
             "num_keypoints": len(self),
             "keypoints": self.keypoints.tolist(),
@@ -90,7 +96,9 @@ class SuperPointOutput:
             "scale": list(self.scale),
             "descriptors": None if self.descriptors is None else self.descriptors.tolist(),
             "serving_path": self.backend,
+            "device": self.device,
             "timing_ms": dict(self.timing_ms),
+            "truncated": False,
         }
 
     def __repr__(self) -> str:

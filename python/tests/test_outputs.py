@@ -34,7 +34,15 @@ def test_arrays_have_the_documented_types_and_share_the_library_buffers(model: S
     np.testing.assert_allclose(np.linalg.norm(out.descriptors, axis=1), 1.0, rtol=1e-5)
     assert out.original_size == (1600, 900) and out.image_size == (640, 480)
     np.testing.assert_array_equal(np.float32(out.scale), np.float32([1600 / 640, 900 / 480]))
-    assert set(out.timing_ms) == {"preprocess", "device_forward", "postprocess", "queue", "total"}
+    assert set(out.timing_ms) == {
+        "preprocess",
+        "device_forward",
+        "postprocess",
+        "queue",
+        "compile",
+        "total",
+    }
+    assert out.device is None
     assert all(v >= 0 for v in out.timing_ms.values())
 
 

@@ -28,7 +28,7 @@ def test_the_emulator_gives_what_the_rust_cli_gives(tensix: SuperPoint, tmp_path
     plane = CASE.array("input_plane")
     assert plane.dtype == np.uint8 and plane.shape == (480, 640)
     out = tensix(plane, **CASE.options())
-    assert (out.backend, out.device_nms) == ("tensix", True)
+    assert (out.backend, out.device_nms, out.device) == ("tensix", True, 0)
     assert out.original_size == out.image_size == (640, 480)
     png = tmp_path / "plane.png"
     Image.fromarray(plane, mode="L").save(png)

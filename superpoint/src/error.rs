@@ -5,6 +5,18 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+/// `e`'s message followed by those of its sources, `: `-separated (what `{:#}` prints in anyhow),
+/// for callers that show one line: the server's JSON errors, the Python exceptions.
+pub fn message_chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        message = format!("{message}: {cause}");
+        source = cause.source();
+    }
+    message
+}
+
 /// Errors of the `superpoint` library.
 #[derive(Debug, Error)]
 pub enum Error {

@@ -29,6 +29,7 @@ pub mod stream;
 pub mod weights;
 mod ycc;
 
+pub use backend::tensix::{DeviceSet, Warmup, WarmupStep, WarmupVariant};
 pub use backend::Backend;
 pub use error::{Error, Result};
 pub use input::Input;

@@ -11,6 +11,12 @@ pub struct Timing {
     pub forward: f64,
     /// Keypoint selection, descriptor sampling and rescaling.
     pub postprocess: f64,
+    /// Waiting for a device of the Tensix pool (busy with other frames or a warm-up).
+    pub queue: f64,
+    /// Compiling and loading device programs this frame needed and no warm-up had prepared
+    /// (0 once its variant is warm).
+    pub compile: f64,
+    /// All of the above.
     pub total: f64,
 }
 
@@ -35,6 +41,8 @@ pub struct Detection {
     /// Non-maximum suppression ran on the device (the Tensix backend, radius 1..8); false when
     /// the host ran it (the CPU backend, or radius 0 or > 8).
     pub device_nms: bool,
+    /// The id of the Tensix device that ran it (`None` on the CPU).
+    pub device: Option<u32>,
     pub timing: Timing,
 }
 

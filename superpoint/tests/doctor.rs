@@ -159,12 +159,18 @@ fn an_explicit_grid_wins_over_detection() {
             && stdout.contains("tensix asked, tensix obtained; tt-metal ETH-dispatch patch stock"),
         "{stdout}"
     );
-    // A stock tt-metal cannot open ETH dispatch: the explicit 12x10 is refused, not replaced.
+    // A stock tt-metal cannot open ETH dispatch: the explicit 12x10 is refused, not replaced,
+    // and the reason is said once.
     let eth = info("12x10");
-    let (stdout, _) = text(&eth);
+    let (_, stderr) = text(&eth);
+    assert!(!eth.status.success(), "{stderr}");
     assert!(
-        stdout.contains("weights: not loaded:") && stdout.contains("Ethernet"),
-        "{stdout}"
+        stderr.contains("cannot load --weights")
+            && stderr
+                .matches("cannot open a p150 with dispatch on the Ethernet cores")
+                .count()
+                == 1,
+        "{stderr}"
     );
 }
 

@@ -1,6 +1,6 @@
 //! The deterministic figures, pinned: the modeled device time of a 640×480 frame per grid and
-//! precision (`superpoint bench --backend tensix`: `kernel_gen::model` over the emulator's
-//! counters, a model, never a measurement), the programs the backend compiles (steps, kernels, L1
+//! precision by both cost models (`superpoint bench --backend tensix`: `kernel_gen::model` over
+//! the emulator's counters, v2 the timeline and v1 the roofline; a model, never a measurement), the programs the backend compiles (steps, kernels, L1
 //! arena and DRAM bytes), and the sizes of the checked-in artifacts and snapshots.
 //!
 //! These are regression values, not references (correctness is tested against the reference
@@ -20,7 +20,10 @@ use superpoint::backend::tensix::{main_variant, TensixGrid, TensixPrecision};
 struct Modeled {
     grid: &'static str,
     precision: &'static str,
-    /// With the scalar RISC-V work (its run-time loops charged with the frame's counts), µs.
+    /// By the timeline model (v2, the estimate), µs.
+    timeline_us: f64,
+    /// By the roofline (v1, the floor), with the scalar RISC-V work (its run-time loops charged
+    /// with the frame's counts), µs.
     total_us: f64,
     /// Without the scalar RISC-V work, µs.
     without_scalar_us: f64,
@@ -34,6 +37,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "port",
+        timeline_us: 536.7,
         total_us: 247.9,
         without_scalar_us: 245.3,
         at_bound_us: 368.3,
@@ -42,6 +46,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "port",
+        timeline_us: 558.4,
         total_us: 271.9,
         without_scalar_us: 269.0,
         at_bound_us: 392.3,
@@ -50,6 +55,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "accurate",
+        timeline_us: 2208.1,
         total_us: 1993.9,
         without_scalar_us: 1347.0,
         at_bound_us: 2113.2,
@@ -58,6 +64,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "accurate",
+        timeline_us: 2282.6,
         total_us: 2071.8,
         without_scalar_us: 1332.3,
         at_bound_us: 2191.3,
@@ -124,13 +131,13 @@ struct Files {
 const FOLDERS: [Files; 2] = [
     Files {
         folder: "kernel-gen/artifacts",
-        files: 120,
-        bytes: 19_253_887,
+        files: 45,
+        bytes: 1_041_161,
     },
     Files {
         folder: "snapshots",
-        files: 97,
-        bytes: 8_779_757,
+        files: 37,
+        bytes: 303_634,
     },
 ];
 
@@ -202,7 +209,12 @@ fn bench_matches(precision: &str) {
         let programs = number_after(block, "µs without, over ") as usize;
         let got = [
             (
-                "total",
+                "v2 total",
+                number_after(block, "timeline (v2) total: "),
+                want.timeline_us,
+            ),
+            (
+                "v1 total",
                 number_after(block, "modeled total: "),
                 want.total_us,
             ),
@@ -242,11 +254,52 @@ fn bench_matches(precision: &str) {
                 listed.len()
             ));
         }
+        let v2: f64 = listed
+            .iter()
+            .map(|p| p["timeline_us"].as_f64().expect("v2 µs"))
+            .sum();
+        let v2_total = number_after(block, "timeline (v2) total: ");
+        if (v2 - v2_total).abs() > 0.06 {
+            problems.push(format!(
+                "{} {}: the model JSON's v2 programs sum to {v2:.2} µs, the bench prints {v2_total:.1}",
+                want.grid, want.precision
+            ));
+        }
+        if v2_total < number_after(block, "modeled total: ") - programs as f64 {
+            problems.push(format!(
+                "{} {}: v2 {v2_total:.1} µs is below the roofline floor less 1 µs a program (v2 dispatches in 1 µs, v1 launches in 2)",
+                want.grid, want.precision
+            ));
+        }
+        let closing = format!("total {}: v2 ", want.grid);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&closing))
+            .unwrap_or_else(|| panic!("no `{closing}` line in:\n{text}"));
+        let (v2_closing, v1_closing) = (
+            number_after(line, &closing),
+            number_after(line, " µs, roofline "),
+        );
+        if v2_closing != v2_total || v1_closing != number_after(block, "modeled total: ") {
+            problems.push(format!(
+                "{} {}: the closing line says v2 {v2_closing} µs, roofline {v1_closing} µs; the block's totals differ",
+                want.grid, want.precision
+            ));
+        }
         if programs != want.programs {
             problems.push(format!(
                 "{} {}: {programs} programs per frame, pinned {}",
                 want.grid, want.precision, want.programs
             ));
+        }
+    }
+    // The last two lines: the totals per grid, 11x10 then 12x10.
+    let last: Vec<&str> = text.lines().rev().take(2).collect();
+    for (line, grid) in last.iter().zip(["12x10", "11x10"]) {
+        let prefix = format!("total {grid}: v2 ");
+        if !(line.starts_with(&prefix) && line.contains(" µs, roofline ") && line.ends_with(" µs"))
+        {
+            problems.push(format!("the bench's closing line for {grid} is `{line}`"));
         }
     }
     assert!(problems.is_empty(), "{}; {UPDATE}", problems.join("\n"));

@@ -26,7 +26,7 @@ use common::{cases, cosine, max_abs_diff, Case};
 use superpoint::backend::tensix::{TensixConfig, TensixError, TensixPrecision};
 use superpoint::backend::DenseMaps;
 use superpoint::metrics::{keypoint_f1, pcc, DESCRIPTOR_PCC_GATE, F1_GATE, SCORE_PCC_GATE};
-use superpoint::{Backend, Detection, Error, Input, Options, SuperPoint};
+use superpoint::{Backend, Detection, Error, Input, Options, SuperPoint, Warmup};
 use superpoint_graph::reference::sample::sample_descriptors;
 use superpoint_graph::reference::{evaluate, nms::nms, select::select_keypoints};
 use superpoint_graph::{names, superpoint_with, Keypoint, Tensor};
@@ -46,6 +46,7 @@ fn model(precision: TensixPrecision) -> &'static SuperPoint {
         SuperPoint::builder()
             .weights(case.weights_path())
             .backend(Backend::Tensix)
+            .warmup(Warmup::None)
             .tensix(TensixConfig {
                 precision,
                 ..TensixConfig::default()
@@ -309,6 +310,7 @@ fn a_replayed_trace_equals_direct_launches_bit_for_bit() {
     let untraced = SuperPoint::builder()
         .weights(case.weights_path())
         .backend(Backend::Tensix)
+        .warmup(Warmup::None)
         .tensix(TensixConfig {
             trace: false,
             ..TensixConfig::default()

@@ -1,6 +1,7 @@
 //! `SuperPoint::warmup`: on the Tensix backend (the emulator) it loads the main program for the
-//! input size and the NMS variant of the radius, without running a frame; sizes and options are
-//! checked first; the CPU backend has nothing to prepare.
+//! input size and the NMS variant of the radius and runs one frame through them (capturing their
+//! traces, as the port's warm-up does), once; sizes and options are checked first; the CPU
+//! backend has nothing to prepare.
 
 mod common;
 
@@ -16,7 +17,7 @@ fn model(backend: Backend) -> SuperPoint {
 }
 
 #[test]
-fn warmup_loads_the_main_program_and_the_radius_variant_without_running_them() {
+fn warmup_loads_the_main_program_and_the_radius_variant_and_captures_their_traces_once() {
     let model = model(Backend::Tensix);
     let tensix = model.tensix().expect("tensix");
     assert!(tensix.info().programs.is_empty(), "nothing loads at open");
@@ -34,13 +35,14 @@ fn warmup_loads_the_main_program_and_the_radius_variant_without_running_them() {
     assert_eq!(
         loaded,
         [
-            ("main".to_string(), [640, 480], [640, 480], 0, false),
-            ("nms2".to_string(), [640, 480], [640, 480], 0, false),
+            ("main".to_string(), [640, 480], [640, 480], 1, true),
+            ("nms2".to_string(), [640, 480], [640, 480], 1, true),
         ]
     );
-    // Warming the same variant again loads nothing more.
+    // Warming the same variant again loads and runs nothing more.
     model.warmup((640, 480), &options).expect("again");
-    assert_eq!(tensix.info().programs.len(), 2);
+    let frames: Vec<_> = tensix.info().programs.iter().map(|p| p.frames).collect();
+    assert_eq!(frames, [1, 1]);
 }
 
 #[test]

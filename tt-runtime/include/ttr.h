@@ -33,7 +33,8 @@ enum {
     TTR_ERR_TRACE = 6,            /* trace capture / replay misuse */
     TTR_ERR_UNSUPPORTED = 7,      /* valid on hardware but not implemented by this backend */
     TTR_ERR_INTERNAL = 8,         /* host-side failure (files, compiler, memory mapping) */
-    TTR_ERR_NO_DEVICE = 9,        /* no Tenstorrent device was found (tt-metal backend only) */
+    TTR_ERR_NO_DEVICE = 9,        /* no Tenstorrent device was found, or none with the id asked for */
+    TTR_ERR_DEVICE_LOST = 10,     /* the device stopped working; every later run, finish or transfer on it fails */
 };
 
 /* Dispatch core type chosen at open: Tensix dispatch leaves an 11x10 compute grid, ETH dispatch 12x10. */
@@ -105,6 +106,10 @@ typedef struct ttr_counters {
     uint64_t dram_write_bytes;
     uint64_t cb_waits;                                   /* cb_wait_front + cb_reserve_back calls */
     uint64_t cb_blocked;                                 /* of those, how many had to wait */
+    uint64_t noc_hops;      /* NoC hops travelled: reads there and back, writes and semaphore updates one way,
+                               multicasts to their farthest destination (Blackhole's 17x12 torus, per the kernel's NoC) */
+    uint64_t noc_barriers;  /* read and write barriers that waited on at least one transfer */
+    uint64_t sem_waits;     /* noc_semaphore_wait / _wait_min calls */
 } ttr_counters;
 
 typedef struct ttr_core {
@@ -175,6 +180,18 @@ const char *ttr_last_error(void);
 /* "emulator" or "tt-metal". */
 const char *ttr_backend_name(void);
 
+/* How many devices ttr_device_open accepts (ids 0..count-1): on tt-metal the cards it finds; the emulator
+ * presents the count ttr_emu_set_device_count set, else $TTR_EMU_DEVICES (1..64), else 1. */
+ttr_status ttr_device_count(uint32_t *count);
+/* Emulator only (tt-metal: TTR_ERR_UNSUPPORTED): the number of devices the emulator presents from now on,
+ * 1..64, in place of $TTR_EMU_DEVICES. Each is an independent p150a. */
+ttr_status ttr_emu_set_device_count(uint32_t count);
+/* Emulator only (tt-metal: TTR_ERR_UNSUPPORTED), for tests of device failure: once `launches` more programs
+ * have run on the device (an enqueue, or one program of a replayed trace), the next fails with
+ * TTR_ERR_DEVICE_LOST and the device stays lost: every later run, finish and buffer transfer fails. */
+ttr_status ttr_emu_fail_after(ttr_device *device, uint64_t launches);
+
+/* Opens device `device_id` (0..ttr_device_count-1; others fail with TTR_ERR_NO_DEVICE). */
 ttr_status ttr_device_open(uint32_t device_id, ttr_dispatch dispatch, ttr_device **out);
 void ttr_device_close(ttr_device *device);
 ttr_status ttr_device_get_info(const ttr_device *device, ttr_device_info *out);

@@ -96,6 +96,13 @@ pub struct Counters {
     pub cb_waits: u64,
     /// Of those, the ones that had to wait.
     pub cb_blocked: u64,
+    /// NoC hops travelled on Blackhole's 17×12 torus along the kernel's NoC: reads there and
+    /// back, writes and semaphore updates one way, multicasts to their farthest destination.
+    pub noc_hops: u64,
+    /// Read and write barriers that found transfers in flight.
+    pub noc_barriers: u64,
+    /// Semaphore waits.
+    pub sem_waits: u64,
 }
 
 impl Counters {
@@ -112,6 +119,14 @@ impl Counters {
     /// SFPU instructions of one kind.
     pub fn sfpu(&self, op: SfpuOp) -> u64 {
         self.sfpu_ops[op as usize]
+    }
+
+    /// NoC transactions: unicast reads and writes, multicasts and semaphore updates.
+    pub fn noc_transactions(&self) -> u64 {
+        self.noc_reads.iter().sum::<u64>()
+            + self.noc_writes.iter().sum::<u64>()
+            + self.noc_mcasts
+            + self.noc_sem_ops
     }
 
     /// Bytes moved by unicast reads and writes plus multicast payloads, all size classes.
@@ -138,6 +153,9 @@ impl Counters {
             dram_write_bytes: c.dram_write_bytes,
             cb_waits: c.cb_waits,
             cb_blocked: c.cb_blocked,
+            noc_hops: c.noc_hops,
+            noc_barriers: c.noc_barriers,
+            sem_waits: c.sem_waits,
         }
     }
 }

@@ -151,6 +151,7 @@ pub struct DeviceInfo {
 #[derive(Debug)]
 pub struct Device {
     raw: NonNull<sys::ttr_device>,
+    id: u32,
     opening: Opening,
 }
 
@@ -163,12 +164,23 @@ impl Device {
     /// Opens device 0 with the given dispatch placement; `Auto` asks the installation this build
     /// drives ([`Installation::of_this_build`]).
     pub fn open(dispatch: Dispatch) -> Result<Device> {
-        Device::open_with(dispatch, Installation::of_this_build()?)
+        Device::open_id(0, dispatch)
+    }
+
+    /// Opens device `id` (0..[`Device::count`]) with the given dispatch placement, `Auto` as in
+    /// [`Device::open`]; an id without a device is `Error::NoDevice`.
+    pub fn open_id(id: u32, dispatch: Dispatch) -> Result<Device> {
+        Device::open_id_with(id, dispatch, Installation::of_this_build()?)
     }
 
     /// Opens device 0 with `dispatch`, `Auto` resolved by what `installation` supports. The
     /// emulator standing in for a stock tt-metal refuses ETH dispatch as stock tt-metal would.
     pub fn open_with(dispatch: Dispatch, installation: Installation) -> Result<Device> {
+        Device::open_id_with(0, dispatch, installation)
+    }
+
+    /// Opens device `id` as [`Device::open_with`] opens device 0.
+    pub fn open_id_with(id: u32, dispatch: Dispatch, installation: Installation) -> Result<Device> {
         let (placement, warning) = match dispatch {
             Dispatch::Auto => installation.auto_dispatch(),
             fixed => (fixed, None),
@@ -187,17 +199,50 @@ impl Device {
             sys::TTR_DISPATCH_TENSIX
         };
         // SAFETY: `raw` is a valid out-pointer.
-        check(unsafe { sys::ttr_device_open(0, d, &mut raw) })?;
+        check(unsafe { sys::ttr_device_open(id, d, &mut raw) })?;
         let raw = NonNull::new(raw)
             .ok_or_else(|| Error::Internal("ttr_device_open returned no device".into()))?;
         Ok(Device {
             raw,
+            id,
             opening: Opening {
                 requested: dispatch,
                 installation,
                 warning,
             },
         })
+    }
+
+    /// How many devices [`Device::open_id`] accepts (ids 0..count): on tt-metal the cards it
+    /// finds; the emulator presents the count [`Device::emulate_devices`] set, else
+    /// `$TTR_EMU_DEVICES` (1 to 64), else 1.
+    pub fn count() -> Result<u32> {
+        let mut count = 0u32;
+        // SAFETY: `count` is a valid out-pointer.
+        check(unsafe { sys::ttr_device_count(&mut count) })?;
+        Ok(count)
+    }
+
+    /// Makes the emulator present `count` devices (1 to 64) from now on, in place of
+    /// `$TTR_EMU_DEVICES`; `Error::Unsupported` on tt-metal, which drives the cards it finds.
+    pub fn emulate_devices(count: u32) -> Result<()> {
+        // SAFETY: plain value argument.
+        check(unsafe { sys::ttr_emu_set_device_count(count) })
+    }
+
+    /// For tests of device failure, on the emulator (`Error::Unsupported` on tt-metal): once
+    /// `launches` more programs have run on this device (an enqueue, or one program of a replayed
+    /// trace), the next fails with `Error::DeviceLost`, and so does every later run, finish and
+    /// buffer transfer on it.
+    #[cfg(feature = "fault-injection")]
+    pub fn fail_after(&self, launches: u64) -> Result<()> {
+        // SAFETY: valid device handle.
+        check(unsafe { sys::ttr_emu_fail_after(self.raw(), launches) })
+    }
+
+    /// The id it was opened with.
+    pub fn id(&self) -> u32 {
+        self.id
     }
 
     /// How this device was opened.

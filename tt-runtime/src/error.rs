@@ -31,9 +31,13 @@ pub enum Error {
     /// A host-side failure (files, the kernel compiler, memory mapping).
     #[error("runtime failure: {0}")]
     Internal(String),
-    /// No Tenstorrent device was found at open (the tt-metal backend; the emulator always has one).
+    /// No Tenstorrent device was found at open, or none with the id asked for.
     #[error("no device: {0}")]
     NoDevice(String),
+    /// The device stopped working (on the emulator: a fault injected for tests); every later run,
+    /// finish or transfer on it fails with this error. The device must be closed.
+    #[error("device lost: {0}")]
+    DeviceLost(String),
     /// A string handed to the runtime contains a NUL byte.
     #[error("{0} contains a NUL byte")]
     Nul(&'static str),
@@ -54,7 +58,8 @@ impl Error {
             | Error::Trace(m)
             | Error::Unsupported(m)
             | Error::Internal(m)
-            | Error::NoDevice(m) => m,
+            | Error::NoDevice(m)
+            | Error::DeviceLost(m) => m,
             Error::Nul(what) | Error::TooLarge(what) => what,
         }
     }
@@ -87,6 +92,7 @@ pub(crate) fn check(status: sys::ttr_status) -> Result<()> {
         sys::TTR_ERR_TRACE => Error::Trace(message),
         sys::TTR_ERR_UNSUPPORTED => Error::Unsupported(message),
         sys::TTR_ERR_NO_DEVICE => Error::NoDevice(message),
+        sys::TTR_ERR_DEVICE_LOST => Error::DeviceLost(message),
         _ => Error::Internal(message),
     })
 }

@@ -4,7 +4,7 @@
 //! The C API is `include/ttr.h`. `build.rs` compiles its implementation (C++17, `cc`) and
 //! generates the raw bindings ([`sys`]) with bindgen (which needs libclang, e.g. Debian's
 //! `libclang-dev`). The safe types wrap the raw handles: [`Device`], [`Buffer`], [`Program`],
-//! [`Trace`], [`Counters`] (and [`CostModel`], a roofline of Blackhole device time over them), with typed [`Error`]s and `Drop` releasing device objects. Handles
+//! [`Trace`], [`Counters`] (and two models of Blackhole device time over them: the roofline [`CostModel`] and the timeline [`TimelineModel`]), with typed [`Error`]s and `Drop` releasing device objects. Handles
 //! are reference counted inside, so any drop order is safe.
 //!
 //! [`Device::open`] with [`Dispatch::Auto`] (the default) first asks [`install`] whether the
@@ -13,9 +13,16 @@
 //! ([`Device::opening`]): tt-metal fixes the placement once per process, so a failed ETH open
 //! cannot be retried.
 //!
+//! [`Device::count`] says how many devices [`Device::open_id`] accepts; each opened device is
+//! independent (its own memory, programs and traces) and devices run in parallel from different
+//! threads. A device that stops working fails every later call with [`Error::DeviceLost`].
+//!
 //! # The emulator (default backend)
 //!
-//! One Blackhole p150a: a 12x10 compute grid with ETH dispatch or 11x10 with Tensix dispatch,
+//! One Blackhole p150a per device id, as many as `$TTR_EMU_DEVICES` (default 1) or
+//! [`Device::emulate_devices`] ask for (other ids: [`Error::NoDevice`]); with the
+//! `fault-injection` feature, `Device::fail_after` makes a device lost after a number of program
+//! runs, for tests of what handles device failure. Each device: a 12x10 compute grid with ETH dispatch or 11x10 with Tensix dispatch,
 //! standing in for a patched tt-metal (`Auto` gives ETH) unless `TTR_EMU_TT_METAL=stock` asks it
 //! to behave as a stock one (`Auto` gives Tensix, `Eth` is refused),
 //! 1536 KiB of L1 per core (programs start at 109 KiB, leaving 1427 KiB: below are the firmware,
@@ -71,6 +78,7 @@
 //! by its scalar (the caller passes the divisor's reciprocal, as ttnn does).
 
 pub mod buffer;
+pub mod calibrate;
 pub mod cmacro;
 pub mod cost;
 pub mod counters;
@@ -85,7 +93,10 @@ pub mod trace;
 pub mod workload;
 
 pub use buffer::Buffer;
-pub use cost::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
+pub use cost::{
+    Bound, CoreEstimate, CoreTimeline, CostModel, KernelCycles, KernelWork, McastPoint,
+    PhasedKernel, StepEstimate, TimelineModel, TimelineStep,
+};
 pub use counters::{
     noc_size_class, Counters, SfpuOp, TileOp, NOC_SIZE_CLASSES, NOC_SIZE_CLASS_LIMITS,
 };

@@ -49,7 +49,7 @@
 //! selection fused into the writer and a positive normal threshold T, the compute kernel also
 //! packs the mask `N <= T` (`max(N, T) == T`, exact on f32) and multiplies it by a tile of powers
 //! of two, handing the writer one small integer per 8 columns of each row
-//! (`nms/bits_compute.cpp.tera`, [`select_keypoints::candidate_bits`]).
+//! (`nms/bits_compute.cpp.tera`, [`candidate_bits`]).
 //!
 //! The program splits the map's tiles over the grid like every node (`Split::new`). Max and
 //! transpose are exact in the fp32 DST, so the result is bit for bit the reference's.
@@ -60,35 +60,45 @@
 //! 32-bit tiles in DST). Through SrcA a Float32 tile is cut to TF32, and scores that differ only
 //! below TF32's 10 mantissa bits would all equal their window's maximum.
 
-use serde::{Deserialize, Serialize};
-
-use crate::device::{Core, Grid, Precision};
+use crate::device::Core;
 use crate::kir::{
     args, blocks, cb_id, exact_fp32_copies, input, names, per_core, Arg, Call, CompileArg,
-    CoreArgs, CountSource, Kernel, KirError, Role, SfpuOp, Trips,
+    CoreArgs, CountSource, Kernel, KirError, Lowering, Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
-use crate::layout::DeviceTensor;
-use crate::ops::select_keypoints::{self, SelectPlan};
-use crate::plan::{
-    cb_fp32, tensor_buffers, BufferPlan, CbKind, CbPlan, Content, NodePlan, OpPlan, PlanError,
-    Split,
-};
+use crate::plan::nms::{NmsPlan, FACE_ROW_BYTES};
+use crate::plan::{NodePlan, Split};
 
-/// Bytes of one row of a 16×16 face of f32.
-const FACE_ROW_BYTES: u32 = 64;
+use crate::plan::select_keypoints::candidate_bits;
+
+use super::select_keypoints;
+
+pub use crate::plan::nms::MAX_DEVICE_RADIUS;
+
+impl Lowering for NmsPlan {
+    fn op(&self) -> &'static str {
+        "nms"
+    }
+
+    fn kernels(&self, node: &NodePlan) -> Result<Vec<Kernel>, KirError> {
+        kernels(node, self)
+    }
+
+    /// Semaphore 0 of the halo exchange ([`SEMAPHORES`]).
+    fn sync(&self, node: &NodePlan) -> Result<(u32, Vec<Core>), KirError> {
+        Ok((
+            SEMAPHORES,
+            node.split.work.iter().take(1).map(|w| w.core).collect(),
+        ))
+    }
+
+    fn counted(&self) -> Option<CountSource> {
+        count_source(self)
+    }
+}
+
 /// Bytes of a 16×16 face of f32.
 const FACE_BYTES: u32 = 16 * FACE_ROW_BYTES;
-
-/// The largest radius the device lowers: the window must stay within the neighbouring tiles and
-/// a shift must cut a 16-row face into at most two runs. Larger radii run on the host.
-pub const MAX_DEVICE_RADIUS: usize = 8;
-
-/// Bytes of the window of a tile's two strips of `32 + 2 radius` face rows (`cb_strips`, one
-/// page per tile; `nms/strips.cpp.tera`).
-fn window_bytes(radius: u32) -> u32 {
-    2 * (32 + 2 * radius) * FACE_ROW_BYTES
-}
 
 /// Of the first pass's 2 radius + 1 tiles shifted along y, the reader builds the first
 /// `reader_shifts` (d = -radius..-1), the writer the others (d = 0..radius): the balance of the
@@ -106,82 +116,6 @@ pub const SEMAPHORES: u32 = 1;
 /// own writer's, and its partners' before and after it, or its own writer's again in place of
 /// each it does not have ([`exchange_partners`]).
 pub const SIGNALS: u32 = 3;
-
-/// NMS on a map, in tiles.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NmsPlan {
-    pub radius: u32,
-    pub tiles_x: u32,
-    pub tiles_y: u32,
-    /// The intermediate buffer of the first pass's column maxima (a scratch Map).
-    pub vertical: String,
-    /// The keypoint selection fused into the writer, if any.
-    pub select: Option<SelectPlan>,
-}
-
-/// The intermediate buffer and the program of NMS node `name` on the `height`×`width` map
-/// `scores`. The caller adds the output buffer (the node's Map).
-pub fn plan(
-    name: &str,
-    scores: &str,
-    (height, width): (u32, u32),
-    radius: usize,
-    precision: Precision,
-    grid: Grid,
-) -> Result<(Vec<BufferPlan>, NodePlan), PlanError> {
-    if radius == 0 || radius > MAX_DEVICE_RADIUS {
-        return Err(PlanError::NmsRadius {
-            node: name.to_string(),
-            radius,
-            max: MAX_DEVICE_RADIUS,
-        });
-    }
-    if !precision.fp32_dest {
-        return Err(PlanError::NmsNeedsFp32Dst {
-            node: name.to_string(),
-        });
-    }
-    if height % 32 != 0 || width % 32 != 0 {
-        return Err(PlanError::FrameNotMultiple32 {
-            node: name.to_string(),
-            width: width as usize,
-            height: height as usize,
-        });
-    }
-    let (tiles_x, tiles_y) = (width / 32, height / 32);
-    let vertical = format!("{name}.vertical");
-    let intermediate = DeviceTensor::Map { height, width };
-    let buffers = tensor_buffers(&vertical, intermediate, |_| Content::Scratch {
-        node: name.to_string(),
-        tensor: intermediate,
-    });
-    let node = NodePlan {
-        name: name.to_string(),
-        inputs: vec![scores.to_string()],
-        output: name.to_string(),
-        precision,
-        split: Split::new(grid, tiles_x * tiles_y),
-        cbs: vec![
-            cb_fp32(0, "cb_shift", 2, CbKind::Stream),
-            cb_fp32(1, "cb_scores", 2, CbKind::Stream),
-            cb_fp32(2, "cb_window", 3, CbKind::Scratch),
-            cb_fp32(3, "cb_shift_y", 2, CbKind::Stream),
-            CbPlan {
-                page_bytes: window_bytes(radius as u32),
-                ..cb_fp32(4, "cb_strips", 2, CbKind::Stream)
-            },
-            cb_fp32(16, "cb_out", 2, CbKind::Stream),
-        ],
-        op: OpPlan::Nms(NmsPlan {
-            radius: radius as u32,
-            tiles_x,
-            tiles_y,
-            vertical,
-            select: None,
-        }),
-    };
-    Ok((buffers, node))
-}
 
 /// The cores each core of `split` signals besides itself, before and after it (itself where
 /// it has no partner there): the owners of the tiles next to its run along x in the same tile
@@ -218,10 +152,10 @@ pub fn exchange_partners(split: &Split, tiles_x: u32) -> Vec<(Core, Core)> {
 
 /// Where the counted loop of the writer gets its trips: the fused selection's counts, when it
 /// scans by candidate bits.
-pub fn count_source(p: &NmsPlan) -> Option<CountSource> {
+fn count_source(p: &NmsPlan) -> Option<CountSource> {
     p.select
         .as_ref()
-        .filter(|s| select_keypoints::candidate_bits(s))
+        .filter(|s| candidate_bits(s))
         .map(select_keypoints::count_source)
 }
 
@@ -271,7 +205,7 @@ fn shifted_tiles(count: u32, shift: u32) -> Call {
 }
 
 /// The reader, compute and writer of the program.
-pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
+fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
     let scores = input(node, 0)?;
     let shift = cb_id(node, "cb_shift")?;
     let shift_y = cb_id(node, "cb_shift_y")?;
@@ -334,10 +268,7 @@ pub fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
             }),
         ],
     };
-    let bits = p
-        .select
-        .as_ref()
-        .is_some_and(select_keypoints::candidate_bits);
+    let bits = p.select.as_ref().is_some_and(candidate_bits);
     // The maximum of the shifted tiles, each transposed into DST: the first `low` from `shift`,
     // the others from `high`.
     let window_max = |low: u32, high: u32| {
@@ -509,7 +440,7 @@ fn bits_compute(
 
 /// The writer: stores the column maxima and signals the cores that read them (module docs), then
 /// feeds the score tiles to compute's equality mask and writes the output, fused with the
-/// keypoint selection when the plan put one here ([`crate::ops::select_keypoints::place`]).
+/// keypoint selection when the plan put one here ([`crate::plan::select_keypoints::place`]).
 fn writer(
     node: &NodePlan,
     p: &NmsPlan,
@@ -585,7 +516,7 @@ fn writer(
             compile_args.extend(select_keypoints::compile_args(sel));
             arg_names.extend(names(&select_keypoints::RUNTIME_ARG_NAMES));
             let calls = select_keypoints::record_calls(node, sel)?;
-            if select_keypoints::candidate_bits(sel) {
+            if candidate_bits(sel) {
                 compile_args.extend(select_keypoints::bit_compile_args());
                 body.extend(select_keypoints::bit_fills(node)?);
                 body.push(calls.start);
@@ -656,32 +587,7 @@ fn writer(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::device::Fidelity;
-
-    #[test]
-    fn one_program_over_the_map_tiles_with_an_intermediate_buffer() {
-        let (buffers, node) = plan(
-            "nms",
-            "scores",
-            (64, 96),
-            4,
-            Precision::PORT,
-            Grid::ETH_DISPATCH,
-        )
-        .expect("plans");
-        assert_eq!(buffers.len(), 1);
-        assert_eq!(
-            (buffers[0].name.as_str(), buffers[0].pages),
-            ("nms.vertical", 6)
-        );
-        assert_eq!(node.name, "nms");
-        assert_eq!(node.inputs, vec!["scores"]);
-        assert_eq!(node.split.work.len(), 6);
-        let OpPlan::Nms(p) = &node.op else {
-            panic!("not NMS: {:?}", node.op);
-        };
-        assert_eq!(p.vertical, "nms.vertical");
-    }
+    use crate::device::Grid;
 
     /// Independently of [`exchange_partners`]: core `j` must hear from every core that owns a
     /// tile next to one of `j`'s along x (same tile row), and each core's semaphore must receive
@@ -758,7 +664,7 @@ mod tests {
                 external: std::collections::BTreeSet::from([names::SCORES.to_string()]),
                 ..crate::plan::PlanParams::default()
             };
-            let kir = crate::kir::lower(&crate::plan::plan(&graph, &params).expect("plans"))
+            let kir = crate::lower::lower(&crate::plan::plan(&graph, &params).expect("plans"))
                 .expect("lowers");
             let row = kir
                 .nodes
@@ -780,30 +686,5 @@ mod tests {
             let has_bits_cb = row.cbs.iter().any(|c| c.name == "cb_bits");
             assert_eq!(has_bits_cb, bits, "threshold {threshold}");
         }
-    }
-
-    #[test]
-    fn radius_and_dst_mode_are_checked() {
-        let bf16_dst = Precision {
-            fp32_dest: false,
-            fidelity: Fidelity::HiFi4,
-            ..Precision::PORT
-        };
-        let err = plan("n", "s", (32, 32), 2, bf16_dst, Grid::ETH_DISPATCH).err();
-        assert_eq!(
-            err,
-            Some(PlanError::NmsNeedsFp32Dst {
-                node: "n".to_string()
-            })
-        );
-        let err = plan("n", "s", (32, 32), 9, Precision::PORT, Grid::ETH_DISPATCH).err();
-        assert_eq!(
-            err,
-            Some(PlanError::NmsRadius {
-                node: "n".to_string(),
-                radius: 9,
-                max: MAX_DEVICE_RADIUS
-            })
-        );
     }
 }

@@ -2,7 +2,7 @@
 //! network frame with Pillow's BILINEAR filter, bit for bit, written in the frame's activation
 //! layout (one channel, bf16 or Float32 as the node's precision says; [`FrameRows`](crate::DeviceTensor::FrameRows): each
 //! image row with its copies shifted by one pixel either way, so conv1a builds its taps from whole rows). The program is specialised per input
-//! size (the filter is data the host computes per size, [`crate::ops::resize_filter`]).
+//! size (the filter is data the host computes per size, [`crate::plan::resize_filter`]).
 //!
 //! Pillow runs one pass per axis, in the order [`vertical_first`] decides, each output
 //! `clip8(⌊(S + 2²¹) / 2²²⌋)` of the integer sum S = Σ v·k of u8 samples and 22-bit weights.
@@ -17,7 +17,7 @@
 //!   the unpacker has no u8 format in the emulator and the conversion costs the data-movement core
 //!   one load per byte), and provides the block's weights, three parts per weight tile: the
 //!   page set the band table names for its row tile and for its column tile
-//!   ([`crate::ops::resize_filter`]: tiles with the same weights share a set). Each weight CB
+//!   ([`crate::plan::resize_filter`]: tiles with the same weights share a set). Each weight CB
 //!   is a ring of two slots the compute kernel only reads, so the reader reads a set from DRAM
 //!   only when neither slot holds it (a local copy from the other slot otherwise, or nothing):
 //!   the identity resize reads one set per axis per core instead of one per block;
@@ -26,7 +26,7 @@
 //!   (bf16, exact), then the second pass (Fᵀ = Σ_t H_t · Z_tᵀ, or F = Σ_a V_a · Y_a), rounds,
 //!   and scales by 1/255. Weights sit in in0 (SrcB), data in in1 (SrcA, exact from HiFi2 up).
 //!   Weight parts 0 + 1 accumulate A in DST 0 and part 2 accumulates B in DST 1, both exact in
-//!   fp32 (A + B = S / 2²²; [`crate::ops::resize_filter`]; the planner checks B's bound through
+//!   fp32 (A + B = S / 2²²; [`crate::plan::resize_filter`]; the planner checks B's bound through
 //!   [`MAX_REST_SUM`]). The rounding is then exact too: q = fl(A + B) rounded to an integer
 //!   (adding and subtracting 1.5·2²³, `add/sub_unary_tile`), and the result
 //!   q + round(A − q + B + 2⁻²³) (`sub/add_binary_tile`, the same trick): A − q + B is a
@@ -50,92 +50,29 @@
 //!
 //! Only the non-zero bands are multiplied: 3·kv·kh + 3·kh tile products per block (vertical
 //! first), 3·kv·kh + 3·kv (horizontal first).
+//!
+//! [`vertical_first`]: superpoint_graph::reference::resize::vertical_first
+//! [`unit_rows`]: crate::plan::resize::unit_rows
+//! [`MAX_REST_SUM`]: crate::plan::resize::MAX_REST_SUM
 
-use serde::{Deserialize, Serialize};
-
-use crate::device::{Format, Grid, Precision};
+use crate::device::Format;
 use crate::kir::{
     args, blocks, cb_format, cb_id, format_args, input, names, per_core, Arg, Call, Kernel,
-    KirError, Role, SfpuOp, Trips,
+    KirError, Lowering, Role, SfpuOp, Trips,
 };
-use crate::layout::DeviceTensor;
-use crate::ops::resize_filter::{axis_filter, pack_bands, AxisFilter, PARTS};
-use crate::plan::{
-    output_buffers, BufferPlan, CbKind, CbPlan, Content, NodePlan, OpPlan, PlanError, Split,
-};
-use superpoint_graph::reference::resize::vertical_first;
+use crate::plan::resize::ResizePlan;
+use crate::plan::resize_filter::PARTS;
+use crate::plan::NodePlan;
 
-/// The largest input plane side the device resize takes (one 4 KiB DRAM page per row).
-pub const MAX_PLANE_SIDE: u32 = 4096;
+pub use crate::plan::resize::MAX_PLANE_SIDE;
 
-/// The largest [`AxisFilter::rest_sum`] the rounding stays exact for: then every partial sum of
-/// B is a multiple of 2⁻²² below 255·sum·2⁻²² < 4, exact in fp32 (module docs).
-pub const MAX_REST_SUM: u32 = ((1 << 24) - 1) / 255;
+impl Lowering for ResizePlan {
+    fn op(&self) -> &'static str {
+        "resize"
+    }
 
-/// The axis a resize filter acts on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Axis {
-    /// Along rows (input width → frame width).
-    Horizontal,
-    /// Along columns (input height → frame height).
-    Vertical,
-}
-
-/// A resize node's shape.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResizePlan {
-    pub in_width: u32,
-    pub in_height: u32,
-    /// Bytes of one plane row page (width padded to 64).
-    pub row_bytes: u32,
-    pub width: u32,
-    pub height: u32,
-    pub width_tiles: u32,
-    /// Input column tiles of one output column tile's band.
-    pub kh: u32,
-    /// Input row tiles of one output row tile's band.
-    pub kv: u32,
-    /// Pillow's pass order for these sizes: the vertical pass first (else the horizontal one).
-    pub vertical_first: bool,
-    /// Bytes of one staged input row: the band's columns plus 64-byte alignment on both sides.
-    pub window: u32,
-    /// Output rows of one unit of work: 32 (a block), or 16 (half a block) when that spreads the
-    /// work more evenly over the grid ([`unit_rows`]).
-    pub unit_rows: u32,
-    /// The most band rows one unit reads ([`AxisFilter::unit_spans`]).
-    pub unit_band_rows: u32,
-    /// Bytes of the band table page.
-    pub bands_bytes: u32,
-    pub hweights: String,
-    pub vweights: String,
-    pub bands: String,
-}
-
-/// The host bytes of a resize filter buffer (weights or band table); `None` for other contents.
-pub fn filter_bytes(content: &Content) -> Option<Vec<u8>> {
-    match content {
-        Content::ResizeWeights { input, output, .. } => {
-            Some(axis_filter(*input as usize, *output as usize).pages)
-        }
-        Content::ResizeBands {
-            in_width,
-            in_height,
-            width,
-            height,
-            unit_rows,
-            bytes,
-        } => {
-            let cols = axis_filter(*in_width as usize, *width as usize);
-            let rows = axis_filter(*in_height as usize, *height as usize);
-            Some(pack_bands(
-                &cols,
-                &rows,
-                *unit_rows as usize,
-                *bytes as usize,
-            ))
-        }
-        _ => None,
+    fn kernels(&self, node: &NodePlan) -> Result<Vec<Kernel>, KirError> {
+        kernels(node, self)
     }
 }
 
@@ -147,205 +84,6 @@ pub fn pack_plane(plane: &superpoint_graph::Tensor<u8>) -> Vec<u8> {
         out[y * row_bytes..y * row_bytes + row.len()].copy_from_slice(row);
     }
     out
-}
-
-fn stream(
-    id: u32,
-    name: &str,
-    pages: u32,
-    page_bytes: u32,
-    format: Format,
-    kind: CbKind,
-) -> CbPlan {
-    CbPlan {
-        id,
-        name: name.to_string(),
-        pages,
-        page_bytes,
-        format,
-        kind,
-    }
-}
-
-/// The output rows of a unit of work for `blocks` blocks on `cores` cores: half a block when the
-/// slowest core then converts and writes fewer rows (300 blocks on 120 cores: 5 halves instead of
-/// 3 blocks), else a whole block (on 110 cores 6 halves are no fewer rows than 3 blocks, and each
-/// unit costs the compute kernel a whole block).
-pub fn unit_rows(blocks: u32, cores: u32) -> u32 {
-    let cores = cores.max(1);
-    if (2 * blocks).div_ceil(cores) < 2 * blocks.div_ceil(cores) {
-        16
-    } else {
-        32
-    }
-}
-
-/// Band tiles of a filter, as a u32.
-fn band(f: &AxisFilter) -> u32 {
-    f.band_tiles as u32
-}
-
-/// Plans resize node `name` from the plane `input` (laid out as `plane`) to a `width`×`height`
-/// frame: its node and the buffers it writes or reads besides its input.
-pub fn plan_node(
-    name: &str,
-    input: &str,
-    plane: DeviceTensor,
-    (width, height): (usize, usize),
-    grid: Grid,
-    precision: Precision,
-) -> Result<(NodePlan, Vec<BufferPlan>), PlanError> {
-    let DeviceTensor::Plane {
-        width: in_width,
-        height: in_height,
-    } = plane
-    else {
-        return Err(PlanError::NotOnDevice {
-            node: name.to_string(),
-            input: input.to_string(),
-        });
-    };
-    if in_width == 0 || in_height == 0 || in_width > MAX_PLANE_SIDE || in_height > MAX_PLANE_SIDE {
-        return Err(PlanError::PlaneSize {
-            node: name.to_string(),
-            width: in_width,
-            height: in_height,
-            max: MAX_PLANE_SIDE,
-        });
-    }
-    if width % 32 != 0 || height % 32 != 0 {
-        return Err(PlanError::FrameNotMultiple32 {
-            node: name.to_string(),
-            width,
-            height,
-        });
-    }
-    let cols = axis_filter(in_width as usize, width);
-    let rows = axis_filter(in_height as usize, height);
-    for (axis, filter, input, output) in [
-        (Axis::Horizontal, &cols, in_width, width),
-        (Axis::Vertical, &rows, in_height, height),
-    ] {
-        if filter.rest_sum > MAX_REST_SUM {
-            return Err(PlanError::ResizeRounding {
-                node: name.to_string(),
-                axis,
-                input,
-                output: output as u32,
-                sum: filter.rest_sum,
-                max: MAX_REST_SUM,
-            });
-        }
-    }
-    let (kh, kv) = (band(&cols), band(&rows));
-    let width_tiles = (width / 32) as u32;
-    let height_tiles = (height / 32) as u32;
-    let window = (kh * 32 + 128).div_ceil(64) * 64;
-    let unit = unit_rows(width_tiles * height_tiles, grid.cores());
-    let unit_band_rows = rows
-        .unit_spans(unit as usize)
-        .iter()
-        .map(|(lo, hi)| hi - lo)
-        .max()
-        .unwrap_or(0);
-    let row_words = 2 + 2 * 32 / unit;
-    let bands_bytes = ((width_tiles * 2 + height_tiles * row_words) * 4).div_ceil(64) * 64;
-    let format = precision.format;
-    let frame = DeviceTensor::FrameRows {
-        height: height as u32,
-        width: width as u32,
-        format,
-    };
-    let hweights = format!("{name}.hweights");
-    let vweights = format!("{name}.vweights");
-    let bands = format!("{name}.bands");
-    let mut buffers = output_buffers(name, frame);
-    buffers.push(BufferPlan {
-        name: hweights.clone(),
-        pages: cols.set_count() as u32 * PARTS as u32 * kh,
-        page_bytes: 2048,
-        content: Content::ResizeWeights {
-            axis: Axis::Horizontal,
-            input: in_width,
-            output: width as u32,
-        },
-        l1_offset: None,
-    });
-    buffers.push(BufferPlan {
-        name: vweights.clone(),
-        pages: rows.set_count() as u32 * PARTS as u32 * kv,
-        page_bytes: 2048,
-        content: Content::ResizeWeights {
-            axis: Axis::Vertical,
-            input: in_height,
-            output: height as u32,
-        },
-        l1_offset: None,
-    });
-    buffers.push(BufferPlan {
-        name: bands.clone(),
-        pages: 1,
-        page_bytes: bands_bytes,
-        content: Content::ResizeBands {
-            in_width,
-            in_height,
-            width: width as u32,
-            height: height as u32,
-            unit_rows: unit,
-            bytes: bands_bytes,
-        },
-        l1_offset: None,
-    });
-    let bf16 = Format::Bf16;
-    let parts = PARTS as u32;
-    let vertical_first = vertical_first(in_width as usize, in_height as usize, width, height);
-    let mid_tiles = if vertical_first { kh } else { kv };
-    let node = NodePlan {
-        name: name.to_string(),
-        inputs: vec![input.to_string()],
-        output: name.to_string(),
-        precision,
-        split: Split::new(grid, width_tiles * height_tiles * 32 / unit),
-        cbs: vec![
-            stream(0, "cb_plane", 2 * kv * kh, 2048, bf16, CbKind::Stream),
-            stream(1, "cb_vweights", 2 * parts * kv, 2048, bf16, CbKind::Stream),
-            stream(2, "cb_hweights", 2 * parts * kh, 2048, bf16, CbKind::Stream),
-            stream(3, "cb_mid", mid_tiles, 2048, bf16, CbKind::Stream),
-            stream(4, "cb_lut", 1, 512, bf16, CbKind::Scratch),
-            stream(5, "cb_bands", 1, bands_bytes, bf16, CbKind::Scratch),
-            stream(6, "cb_rows", 1, 32 * kv * window, bf16, CbKind::Scratch),
-            stream(7, "cb_shift", 2, 2048, bf16, CbKind::Stream),
-            stream(
-                8,
-                "cb_final",
-                1,
-                format.tile_bytes(),
-                format,
-                CbKind::Stream,
-            ),
-            stream(9, "cb_tmp", 1, format.tile_bytes(), format, CbKind::Stream),
-            stream(16, "cb_out", 6, format.tile_bytes(), format, CbKind::Stream),
-        ],
-        op: OpPlan::Resize(ResizePlan {
-            in_width,
-            in_height,
-            row_bytes: in_width.div_ceil(64) * 64,
-            width: width as u32,
-            height: height as u32,
-            width_tiles,
-            kh,
-            kv,
-            vertical_first,
-            window,
-            unit_rows: unit,
-            unit_band_rows,
-            bands_bytes,
-            hweights,
-            vweights,
-            bands,
-        }),
-    };
-    Ok((node, buffers))
 }
 
 fn sfpu(op: SfpuOp) -> Call {
@@ -372,7 +110,7 @@ fn round_half_up() -> Vec<Call> {
 }
 
 /// The reader, compute and writer kernels of a resize node.
-pub fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError> {
+fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError> {
     let plane = input(node, 0)?;
     let cb_plane = cb_id(node, "cb_plane")?;
     let cb_v = cb_id(node, "cb_vweights")?;
@@ -771,78 +509,5 @@ mod tests {
         assert_eq!(bytes.len(), 128);
         assert_eq!(&bytes[..4], &[1, 2, 3, 0]);
         assert_eq!(&bytes[64..68], &[4, 5, 6, 0]);
-    }
-
-    #[test]
-    fn filter_bytes_fill_the_planned_buffers() {
-        let grid = Grid::ETH_DISPATCH;
-        let plane = DeviceTensor::Plane {
-            width: 100,
-            height: 70,
-        };
-        let (_, buffers) =
-            plan_node("frame", "input", plane, (64, 32), grid, Precision::PORT).expect("plans");
-        for b in &buffers[1..] {
-            let bytes = filter_bytes(&b.content).expect("a filter buffer");
-            assert_eq!(bytes.len() as u32, b.pages * b.page_bytes, "{}", b.name);
-        }
-        assert_eq!(filter_bytes(&buffers[0].content), None);
-    }
-
-    // The strongest downscales the planner takes (4096 → 32 samples, and a few odd sizes near
-    // it) keep the rounding's bound on |B| with room to spare.
-    #[test]
-    fn rest_sums_of_the_strongest_downscales_are_within_the_bound() {
-        for input in [4096, 4095, 4001, 3333, 2048] {
-            let sum = axis_filter(input, 32).rest_sum;
-            println!("{input} -> 32: rest sum {sum} (limit {MAX_REST_SUM})");
-            assert!(sum <= MAX_REST_SUM, "{input}: {sum}");
-        }
-        let plane = DeviceTensor::Plane {
-            width: 4096,
-            height: 4096,
-        };
-        let planned = plan_node(
-            "frame",
-            "input",
-            plane,
-            (32, 32),
-            Grid::ETH_DISPATCH,
-            Precision::PORT,
-        );
-        assert!(planned.is_ok());
-    }
-
-    // Halves when they lower the slowest core's rows: 300 blocks on 120 cores, 5 halves (80 rows)
-    // instead of 3 blocks (96); on 110 cores 6 halves = 3 blocks; 6 blocks on 2 cores, 3 each.
-    #[test]
-    fn units_are_half_blocks_only_where_they_balance() {
-        assert_eq!(unit_rows(300, 120), 16);
-        assert_eq!(unit_rows(300, 110), 32);
-        assert_eq!(unit_rows(6, 2), 32);
-        assert_eq!(unit_rows(5, 2), 16);
-    }
-
-    #[test]
-    fn pass_order_follows_pillow() {
-        let order = |width, height, frame| {
-            let plane = DeviceTensor::Plane { width, height };
-            let (node, _) = plan_node(
-                "frame",
-                "input",
-                plane,
-                frame,
-                Grid::ETH_DISPATCH,
-                Precision::PORT,
-            )
-            .expect("plans");
-            match node.op {
-                OpPlan::Resize(r) => r.vertical_first,
-                other => panic!("expected a resize, got {other:?}"),
-            }
-        };
-        assert!(order(70, 300, (64, 64)));
-        assert!(!order(200, 150, (96, 64)));
-        assert!(!order(64, 64, (64, 64)));
     }
 }

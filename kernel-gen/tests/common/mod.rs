@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use kernel_gen::runner::{weight_bytes, Loaded};
+use kernel_gen::summary::summary;
 use kernel_gen::Compiled;
 use superpoint_graph::{ConvWeights, Graph, Node, Op, Tensor, WeightSet};
 use tt_runtime::{Device, Dispatch};
@@ -260,4 +261,17 @@ pub fn fixture_dense(case: &str, array: &str) -> Tensor<f32> {
         other => panic!("{}: unexpected shape {other:?}", path.display()),
     }
     .expect("data matches the shape")
+}
+
+/// The insta snapshots of `compiled` in the top-level `snapshots/`: its summary
+/// ([`kernel_gen::summary`]) as `<name>__program`, and each kernel file as `kernel__<file>`, one
+/// snapshot per distinct text, shared by every program that has it.
+pub fn snapshot(name: &str, compiled: &Compiled) {
+    insta::with_settings!({snapshot_path => "../../../snapshots", prepend_module_to_snapshot => false, omit_expression => true}, {
+        for (file, text) in &compiled.sources {
+            let file = file.trim_end_matches(".cpp").replace('/', "__");
+            insta::assert_snapshot!(format!("kernel__{file}"), text);
+        }
+        insta::assert_snapshot!(format!("{name}__program"), summary(name, &compiled.program));
+    });
 }

@@ -47,7 +47,9 @@ impl Backend {
 }
 
 /// One frame's keypoints (network-frame pixels, best first) and descriptors, with the time the
-/// backend spent resizing and selecting (ms), which the model reports apart from the network.
+/// backend spent resizing and selecting (ms), which the model reports apart from the network,
+/// and on a device pool the device that ran it, the time it waited for a device and the time it
+/// spent compiling and loading programs (ms).
 #[derive(Debug, Clone)]
 pub(crate) struct FrameResult {
     pub keypoints: Vec<Keypoint>,
@@ -57,6 +59,9 @@ pub(crate) struct FrameResult {
     pub select_ms: f64,
     /// Non-maximum suppression ran on the device.
     pub device_nms: bool,
+    pub device: Option<u32>,
+    pub queue_ms: f64,
+    pub compile_ms: f64,
 }
 
 /// The dense maps of one frame, planar f32, as a backend computed them.

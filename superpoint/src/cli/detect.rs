@@ -8,9 +8,9 @@ use anyhow::Context;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
-use superpoint::{Detection, Input, Options};
+use superpoint::{Detection, Input, Options, Warmup, WarmupStep};
 
-use super::{npy, overlay, ModelArgs, OptionArgs};
+use super::{build, npy, overlay, ModelArgs, OptionArgs, WarmupArgs};
 
 #[derive(Debug, Args)]
 pub struct DetectArgs {
@@ -21,6 +21,8 @@ pub struct DetectArgs {
     model: ModelArgs,
     #[command(flatten)]
     options: OptionArgs,
+    #[command(flatten)]
+    warmup: WarmupArgs,
     /// Where to write the results (one folder per image).
     #[arg(long, default_value = "superpoint-out", value_name = "DIR")]
     out: PathBuf,
@@ -29,19 +31,50 @@ pub struct DetectArgs {
     no_overlay: bool,
 }
 
-pub fn run(args: &DetectArgs) -> anyhow::Result<()> {
-    let options = args.options.options()?;
-    let model = args.model.load()?;
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
-    let folders = output_folders(&args.out, &args.images);
-    let progress = ProgressBar::new(args.images.len() as u64).with_style(
+/// A progress bar of `len` steps (hidden for a single one).
+fn bar(len: u64) -> ProgressBar {
+    let progress = ProgressBar::new(len).with_style(
         ProgressStyle::with_template("{bar:30} {pos}/{len} {msg} [{elapsed} < {eta}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    if args.images.len() == 1 {
+    if len == 1 {
         progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
+    progress
+}
+
+pub fn run(args: &DetectArgs) -> anyhow::Result<()> {
+    let options = args.options.options()?;
+    let builder = args
+        .warmup
+        .apply(args.model.builder()?, Warmup::None, options.frame)?;
+    let warming = bar(0);
+    let shown = warming.clone();
+    let builder = builder.on_warmup(move |step: &WarmupStep| {
+        shown.set_length(step.total as u64);
+        shown.set_position(step.done as u64);
+        shown.set_message(format!("warm-up: {}", step.variant));
+        shown.suspend(|| {
+            eprintln!(
+                "warm-up {}/{}: {} on device {}: {}",
+                step.done,
+                step.total,
+                step.variant,
+                step.device,
+                if step.prepared {
+                    format!("prepared in {:.1} s", step.seconds)
+                } else {
+                    "already prepared".to_string()
+                }
+            )
+        });
+    });
+    let model = build(builder)?;
+    warming.finish_and_clear();
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let folders = output_folders(&args.out, &args.images);
+    let progress = bar(args.images.len() as u64);
     let inputs: Vec<Input<'static>> = args.images.iter().cloned().map(Input::from).collect();
     let mut failures = 0;
     for ((image, folder), result) in args
@@ -56,11 +89,13 @@ pub fn run(args: &DetectArgs) -> anyhow::Result<()> {
             .and_then(|d| write_outputs(image, folder, &d, &options, !args.no_overlay).map(|()| d));
         match written {
             Ok(d) => progress.suspend(|| {
+                let device = d.device.map(|id| format!(" on device {id}"));
                 println!(
-                    "{}: {} keypoints in {:.1} ms -> {}",
+                    "{}: {} keypoints in {:.1} ms{} -> {}",
                     image.display(),
                     d.len(),
                     d.timing.total,
+                    device.unwrap_or_default(),
                     folder.display()
                 )
             }),
@@ -118,6 +153,7 @@ fn write_outputs(
         "scores": d.scores,
         "options": options,
         "backend": d.backend,
+        "device": d.device,
         "timing_ms": d.timing,
     });
     let json_path = folder.join("keypoints.json");

@@ -23,6 +23,7 @@ use anyhow::{bail, Context};
 use clap::Args;
 use superpoint::backend::tensix::{TensixBackend, TensixPrecision};
 use superpoint::backend::DenseMaps;
+use superpoint::error::message_chain;
 use superpoint::metrics::{keypoint_f1, pcc, DESCRIPTOR_PCC_GATE, F1_GATE, SCORE_PCC_GATE};
 use superpoint::{Backend, Detection, Input, Options, SuperPoint};
 use tt_runtime::install::Source;
@@ -268,7 +269,7 @@ fn device_checks(report: &mut Report, dev: &Device, golden: &[u8]) {
                     format!("{shape} against the emulator's golden: {}", differing(&c)),
                 )
             })
-            .map_err(|e| anyhow::anyhow!("{e}")),
+            .map_err(|e| anyhow::anyhow!(message_chain(e))),
     );
     report.check(
         "trace replay (known answer)",
@@ -283,7 +284,7 @@ fn device_checks(report: &mut Report, dev: &Device, golden: &[u8]) {
                     ),
                 )
             })
-            .map_err(|e| anyhow::anyhow!("{e}")),
+            .map_err(|e| anyhow::anyhow!(message_chain(e))),
     );
 }
 
@@ -359,7 +360,10 @@ fn frame_checks(
                 precision,
                 seconds,
             ),
-            (Err(e), _) => Err(anyhow::anyhow!("the Tensix backend failed: {e}")),
+            (Err(e), _) => Err(anyhow::anyhow!(
+                "the Tensix backend failed: {}",
+                message_chain(e)
+            )),
             (_, Err(e)) => Err(anyhow::anyhow!("the CPU backend failed: {e:#}")),
         },
     );
@@ -369,7 +373,7 @@ fn frame_checks(
         "trace replay (frame)",
         match (&first, &second) {
             (Ok(direct), Ok(replay)) => Ok(replay_equal(direct, replay)),
-            (Err(e), _) | (_, Err(e)) => Err(anyhow::anyhow!("{e}")),
+            (Err(e), _) | (_, Err(e)) => Err(anyhow::anyhow!(message_chain(e))),
         },
     );
 }
@@ -457,7 +461,8 @@ fn replay_equal(
 }
 
 /// The device profiler's time for each program of the first frame, when there is a profiler,
-/// beside the model's estimate when `--model` gave one for this grid and precision.
+/// beside the model's estimate (v2, the timeline) and floor (v1, the roofline) when `--model`
+/// gave one for this grid and precision.
 fn profiler(report: &mut Report, tensix: &TensixBackend, modeled: Option<&[ModeledRun]>) {
     let times = match tensix.with_device(Device::profiler_times) {
         Ok(times) => times,
@@ -490,14 +495,23 @@ fn profiler(report: &mut Report, tensix: &TensixBackend, modeled: Option<&[Model
     let model_note = match (modeled, run) {
         (None, _) => "no --model given: `superpoint bench --backend tensix --write-model PATH` on an emulator build of this tree writes the model's estimate per program".to_string(),
         (Some(_), None) => format!("the --model file has no 640x480 run on {} at the {} precision", info.grid.name(), info.precision.name()),
-        (Some(_), Some(r)) => format!("modeled {:.1} µs in total (a model, from the emulator's counters)", r.programs.iter().map(|p| p.modeled_us).sum::<f64>()),
+        (Some(_), Some(r)) => format!(
+            "modeled {:.1} µs in total by the timeline model (v2, the estimate), {:.1} µs by the roofline (v1, the floor); models, from the emulator's counters",
+            r.programs.iter().map(|p| p.timeline_us).sum::<f64>(),
+            r.programs.iter().map(|p| p.modeled_us).sum::<f64>()
+        ),
     };
     for (i, t) in times.iter().enumerate() {
         let node = nodes.get(i).map_or("?", String::as_str);
         let model = run
             .and_then(|r| r.programs.get(i))
             .filter(|p| p.node == node)
-            .map(|p| format!("modeled {:>8.1} µs", p.modeled_us))
+            .map(|p| {
+                format!(
+                    "modeled v2 {:>8.1} µs (v1 floor {:>7.1} µs)",
+                    p.timeline_us, p.modeled_us
+                )
+            })
             .unwrap_or_default();
         println!(
             "     program {i:>2} {node:<18} measured {:>9.1} µs  {model}",

@@ -43,6 +43,18 @@ pub fn run(args: &ModelArgs) -> anyhow::Result<()> {
                     i.l1_bytes / 1024,
                     i.dram_banks
                 );
+                for d in &i.devices {
+                    println!(
+                        "tensix pool device {}: {} grid, {} dispatch, {}",
+                        d.stats.id,
+                        d.grid.name(),
+                        d.dispatch,
+                        match &d.stats.failed {
+                            Some(why) => format!("failed: {why}"),
+                            None => "in the pool".to_string(),
+                        }
+                    );
+                }
                 println!(
                     "tensix variants: NMS radius {:?} on the device (others on the host); the default 640x480 trace replays {} programs",
                     i.device_radii, i.default_trace_steps

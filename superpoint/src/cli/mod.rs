@@ -1,6 +1,7 @@
 //! Command-line arguments and dispatch of the `superpoint` binary.
 
 mod bench;
+mod calibrate;
 mod detect;
 mod doctor;
 mod info;
@@ -12,8 +13,9 @@ mod serve;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use superpoint::backend::tensix::warmup::parse_sizes;
 use superpoint::backend::tensix::{TensixConfig, TensixGrid, TensixPrecision};
-use superpoint::{Backend, Channel, Options, SuperPoint};
+use superpoint::{Backend, Builder, Channel, DeviceSet, Options, SuperPoint, Warmup};
 
 /// SuperPoint keypoints and descriptors, on the CPU or a Tenstorrent device.
 #[derive(Debug, Parser)]
@@ -58,25 +60,76 @@ pub struct ModelArgs {
     /// and bf16 hi+lo weights, meets the keypoint F1 gate, compiled at first use).
     #[arg(long, value_enum, default_value = "port")]
     precision: TensixPrecision,
+    /// The Tensix devices to run on, one model loaded on each: `all`, a count (`2`: devices 0
+    /// and 1) or ids (`0,2`; one id alone: `3,`). The emulator presents $TTR_EMU_DEVICES devices
+    /// (default 1).
+    #[arg(long, default_value = "all", value_name = "all|N|ID,ID")]
+    devices: String,
 }
 
 impl ModelArgs {
-    fn load(&self) -> anyhow::Result<SuperPoint> {
+    /// The builder of the model these arguments ask for, without warm-up.
+    fn builder(&self) -> anyhow::Result<Builder> {
         let mut builder = SuperPoint::builder()
             .backend(self.backend)
             .tensix(TensixConfig {
                 grid: self.grid,
                 precision: self.precision,
                 ..TensixConfig::default()
-            });
+            })
+            .devices(DeviceSet::parse(&self.devices)?)
+            .warmup(Warmup::None);
         if let Some(path) = &self.weights {
             builder = builder.weights(path);
         }
-        let model = builder.build()?;
-        if let Some(warning) = model.tensix().and_then(|t| t.dispatch().warning) {
-            eprintln!("warning: {warning}");
-        }
-        Ok(model)
+        Ok(builder)
+    }
+
+    fn load(&self) -> anyhow::Result<SuperPoint> {
+        build(self.builder()?)
+    }
+}
+
+/// Builds the model, printing the dispatch fallback's warning.
+fn build(builder: Builder) -> anyhow::Result<SuperPoint> {
+    let model = builder.build()?;
+    if let Some(warning) = model.tensix().and_then(|t| t.dispatch().warning) {
+        eprintln!("warning: {warning}");
+    }
+    Ok(model)
+}
+
+/// Which variants the Tensix backend prepares before the first image (DESIGN §8, the port's
+/// `warmup_variants` and `precompile_sizes`).
+#[derive(Debug, Args)]
+pub struct WarmupArgs {
+    /// Variants prepared before the first image on every Tensix device: none; minimal (the
+    /// --frame size at NMS radius 4); common (the port's: 1920x1080, 1600x900, 1280x720 and
+    /// 640x480 inputs at NMS radius 4 and 0). Default: none for detect (each input size compiles
+    /// at its first image), common for serve.
+    #[arg(long, value_enum)]
+    warmup: Option<Warmup>,
+    /// Input sizes whose device resize is prepared too, at NMS radius 4, e.g. 1600x900,1280x720.
+    #[arg(long, value_name = "WxH,...")]
+    precompile: Option<String>,
+}
+
+impl WarmupArgs {
+    /// `builder` with the warm-up asked for (`default` when no level is given) in `frame`.
+    fn apply(
+        &self,
+        builder: Builder,
+        default: Warmup,
+        frame: (usize, usize),
+    ) -> anyhow::Result<Builder> {
+        let sizes = match &self.precompile {
+            Some(text) => parse_sizes(text)?,
+            None => Vec::new(),
+        };
+        Ok(builder
+            .warmup(self.warmup.unwrap_or(default))
+            .precompile_sizes(sizes)
+            .frame(frame))
     }
 }
 

@@ -22,11 +22,15 @@ pub struct ModeledRun {
     pub programs: Vec<ModeledProgram>,
 }
 
-/// One program's modeled device time (launch overhead and scalar RISC-V work included).
+/// One program's modeled device time by both cost models (dispatch or launch overhead and scalar
+/// RISC-V work included).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModeledProgram {
     pub node: String,
+    /// v1, the roofline: the floor.
     pub modeled_us: f64,
+    /// v2, the timeline at measured rates: the estimate.
+    pub timeline_us: f64,
 }
 
 /// Writes `runs` as JSON to `path`.

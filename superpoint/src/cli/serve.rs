@@ -1,10 +1,12 @@
 //! `superpoint serve`: the HTTP API of `superpoint::server` on a port, until SIGINT or SIGTERM.
 //!
-//! Prints `superpoint serve: listening on http://ADDR` (flushed) once it accepts requests; on a
-//! signal it stops accepting, answers the requests in flight (dropping idle connections and
-//! incomplete requests after the shutdown deadline) and exits with success. Logs go to stderr at
-//! level info: a line per answered request and per connection closed by a limit, each with the
-//! request's or the connection's id.
+//! Prints `superpoint serve: listening on http://ADDR` (flushed) once it accepts requests, then
+//! warms the variants up (`--warmup`, `--precompile`) on every device, a log line each, while
+//! `GET /health` answers 503; predictions are served once it is done. On a signal it stops
+//! accepting, answers the requests in flight (dropping idle connections and incomplete requests
+//! after the shutdown deadline) and exits with success; if warm-up fails it stops the same way
+//! and exits with the error. Logs go to stderr at level info: a line per answered request and per
+//! connection closed by a limit, each with the request's or the connection's id.
 
 use std::io::Write;
 use std::net::IpAddr;
@@ -13,9 +15,10 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::Args;
 use superpoint::decode::MAX_PIXELS;
-use superpoint::server::{self, Config, DEFAULT_BODY_LIMIT};
+use superpoint::server::{self, Config, Readiness, DEFAULT_BODY_LIMIT};
+use superpoint::Warmup;
 
-use super::ModelArgs;
+use super::{build, ModelArgs, WarmupArgs};
 
 /// The documented defaults, for the flags' defaults.
 fn defaults() -> Config {
@@ -32,6 +35,8 @@ pub struct ServeArgs {
     host: IpAddr,
     #[command(flatten)]
     model: ModelArgs,
+    #[command(flatten)]
+    warmup: WarmupArgs,
     /// The largest accepted request body, in bytes (larger gets 413).
     #[arg(long, default_value_t = DEFAULT_BODY_LIMIT, value_name = "BYTES")]
     body_limit: usize,
@@ -101,28 +106,61 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<()> {
         .with_ansi(false)
         .with_max_level(tracing::Level::INFO)
         .init();
-    let model = args.model.load()?;
+    let warmup = args
+        .warmup
+        .apply(args.model.builder()?, Warmup::Common, config.frame)?;
+    let variants = warmup.warmup_variants();
+    let model = build(warmup.warmup(Warmup::None).precompile_sizes([]))?;
     let weights = model.weights_source().to_string();
     let backend = model.backend().name();
-    let app = server::app(model, config)?;
+    let devices = model
+        .tensix()
+        .map(|t| {
+            let ids: Vec<String> = t.devices().iter().map(|d| d.stats.id.to_string()).collect();
+            format!(", devices {}", ids.join(","))
+        })
+        .unwrap_or_default();
+    let app = server::app_warming(std::sync::Arc::new(model), config, variants)?;
+    let readiness = app.readiness();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(async {
-        let shutdown = shutdown_signal().context("cannot watch for SIGINT/SIGTERM")?;
+        let signal = shutdown_signal().context("cannot watch for SIGINT/SIGTERM")?;
         let listener = server::bind(args.host, args.port).await?;
         let addr = listener.local_addr()?;
         let (w, h) = config.frame;
-        eprintln!("superpoint serve: weights {weights}, backend {backend}, frame {w}x{h}");
+        eprintln!("superpoint serve: weights {weights}, backend {backend}{devices}, frame {w}x{h}");
         let mut stdout = std::io::stdout().lock();
         writeln!(stdout, "superpoint serve: listening on http://{addr}")?;
         stdout.flush()?;
         drop(stdout);
+        let failed = warmup_failure(readiness.clone());
+        let shutdown = async move {
+            tokio::select! {
+                _ = signal => {}
+                _ = failed => {}
+            }
+        };
         server::serve(listener, app, shutdown).await?;
+        if let Readiness::Failed { error } = &*readiness.borrow() {
+            anyhow::bail!("warm-up failed: {error}");
+        }
         eprintln!("superpoint serve: stopped");
         Ok(())
     })
+}
+
+/// Completes when warm-up fails (never when it succeeds).
+async fn warmup_failure(mut readiness: tokio::sync::watch::Receiver<Readiness>) {
+    let failed = readiness
+        .wait_for(|r| matches!(r, Readiness::Failed { .. }))
+        .await
+        .is_ok();
+    if !failed {
+        std::future::pending::<()>().await;
+    }
 }
 
 /// Completes on the first SIGINT or SIGTERM; the handlers are installed before it returns, so

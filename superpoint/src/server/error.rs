@@ -17,7 +17,7 @@ use axum::Json;
 use thiserror::Error;
 
 use crate::backend::tensix::TensixError;
-use crate::error::Error;
+use crate::error::{message_chain, Error};
 
 /// A failed request: the status and the message sent as `{"error": message}`, and for a busy
 /// server the seconds to wait, sent as `Retry-After`.
@@ -80,7 +80,7 @@ impl ApiError {
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
         if let Error::OutOfMemory { .. } = e {
-            return Self::new(StatusCode::SERVICE_UNAVAILABLE, chain(&e)).retry_after(1);
+            return Self::new(StatusCode::SERVICE_UNAVAILABLE, message_chain(&e)).retry_after(1);
         }
         let status = match &e {
             Error::EmptyImage
@@ -104,19 +104,8 @@ impl From<Error> for ApiError {
             | Error::Eval(_)
             | Error::Tensix(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
-        Self::new(status, chain(&e))
+        Self::new(status, message_chain(&e))
     }
-}
-
-/// An error's message followed by those of its sources.
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        message = format!("{message}: {cause}");
-        source = cause.source();
-    }
-    message
 }
 
 impl IntoResponse for ApiError {
@@ -152,6 +141,9 @@ pub enum ServerError {
     NoFreePort { host: IpAddr, first: u16, last: u16 },
     #[error("cannot set up the metrics: {0}")]
     Metrics(String),
+    /// A variant to warm up that the model refuses (its size or frame).
+    #[error("cannot warm the model up")]
+    Warmup(#[source] crate::Error),
     #[error(transparent)]
     Io(#[from] std::io::Error),
 }

@@ -14,8 +14,12 @@
 //!   when full), a body limit checked from `Content-Length` before reading, memory budgets
 //!   for bodies and for decoded images with their responses, a pixel limit checked from the
 //!   image header, a cap on keypoints per response;
-//! * the network runs one request at a time, in arrival order; decoding runs on blocking
-//!   threads, [`Config::decode_workers`] at once; a panic in a request becomes a 500.
+//! * the network runs one request per device at a time (one on the CPU; a Tensix pool sends
+//!   each to its least-loaded device), in arrival order; decoding runs on blocking threads,
+//!   [`Config::decode_workers`] at once; a panic in a request becomes a 500.
+//!
+//! [`app_warming`] serves while the model warms its variants up: `GET /health` answers 503
+//! until warm-up is done ([`Readiness`]), and predictions get 503 with `Retry-After` meanwhile.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), superpoint::server::ServerError> {
@@ -33,6 +37,7 @@ mod body;
 mod conn;
 mod error;
 mod npz;
+mod readiness;
 mod routes;
 mod telemetry;
 
@@ -45,9 +50,10 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Router;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::sync::{watch, Semaphore};
 use tower_http::catch_panic::CatchPanicLayer;
 
+use crate::backend::tensix::WarmupVariant;
 use crate::decode::{MAX_FILE_BYTES, MAX_PIXELS};
 use crate::model::SuperPoint;
 use crate::options::Options;
@@ -59,6 +65,7 @@ use telemetry::Telemetry;
 
 pub use error::{ApiError, ServerError};
 pub use npz::descriptors_npz;
+pub use readiness::Readiness;
 
 /// The first port tried when none is given.
 pub const DEFAULT_PORT: u16 = 20000;
@@ -220,16 +227,19 @@ impl Config {
 
 /// What every request shares: the model, the settings, the queue, the budgets and the metrics.
 struct Shared {
-    model: SuperPoint,
+    model: Arc<SuperPoint>,
     config: Config,
     queue: Queue,
     bodies: Budget,
     requests: Budget,
     /// `decode_workers` permits.
     decode: Arc<Semaphore>,
-    /// One permit: the network runs one request at a time, in arrival order.
+    /// One permit per device (the model's parallelism): the network runs that many requests at
+    /// a time, in arrival order.
     device: Arc<Semaphore>,
     telemetry: Arc<Telemetry>,
+    /// Whether predictions are served yet.
+    ready: watch::Sender<Readiness>,
 }
 
 /// The service for one model: its routes and what [`serve`] needs to run them.
@@ -237,12 +247,46 @@ pub struct App {
     router: Router,
     config: Config,
     telemetry: Arc<Telemetry>,
+    ready: watch::Receiver<Readiness>,
 }
 
-/// The service for `model` with `config`.
+/// The service for `model` with `config`, ready at once (with whatever warm-up its builder did).
 pub fn app(model: SuperPoint, config: Config) -> Result<App, ServerError> {
+    Ok(new_app(Arc::new(model), config, Readiness::Ready)?.0)
+}
+
+/// The service for `model` with `config`, which warms `variants` up on every device of the model
+/// on a thread of its own: until that is done, `GET /health` answers 503 and predictions 503
+/// with `Retry-After` ([`App::readiness`] follows it). A model with nothing to warm up (the CPU
+/// backend, or no variants) is ready at once. The caller may keep a handle on the model (e.g. to
+/// watch its devices).
+pub fn app_warming(
+    model: Arc<SuperPoint>,
+    config: Config,
+    variants: Vec<WarmupVariant>,
+) -> Result<App, ServerError> {
+    if model.tensix().is_none() || variants.is_empty() {
+        // Only checks the variants here.
+        model
+            .warmup_variants(&variants, None)
+            .map_err(ServerError::Warmup)?;
+        return Ok(new_app(model, config, Readiness::Ready)?.0);
+    }
+    let total = variants.len() * model.parallelism();
+    let (app, shared) = new_app(model, config, Readiness::WarmingUp { done: 0, total })?;
+    readiness::warm_up(shared, variants);
+    Ok(app)
+}
+
+fn new_app(
+    model: Arc<SuperPoint>,
+    config: Config,
+    readiness: Readiness,
+) -> Result<(App, Arc<Shared>), ServerError> {
     config.validate()?;
     let telemetry = Arc::new(Telemetry::new().map_err(|e| ServerError::Metrics(e.to_string()))?);
+    let devices = model.parallelism();
+    let (ready, ready_rx) = watch::channel(readiness);
     let shared = Arc::new(Shared {
         model,
         config,
@@ -260,18 +304,28 @@ pub fn app(model: SuperPoint, config: Config) -> Result<App, ServerError> {
             telemetry.clone(),
         ),
         decode: Arc::new(Semaphore::new(config.decode_workers)),
-        device: Arc::new(Semaphore::new(1)),
+        device: Arc::new(Semaphore::new(devices)),
         telemetry: telemetry.clone(),
+        ready,
     });
-    let router = with_layers(routes::routes(shared), &telemetry);
-    Ok(App {
-        router,
-        config,
-        telemetry,
-    })
+    let router = with_layers(routes::routes(shared.clone()), &telemetry);
+    Ok((
+        App {
+            router,
+            config,
+            telemetry,
+            ready: ready_rx,
+        },
+        shared,
+    ))
 }
 
 impl App {
+    /// Follows the service's readiness (e.g. to stop when warm-up fails).
+    pub fn readiness(&self) -> watch::Receiver<Readiness> {
+        self.ready.clone()
+    }
+
     /// Adds `routes` next to the service's, with the same middleware (request ids, metrics,
     /// panics answered 500).
     pub fn merge(self, routes: Router) -> Self {

@@ -7,10 +7,12 @@
 //! `scale`, original pixels per frame pixel, [x, y]; `descriptors`, `null` or
 //! `{"data": base64 NPZ, "shape": [N, 256], "dtype": "float16"}`; `serving_path`, the backend;
 //! `timing_ms` with `preprocess` (base64 and image decode, resize), `device_forward`,
-//! `postprocess` (selection, sampling, NPZ), `queue` (waiting for memory, a decoder or the
-//! device) and `total` (the server's wall time for the request, from its body being read);
-//! `truncated`, true when more keypoints passed the options than the server's cap
-//! (`max_response_keypoints`) and the response carries the best `cap` of them.
+//! `postprocess` (selection, sampling, NPZ), `queue` (waiting for memory, a decoder or a
+//! device), `compile` (compiling and loading device programs the request needed and no warm-up
+//! had prepared; 0 for warm variants) and `total` (the server's wall time for the request, from
+//! its body being read); `truncated`, true when more keypoints passed the options than the
+//! server's cap (`max_response_keypoints`) and the response carries the best `cap` of them;
+//! `device`, the id of the Tensix device that ran it (`null` on the CPU).
 //!
 //! A prediction request goes: body length checked (413) → queue slot (503) → body read into the
 //! body budget (408, 413) → image header probed (413 over the pixel limit) → its decoding,
@@ -131,6 +133,7 @@ struct Prediction {
     scale: [f32; 2],
     descriptors: Option<Descriptors>,
     serving_path: &'static str,
+    device: Option<u32>,
     timing_ms: TimingMs,
     truncated: bool,
 }
@@ -149,6 +152,7 @@ struct TimingMs {
     device_forward: f64,
     postprocess: f64,
     queue: f64,
+    compile: f64,
     total: f64,
 }
 
@@ -249,6 +253,7 @@ async fn receive(
     factor: u64,
     phase: Option<Extension<Phase>>,
 ) -> Result<(Slot, ReadBody), ApiError> {
+    shared.check_ready()?;
     let declared = declared_length(headers, shared.config.body_limit, &shared.telemetry)?;
     let slot = shared.queue.admit()?;
     let body = read_body(
@@ -524,11 +529,13 @@ fn prediction(
         scale: d.scale,
         descriptors,
         serving_path: d.backend,
+        device: d.device,
         timing_ms: TimingMs {
             preprocess: d.timing.preprocess,
             device_forward: d.timing.forward,
             postprocess: d.timing.postprocess + encode_ms,
-            queue: millis(queue),
+            queue: millis(queue) + d.timing.queue,
+            compile: d.timing.compile,
             total: millis(started.elapsed()),
         },
         truncated,
@@ -537,8 +544,9 @@ fn prediction(
     })
 }
 
-async fn health() -> Json<Value> {
-    Json(json!({ "status": "ok" }))
+async fn health(State(shared): State<Arc<Shared>>) -> (StatusCode, Json<Value>) {
+    let (status, body) = shared.health();
+    (status, Json(body))
 }
 
 async fn info(State(shared): State<Arc<Shared>>) -> Json<Value> {
@@ -558,6 +566,8 @@ async fn info(State(shared): State<Arc<Shared>>) -> Json<Value> {
         },
         "weights": shared.model.weights_source().to_string(),
         "tensix": shared.model.tensix().map(|t| t.dispatch()),
+        "devices": shared.model.tensix().map(|t| t.devices()),
+        "readiness": shared.readiness(),
         "frame": [config.frame.0, config.frame.1],
         "defaults": {
             "max_keypoints": defaults.max_keypoints,
@@ -577,7 +587,7 @@ async fn info(State(shared): State<Arc<Shared>>) -> Json<Value> {
             "max_side": MAX_SIDE,
             "min_side": MIN_SIDE,
             "decode_workers": config.decode_workers,
-            "device_queue": "requests run one at a time, in arrival order",
+            "device_queue": "requests run one per device at a time, in arrival order, each on the least-loaded device",
             "max_queue": config.max_queue,
             "max_connections": config.max_connections,
             "max_response_keypoints": config.max_response_keypoints,
@@ -605,6 +615,13 @@ fn shortest(x: f32) -> Value {
 }
 
 async fn metrics(State(shared): State<Arc<Shared>>) -> Response {
+    let devices = shared
+        .model
+        .tensix()
+        .map(|t| t.devices())
+        .unwrap_or_default();
+    let ready = shared.readiness() == super::Readiness::Ready;
+    shared.telemetry.observe_devices(&devices, ready);
     metrics_response(&shared.telemetry)
 }
 

@@ -7,10 +7,18 @@
 //! (prediction requests admitted and not yet answered), `superpoint_requests_in_flight` (HTTP
 //! requests being handled, any route), `superpoint_rejected_total{reason}` (requests and
 //! connections refused or cut by a limit: see [`Rejection`]), `superpoint_connections_open`,
-//! and `superpoint_memory_reserved_bytes{pool}` (the memory budgets in use).
+//! `superpoint_memory_reserved_bytes{pool}` (the memory budgets in use), `superpoint_ready` (1
+//! once warm-up is done and a device is left), and per Tensix device of the pool
+//! (`device` label: its id): `superpoint_device_up` (0 once it failed and left the pool),
+//! `superpoint_device_queue` (requests assigned to it, waiting or running),
+//! `superpoint_device_busy_seconds_total` (frames, warm-up, compiling),
+//! `superpoint_device_frames_total`, `superpoint_device_compiles_total` and
+//! `superpoint_device_compile_seconds_total` (frames that compiled or loaded programs no warm-up
+//! had prepared, and the time they spent doing it). The device figures are the pool's own,
+//! read at each scrape.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
@@ -18,9 +26,12 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use prometheus::{
-    HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry, TextEncoder,
+    CounterVec, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+    TextEncoder,
 };
 use tracing::Instrument;
+
+use crate::backend::tensix::PoolDevice;
 
 /// Why a request or a connection was refused or cut short (the `reason` label).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,10 +54,12 @@ pub enum Rejection {
     IdleTimeout,
     /// Connection dropped at the shutdown deadline, idle or with an incomplete request.
     ShutdownDeadline,
+    /// 503: a prediction arrived while the server was warming up.
+    WarmingUp,
 }
 
 impl Rejection {
-    pub const ALL: [Rejection; 9] = [
+    pub const ALL: [Rejection; 10] = [
         Rejection::QueueFull,
         Rejection::ConnectionLimit,
         Rejection::BodyTooLarge,
@@ -56,6 +69,7 @@ impl Rejection {
         Rejection::WriteTimeout,
         Rejection::IdleTimeout,
         Rejection::ShutdownDeadline,
+        Rejection::WarmingUp,
     ];
 
     pub fn label(self) -> &'static str {
@@ -69,6 +83,7 @@ impl Rejection {
             Rejection::WriteTimeout => "write_timeout",
             Rejection::IdleTimeout => "idle_timeout",
             Rejection::ShutdownDeadline => "shutdown_deadline",
+            Rejection::WarmingUp => "warming_up",
         }
     }
 }
@@ -87,8 +102,109 @@ pub struct Telemetry {
     rejected: IntCounterVec,
     pub connections: IntGauge,
     pub memory: IntGaugeVec,
+    ready: IntGauge,
+    devices: DeviceMetrics,
     next_request: AtomicU64,
     next_connection: AtomicU64,
+}
+
+/// The per-device metrics of a Tensix pool, brought up to the pool's figures at each scrape.
+struct DeviceMetrics {
+    up: IntGaugeVec,
+    queue: IntGaugeVec,
+    busy: CounterVec,
+    frames: IntCounterVec,
+    compiles: IntCounterVec,
+    compile: CounterVec,
+    /// One scrape at a time brings the counters up (each adds what the pool counted since).
+    syncing: Mutex<()>,
+}
+
+impl DeviceMetrics {
+    fn new(registry: &Registry) -> prometheus::Result<Self> {
+        let opts = |name: &str, help: &str| Opts::new(name, help);
+        let label = &["device"];
+        let metrics = Self {
+            up: IntGaugeVec::new(
+                opts(
+                    "superpoint_device_up",
+                    "1 while the device is in the pool, 0 once it failed",
+                ),
+                label,
+            )?,
+            queue: IntGaugeVec::new(
+                opts(
+                    "superpoint_device_queue",
+                    "Requests assigned to the device, waiting for it or running",
+                ),
+                label,
+            )?,
+            busy: CounterVec::new(
+                opts(
+                    "superpoint_device_busy_seconds_total",
+                    "Seconds the device was held: frames, warm-up, compiling and loading",
+                ),
+                label,
+            )?,
+            frames: IntCounterVec::new(
+                opts(
+                    "superpoint_device_frames_total",
+                    "Frames the device ran for requests",
+                ),
+                label,
+            )?,
+            compiles: IntCounterVec::new(
+                opts(
+                    "superpoint_device_compiles_total",
+                    "Frames that compiled or loaded programs no warm-up had prepared",
+                ),
+                label,
+            )?,
+            compile: CounterVec::new(
+                opts(
+                    "superpoint_device_compile_seconds_total",
+                    "Seconds frames spent compiling and loading programs no warm-up had prepared",
+                ),
+                label,
+            )?,
+            syncing: Mutex::new(()),
+        };
+        registry.register(Box::new(metrics.up.clone()))?;
+        registry.register(Box::new(metrics.queue.clone()))?;
+        registry.register(Box::new(metrics.busy.clone()))?;
+        registry.register(Box::new(metrics.frames.clone()))?;
+        registry.register(Box::new(metrics.compiles.clone()))?;
+        registry.register(Box::new(metrics.compile.clone()))?;
+        Ok(metrics)
+    }
+
+    fn observe(&self, devices: &[PoolDevice]) {
+        let _one_at_a_time = self.syncing.lock().unwrap_or_else(|p| p.into_inner());
+        for d in devices {
+            let s = &d.stats;
+            let id = s.id.to_string();
+            let label = [id.as_str()];
+            self.up
+                .with_label_values(&label)
+                .set(i64::from(s.failed.is_none()));
+            self.queue
+                .with_label_values(&label)
+                .set(i64::try_from(s.queue).unwrap_or(i64::MAX));
+            let up_to = |counter: &prometheus::Counter, value: f64| {
+                let behind = value - counter.get();
+                if behind > 0.0 {
+                    counter.inc_by(behind);
+                }
+            };
+            up_to(&self.busy.with_label_values(&label), s.busy_seconds);
+            up_to(&self.compile.with_label_values(&label), s.compile_seconds);
+            let up_to_count = |counter: &prometheus::IntCounter, value: u64| {
+                counter.inc_by(value.saturating_sub(counter.get()));
+            };
+            up_to_count(&self.frames.with_label_values(&label), s.frames);
+            up_to_count(&self.compiles.with_label_values(&label), s.compiles);
+        }
+    }
 }
 
 /// Latency buckets, in seconds: from a cached health check to a long queue on the CPU.
@@ -145,6 +261,12 @@ impl Telemetry {
         registry.register(Box::new(rejected.clone()))?;
         registry.register(Box::new(connections.clone()))?;
         registry.register(Box::new(memory.clone()))?;
+        let ready = IntGauge::new(
+            "superpoint_ready",
+            "1 when predictions are served: warm-up done and a device left",
+        )?;
+        registry.register(Box::new(ready.clone()))?;
+        let devices = DeviceMetrics::new(&registry)?;
         // Every reason and pool from the start, so that a scrape shows zeros, not nothing.
         for reason in Rejection::ALL {
             rejected.with_label_values(&[reason.label()]);
@@ -161,9 +283,17 @@ impl Telemetry {
             rejected,
             connections,
             memory,
+            ready,
+            devices,
             next_request: AtomicU64::new(1),
             next_connection: AtomicU64::new(1),
         })
+    }
+
+    /// Brings the readiness and the per-device metrics up to date.
+    pub fn observe_devices(&self, devices: &[PoolDevice], ready: bool) {
+        self.ready.set(i64::from(ready));
+        self.devices.observe(devices);
     }
 
     pub fn reject(&self, reason: Rejection) {

@@ -108,7 +108,9 @@ std::array<uint8_t, ttr::NUM_CBS> unpack_modes(const ttr_kernel_config &config, 
     return modes;
 }
 
+// Host transfers: refused during trace capture and on a lost device.
 void no_capture(const ttr::Device &d, const char *op) {
+    d.check_alive();
     if (d.capturing != nullptr) {
         throw HostError{TTR_ERR_TRACE, fmt("%s during trace capture: the host may not read or write buffers "
                                            "while a trace is being captured",
@@ -168,6 +170,7 @@ void run_or_record(ttr::Device &d, const std::shared_ptr<ttr::Program> &p, const
         d.capturing->items.push_back(ttr::TraceItem{p, args});
         return;
     }
+    d.count_launch();
     std::string message;
     ttr_status st = ttr::run_program(d, *p, args, &message);
     if (st != TTR_OK) {
@@ -182,6 +185,27 @@ extern "C" {
 const char *ttr_last_error(void) { return t_last_error.c_str(); }
 
 const char *ttr_backend_name(void) { return "emulator"; }
+
+ttr_status ttr_device_count(uint32_t *count) {
+    return guard([&] {
+        need(count, "count");
+        *count = ttr::device_count();
+    });
+}
+
+ttr_status ttr_emu_set_device_count(uint32_t count) {
+    return guard([&] { ttr::set_device_count(count); });
+}
+
+ttr_status ttr_emu_fail_after(ttr_device *device, uint64_t launches) {
+    return guard([&] {
+        need(device, "device");
+        ttr::Device &d = *device->d;
+        std::lock_guard<std::mutex> lock(d.mu);
+        d.fault_armed = true;
+        d.launches_left = launches;
+    });
+}
 
 ttr_status ttr_device_open(uint32_t device_id, ttr_dispatch dispatch, ttr_device **out) {
     return guard([&] {
@@ -679,7 +703,12 @@ ttr_status ttr_enqueue_program(ttr_device *device, ttr_program *program, uint32_
 }
 
 ttr_status ttr_finish(ttr_device *device) {
-    return guard([&] { need(device, "device"); });
+    return guard([&] {
+        need(device, "device");
+        ttr::Device &d = *device->d;
+        std::lock_guard<std::mutex> lock(d.mu);
+        d.check_alive();
+    });
 }
 
 ttr_status ttr_trace_begin(ttr_device *device, ttr_trace **out) {

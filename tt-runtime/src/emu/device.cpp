@@ -1,8 +1,11 @@
 // The emulated p150a: core grid and NoC coordinates, L1 windows, DRAM banks, allocators, buffers.
 #include <sys/mman.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "emu.hpp"
@@ -15,7 +18,36 @@ namespace {
 constexpr uint32_t NOC_X[12] = {1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14};
 constexpr uint32_t NOC_Y_OFFSET = 2;
 const Endpoint NO_ENDPOINT{};
+// 0 until set_device_count: then $TTR_EMU_DEVICES decides.
+std::atomic<uint32_t> g_device_count{0};
 }  // namespace
+
+uint32_t device_count() {
+    uint32_t set = g_device_count.load();
+    if (set != 0) {
+        return set;
+    }
+    const char *env = getenv("TTR_EMU_DEVICES");
+    if (env == nullptr || *env == '\0') {
+        return 1;
+    }
+    char *end = nullptr;
+    errno = 0;
+    unsigned long n = strtoul(env, &end, 10);
+    if (errno != 0 || *end != '\0' || env[0] == '-' || n == 0 || n > MAX_DEVICES) {
+        throw HostError{TTR_ERR_INVALID_ARGUMENT,
+                        fmt("TTR_EMU_DEVICES=%s: give the number of emulated devices, 1 to %u", env, MAX_DEVICES)};
+    }
+    return static_cast<uint32_t>(n);
+}
+
+void set_device_count(uint32_t count) {
+    if (count == 0 || count > MAX_DEVICES) {
+        throw HostError{TTR_ERR_INVALID_ARGUMENT,
+                        fmt("the emulator presents 1 to %u devices, not %u", MAX_DEVICES, count)};
+    }
+    g_device_count.store(count);
+}
 
 std::string fmt(const char *format, ...) {
     char buf[2048];
@@ -135,9 +167,14 @@ Device::Device(uint32_t device_id, ttr_dispatch disp)
       dispatch(disp),
       dram_alloc(DRAM_BASE, DRAM_BANK_SIZE, DRAM_READ_ALIGN, false),
       l1_alloc(L1_UNRESERVED_BASE, L1_SIZE, L1_ALIGN, true),
+      id(device_id),
       endpoints_(NOC_GRID * NOC_GRID) {
-    if (device_id != 0) {
-        throw HostError{TTR_ERR_INVALID_ARGUMENT, fmt("the emulator has one device (id 0), not %u", device_id)};
+    uint32_t count = device_count();
+    if (device_id >= count) {
+        throw HostError{TTR_ERR_NO_DEVICE,
+                        fmt("no device %u: the emulator presents %u device%s (ids 0 to %u); set TTR_EMU_DEVICES=%u "
+                            "to emulate %u",
+                            device_id, count, count == 1 ? "" : "s", count - 1, device_id + 1, device_id + 1)};
     }
     uint32_t n = gx * gy;
     region_len_ = static_cast<size_t>(n) * L1_STRIDE;
@@ -184,6 +221,24 @@ Device::~Device() {
     if (region_ != nullptr) {
         munmap(region_, region_len_);
     }
+}
+
+void Device::check_alive() const {
+    if (!lost.empty()) {
+        throw HostError{TTR_ERR_DEVICE_LOST, lost};
+    }
+}
+
+void Device::count_launch() {
+    check_alive();
+    if (!fault_armed) {
+        return;
+    }
+    if (launches_left == 0) {
+        lost = fmt("emulated device %u stopped responding (a fault injected with ttr_emu_fail_after)", id);
+        check_alive();
+    }
+    --launches_left;
 }
 
 int32_t Device::core_index(uint32_t lx, uint32_t ly) const {

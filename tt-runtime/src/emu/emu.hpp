@@ -51,13 +51,22 @@ constexpr uint32_t DRAM_BASE = 64;
 constexpr uint32_t GRID_Y = 10;
 constexpr uint32_t TILE = 1024;
 constexpr uint32_t NOC_GRID = 64;
+// Blackhole's NoC is a 17 x 12 torus (tt-isa-documentation BlackholeA0 NoC): hop counts wrap at these.
+constexpr uint32_t NOC_TORUS_X = 17;
+constexpr uint32_t NOC_TORUS_Y = 12;
 constexpr uint32_t STACK_SIZE = 512 * 1024;
+constexpr uint32_t MAX_DEVICES = 64;
 
 // A host-side failure carried to the C API boundary.
 struct HostError {
     ttr_status code;
     std::string message;
 };
+
+// Devices the emulator presents: the count set by set_device_count, else $TTR_EMU_DEVICES, else 1.
+// Throws HostError when $TTR_EMU_DEVICES is not a count of 1..MAX_DEVICES.
+uint32_t device_count();
+void set_device_count(uint32_t count);  // throws HostError outside 1..MAX_DEVICES
 
 // printf-style formatting into a std::string.
 std::string fmt(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -186,6 +195,17 @@ class Device {
     RangeAllocator l1_alloc;
     Trace *capturing = nullptr;
     std::vector<void *> stack_pool;
+    const uint32_t id;
+    // Fault injection (ttr_emu_fail_after): programs that may still run, when armed; once lost, the
+    // message every later run, finish and transfer fails with.
+    bool fault_armed = false;
+    uint64_t launches_left = 0;
+    std::string lost;
+
+    // Throws TTR_ERR_DEVICE_LOST once the device is lost.
+    void check_alive() const;
+    // Counts one program run against an armed fault; the run that exceeds it loses the device.
+    void count_launch();
 
     int32_t core_index(uint32_t lx, uint32_t ly) const;  // -1 when outside the grid
     const Endpoint &endpoint(uint32_t nx, uint32_t ny) const;

@@ -1,6 +1,6 @@
 // Kernel JIT: wraps a kernel's source with its compile-time args and defines, compiles it with the
 // host C++ compiler against the stand-in kernel API headers, caches the shared object on disk by a
-// hash of everything that goes into it, and loads it.
+// hash of everything that goes into it but the kernel's name, and loads it.
 #include <dlfcn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -38,6 +38,9 @@ const char *const COMPILER_FLAGS = "-std=c++17 -O2 -fPIC -shared -fvisibility=hi
 
 std::mutex g_cache_mu;
 std::unordered_map<std::string, std::weak_ptr<KernelLib>> g_loaded;
+// One lock per kernel key while it is compiled or loaded, so that threads loading the same kernel
+// (programs loaded on several devices at once) compile it once and the others wait for it.
+std::unordered_map<std::string, std::shared_ptr<std::mutex>> g_building;
 
 uint64_t fnv1a(const std::string &s, uint64_t seed) {
     uint64_t h = seed;
@@ -110,9 +113,11 @@ std::string shell_quote(const std::string &s) {
     return out + "'";
 }
 
-std::string wrapper_source(const KernelBuild &b) {
+// The source the host compiler builds: `b`'s kernel under the label `name`, which names it in
+// diagnostics only.
+std::string wrapper_source(const KernelBuild &b, const std::string &name) {
     std::ostringstream w;
-    w << "// tt-runtime emulator kernel '" << b.name << "' (" << role_name(b.role) << ")\n";
+    w << "// tt-runtime emulator kernel '" << name << "' (" << role_name(b.role) << ")\n";
     w << "#define TTR_CT_ARGS_LIST";
     for (uint32_t a : b.compile_args) {
         w << " " << a << "u,";
@@ -136,7 +141,7 @@ std::string wrapper_source(const KernelBuild &b) {
     for (const auto &[name, value] : b.defines) {
         w << "#define " << name << " " << value << "\n";
     }
-    std::string file = b.name;
+    std::string file = name;
     for (char &c : file) {
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-')) {
             c = '_';
@@ -193,11 +198,29 @@ std::shared_ptr<KernelLib> load_kernel(const KernelBuild &build) {
     }
     const std::string compiler = env_or("TTR_CXX", env_or("CXX", "g++"));
     const std::string include = env_or("TTR_EMU_INCLUDE", TTR_EMU_INCLUDE_DIR);
-    const std::string source = wrapper_source(build);
-    const std::string keyed = source + "\n" + COMPILER_FLAGS + "\n" + compiler + "\n" + include + "\n" +
+    const std::string source = wrapper_source(build, build.name);
+    // The key leaves the kernel's name out: the steps and programs that run one kernel file
+    // with the same compile-time args and config share one object.
+    const std::string keyed = wrapper_source(build, "kernel") + "\n" + COMPILER_FLAGS + "\n" + compiler + "\n" + include + "\n" +
                               TTR_EMU_HEADERS_HASH + "\n" + std::to_string(TTR_EMU_ABI_VERSION);
     const std::string key = fmt("%016llx%016llx", static_cast<unsigned long long>(fnv1a(keyed, 0xcbf29ce484222325ull)),
                                 static_cast<unsigned long long>(fnv1a(keyed, 0x84222325cbf29ce4ull)));
+    std::shared_ptr<std::mutex> building;
+    {
+        std::lock_guard<std::mutex> lock(g_cache_mu);
+        auto it = g_loaded.find(key);
+        if (it != g_loaded.end()) {
+            if (auto lib = it->second.lock()) {
+                return lib;
+            }
+        }
+        auto &slot = g_building[key];
+        if (!slot) {
+            slot = std::make_shared<std::mutex>();
+        }
+        building = slot;
+    }
+    std::lock_guard<std::mutex> build_lock(*building);
     {
         std::lock_guard<std::mutex> lock(g_cache_mu);
         auto it = g_loaded.find(key);

@@ -38,6 +38,33 @@ uint32_t size_class(uint32_t size) {
 Device &dev_of(Ctx &c) { return *c.run->dev; }
 const Core &core_of(Ctx &c) { return c.run->dev->cores[c.core]; }
 
+// Hops from NoC (sx, sy) to (dx, dy) on the kernel's NoC: NoC 0 routes +x then +y, NoC 1 -y then -x, both
+// wrapping around the torus.
+uint64_t hops(const Ctx &c, uint32_t sx, uint32_t sy, uint32_t dx, uint32_t dy) {
+    bool noc1 = c.def->build.noc == 1;
+    uint32_t fx = noc1 ? sx : dx, tx = noc1 ? dx : sx;
+    uint32_t fy = noc1 ? sy : dy, ty = noc1 ? dy : sy;
+    return (fx % NOC_TORUS_X + NOC_TORUS_X - tx % NOC_TORUS_X) % NOC_TORUS_X +
+           (fy % NOC_TORUS_Y + NOC_TORUS_Y - ty % NOC_TORUS_Y) % NOC_TORUS_Y;
+}
+
+// Hops from this core to a unicast NoC address.
+uint64_t hops_to(Ctx &c, uint64_t noc) {
+    const Core &k = core_of(c);
+    return hops(c, k.nx, k.ny, static_cast<uint32_t>((noc >> 36) & 63), static_cast<uint32_t>((noc >> 42) & 63));
+}
+
+// Hops from this core to the farthest of the multicast destinations `dests`.
+uint64_t farthest(Ctx &c, const std::vector<uint32_t> &dests) {
+    const Core &k = core_of(c);
+    uint64_t most = 0;
+    for (uint32_t i : dests) {
+        const Core &d = dev_of(c).cores[i];
+        most = std::max(most, hops(c, k.nx, k.ny, d.nx, d.ny));
+    }
+    return most;
+}
+
 // Turns a kernel-visible L1 address (a device offset or this core's host window) into an offset.
 uint32_t l1_offset(Ctx &c, uint32_t addr, const char *op) {
     uint32_t win = dev_of(c).window(c.core);
@@ -441,6 +468,11 @@ void api_noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
     uint32_t cls = size_class(size);
     c.counters->noc_reads[cls]++;
     c.counters->noc_read_bytes[cls] += size;
+    {
+        const Core &k = core_of(c);
+        uint32_t tx = static_cast<uint32_t>((src >> 36) & 63), ty = static_cast<uint32_t>((src >> 42) & 63);
+        c.counters->noc_hops += hops(c, k.nx, k.ny, tx, ty) + hops(c, tx, ty, k.nx, k.ny);
+    }
     if (t.bank >= 0) {
         c.counters->dram_read_bytes += size;
     }
@@ -455,6 +487,7 @@ void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
     uint32_t cls = size_class(size);
     c.counters->noc_writes[cls]++;
     c.counters->noc_write_bytes[cls] += size;
+    c.counters->noc_hops += hops_to(c, dst);
     if (t.bank >= 0) {
         c.counters->dram_write_bytes += size;
     }
@@ -479,10 +512,24 @@ void api_noc_write_mcast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
     c.counters->noc_mcasts++;
     c.counters->noc_mcast_bytes += size;
     c.counters->noc_mcast_dests += dests.size();
+    c.counters->noc_hops += farthest(c, dests);
 }
 
-void api_noc_read_barrier() { flush_reads(current()); }
-void api_noc_write_barrier() { flush_writes(current()); }
+// A barrier that finds transfers in flight waits for them.
+void counted_flush(std::vector<Xfer> &pending, Ctx &c, void (*flush)(Ctx &)) {
+    if (!pending.empty()) {
+        c.counters->noc_barriers++;
+    }
+    flush(c);
+}
+void api_noc_read_barrier() {
+    Ctx &c = current();
+    counted_flush(c.reads, c, flush_reads);
+}
+void api_noc_write_barrier() {
+    Ctx &c = current();
+    counted_flush(c.writes, c, flush_writes);
+}
 void api_noc_atomic_barrier() {}
 uint32_t api_my_noc_x(uint32_t) { return core_of(current()).nx; }
 uint32_t api_my_noc_y(uint32_t) { return core_of(current()).ny; }
@@ -520,6 +567,7 @@ void api_sem_wait(volatile uint32_t *p, uint32_t v, uint32_t at_least) {
     Ctx &c = current();
     const char *op = at_least != 0 ? "noc_semaphore_wait_min" : "noc_semaphore_wait";
     own_word(c, p, op);
+    c.counters->sem_waits++;
     uint32_t addr = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p) - dev_of(c).window(c.core));
     auto holds = [&]() { return at_least != 0 ? *p >= v : *p == v; };
     while (!holds()) {
@@ -544,6 +592,7 @@ void api_sem_inc(uint64_t addr, uint32_t incr) {
     volatile uint32_t *w = remote_word(c, addr, "noc_semaphore_inc");
     *w = *w + incr;
     c.counters->noc_sem_ops++;
+    c.counters->noc_hops += hops_to(c, addr);
     c.run->events++;
 }
 
@@ -556,6 +605,7 @@ void api_sem_set_remote(uint32_t src_l1, uint64_t dst) {
     memcpy(&v, core_of(c).l1 + off, 4);
     *remote_word(c, dst, "noc_semaphore_set_remote") = v;
     c.counters->noc_sem_ops++;
+    c.counters->noc_hops += hops_to(c, dst);
     c.run->events++;
 }
 
@@ -575,6 +625,7 @@ void api_sem_set_mcast(uint32_t src_l1, uint64_t dst, uint32_t num_dests, uint32
         memcpy(dev_of(c).cores[k].l1 + doff, &v, 4);
     }
     c.counters->noc_sem_ops++;
+    c.counters->noc_hops += farthest(c, dests);
     c.run->events++;
 }
 

@@ -42,6 +42,7 @@
 //       max_runtime_args (= 341)    tt_metal/api/tt-metalium/kernel_types.hpp
 //                                   (older trees: DataMovementProcessor/NOC in data_types.hpp,
 //                                   which kernel_types.hpp includes)
+//   GetNumAvailableDevices()       tt_metal/api/tt-metalium/host_api.hpp
 //   MathFidelity::{LoFi, HiFi2, HiFi3, HiFi4}, UnpackToDestMode::{UnpackToDestFp32, Default}
 //                                   tt_metal/api/tt-metalium/base_types.hpp
 //   CircularBufferConfig(total_size, std::map<uint8_t, tt::DataFormat>), set_page_size(index, bytes)
@@ -456,6 +457,38 @@ extern "C" {
 const char *ttr_last_error(void) { return t_last_error.c_str(); }
 
 const char *ttr_backend_name(void) { return "tt-metal"; }
+
+ttr_status ttr_device_count(uint32_t *count) {
+    return guard(TTR_ERR_INTERNAL, [&] {
+        need(count, "count");
+        default_runtime_root();
+        size_t n = 0;
+        try {
+            n = ttm::GetNumAvailableDevices();
+        } catch (const std::exception &e) {
+            // UMD throws when the cluster has no chip: that is a count of 0, not a failure.
+            if (!has_text(e.what(), "No chips detected")) {
+                throw;
+            }
+        }
+        *count = static_cast<uint32_t>(n);
+    });
+}
+
+ttr_status ttr_emu_set_device_count(uint32_t count) {
+    (void)count;
+    return guard(TTR_ERR_INTERNAL, [&] {
+        throw HostError{TTR_ERR_UNSUPPORTED, "ttr_emu_set_device_count: tt-metal drives the cards it finds"};
+    });
+}
+
+ttr_status ttr_emu_fail_after(ttr_device *device, uint64_t launches) {
+    (void)launches;
+    return guard(TTR_ERR_INTERNAL, [&] {
+        need(device, "device");
+        throw HostError{TTR_ERR_UNSUPPORTED, "ttr_emu_fail_after: fault injection is the emulator's"};
+    });
+}
 
 ttr_status ttr_device_open(uint32_t device_id, ttr_dispatch dispatch, ttr_device **out) {
     return guard(TTR_ERR_INTERNAL, [&] {

@@ -22,7 +22,8 @@ pub enum TensixError {
     },
     #[error("kernel-gen could not compile program {program}: {why}")]
     Compile { program: String, why: String },
-    #[error("the device failed while {doing}: {source}")]
+    /// The runtime's error is the source, not part of the message: a chain prints it once.
+    #[error("the device failed while {doing}")]
     Device {
         doing: String,
         #[source]
@@ -30,4 +31,35 @@ pub enum TensixError {
     },
     #[error("buffer `{buffer}` read back from the device is malformed: {why}")]
     Readback { buffer: String, why: String },
+    #[error("devices `{set}`: {why}")]
+    DeviceSet { set: String, why: String },
+    #[error("devices `{set}` include device {id}, but the runtime has {available} device(s), with ids below {available}; on the emulator, set TTR_EMU_DEVICES to the number of devices to emulate")]
+    MissingDevice {
+        id: u32,
+        available: u32,
+        set: String,
+    },
+    #[error("no Tensix device is left to run on ({failures}); restart with working devices (`superpoint doctor --devices N,` checks device N)")]
+    NoDevices { failures: String },
+    #[error("the devices of a pool must have the same compute grid, so that every device gives the same outputs: device {first} has {first_grid}, device {other} has {other_grid}")]
+    MixedGrids {
+        first: u32,
+        first_grid: &'static str,
+        other: u32,
+        other_grid: &'static str,
+    },
+}
+
+impl TensixError {
+    /// True when the device itself stopped working (the runtime's `DeviceLost`), which no input
+    /// causes: the device pool takes it out and runs the frame on another device.
+    pub fn is_device_lost(&self) -> bool {
+        matches!(
+            self,
+            TensixError::Device {
+                source: kernel_gen::runner::RunError::Runtime(tt_runtime::Error::DeviceLost(_)),
+                ..
+            }
+        )
+    }
 }

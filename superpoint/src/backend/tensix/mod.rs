@@ -16,28 +16,39 @@
 //! later frames replay it. Per frame only the u8 plane is written; the candidate counts, the
 //! records they cover and the descriptor rows of the returned keypoints are read back, and the
 //! host orders and cuts ([`host`]). Radius 0 or > 8, or a threshold below the compiled one,
-//! post-process the device's maps on the host. One mutex serialises the device.
+//! post-process the device's maps on the host.
+//!
+//! A model runs on a set of devices ([`DeviceSet`]), one session each with its own loaded
+//! programs and traces, in a [`pool`] that sends each frame to the least-loaded device and takes
+//! a failed device out; one mutex per device serialises its work. Every device of a pool has the
+//! same grid and runs the same programs, so a frame's outputs do not depend on the device.
+//! [`warmup`] prepares variants on every device in parallel.
 
 mod error;
 mod host;
+pub mod pool;
 mod programs;
 mod session;
+pub mod warmup;
 
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use kernel_gen::{Grid, Precision};
 use serde::Serialize;
 use superpoint_graph::{Tensor, WeightSet};
 
 pub use error::TensixError;
+pub use pool::{DeviceSet, DeviceStats};
 pub use programs::main_variant;
 pub use session::{LoadedProgram, Profile, StepCounters};
+pub use warmup::{Warmup, WarmupProgress, WarmupStep, WarmupVariant};
 
 use super::{DenseMaps, FrameResult};
 use crate::backend::cpu::CpuKernels;
 use crate::error::Result;
 use crate::options::Options;
+use pool::{Done, Pool};
 use session::Session;
 
 /// The compute grid the programs are compiled for; it decides the dispatch placement.
@@ -187,30 +198,91 @@ pub struct TensixInfo {
     pub default_trace_steps: usize,
     /// NMS radii the device runs (the main program's and the variants'); others run on the host.
     pub device_radii: Vec<usize>,
+    /// The programs loaded on the first device of the pool.
+    pub programs: Vec<LoadedProgram>,
+    /// Every device of the pool, with the programs loaded on it.
+    pub devices: Vec<PoolDevice>,
+}
+
+/// One device of the pool: how it was opened, what it has done, what it has loaded.
+#[derive(Debug, Clone, Serialize)]
+pub struct PoolDevice {
+    /// The grid obtained.
+    pub grid: TensixGrid,
+    /// "eth" or "tensix": the dispatch obtained.
+    pub dispatch: &'static str,
+    #[serde(flatten)]
+    pub stats: DeviceStats,
+    /// Loaded programs (empty where only the figures were asked for, e.g. `/info`).
     pub programs: Vec<LoadedProgram>,
 }
 
 /// The Tensix backend of a model.
 pub struct TensixBackend {
     config: TensixConfig,
-    /// How the device was opened (fixed for its life; read without waiting for a frame).
+    /// How the first device was opened (every device of the pool opens alike; fixed for its
+    /// life; read without waiting for a frame).
     selection: DispatchReport,
     weights: Arc<WeightSet>,
     host: CpuKernels,
-    session: Mutex<Session>,
+    pool: Pool<Session>,
+}
+
+/// One frame run on the pool: its outputs (with the device that ran it, the time it waited for
+/// a device and the time it spent compiling and loading programs) and its dense maps if asked.
+pub(crate) struct PoolFrame {
+    pub result: FrameResult,
+    pub maps: Option<DenseMaps>,
 }
 
 impl TensixBackend {
-    /// Opens the device for `config.grid` (or with `Auto` dispatch, the grid following);
-    /// programs are compiled (unless checked in) and load at first use.
+    /// Opens every device (`DeviceSet::All`) for `config.grid` (or with `Auto` dispatch, the
+    /// grid following); programs are compiled (unless checked in) and load at first use.
     pub fn open(config: TensixConfig, weights: Arc<WeightSet>) -> Result<Self> {
-        let session = Session::open(config)?;
+        Self::open_devices(config, &DeviceSet::All, weights)
+    }
+
+    /// Opens the devices of `devices`, each as [`TensixBackend::open`] opens one.
+    pub fn open_devices(
+        config: TensixConfig,
+        devices: &DeviceSet,
+        weights: Arc<WeightSet>,
+    ) -> Result<Self> {
+        let available = tt_runtime::Device::count().map_err(|e| TensixError::Device {
+            doing: "counting the devices".to_string(),
+            source: kernel_gen::runner::RunError::Runtime(e),
+        })?;
+        let mut sessions: Vec<(u32, Session)> = Vec::new();
+        for id in devices.resolve(available)? {
+            let session = Session::open(config, id)?;
+            if let Some((first, s)) = sessions.first() {
+                if s.grid() != session.grid() {
+                    return Err(TensixError::MixedGrids {
+                        first: *first,
+                        first_grid: s.grid().name(),
+                        other: id,
+                        other_grid: session.grid().name(),
+                    }
+                    .into());
+                }
+            }
+            sessions.push((id, session));
+        }
+        let selection = match sessions.first() {
+            Some((_, s)) => s.dispatch_report(),
+            None => {
+                return Err(TensixError::NoDevices {
+                    failures: format!("the set `{devices}` names no device"),
+                }
+                .into())
+            }
+        };
         Ok(Self {
             config,
-            selection: session.dispatch_report(),
+            selection,
             weights,
             host: CpuKernels::new(),
-            session: Mutex::new(session),
+            pool: Pool::new(sessions)?,
         })
     }
 
@@ -219,26 +291,54 @@ impl TensixBackend {
         self.config
     }
 
-    fn session(&self) -> MutexGuard<'_, Session> {
-        // A panic while holding the lock leaves no half-written state that a later frame reads
-        // (each frame writes its whole input), so a poisoned lock is taken over.
-        self.session.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// How the device was opened.
+    /// How the devices were opened.
     pub fn dispatch(&self) -> DispatchReport {
         self.selection.clone()
     }
 
-    /// Runs `f` on the opened device (serialised with the frames), e.g. for self-checks
-    /// ([`tt_runtime::selftest`]) before any program is loaded.
-    pub fn with_device<T>(&self, f: impl FnOnce(&tt_runtime::Device) -> T) -> T {
-        f(self.session().device())
+    /// Devices still in the pool (those that have not failed).
+    pub fn healthy_devices(&self) -> usize {
+        self.pool.healthy()
     }
 
-    /// The device and every loaded program.
+    /// Runs `f` on the first device of the pool (serialised with its frames), e.g. for
+    /// self-checks ([`tt_runtime::selftest`]) before any program is loaded.
+    pub fn with_device<T>(&self, f: impl FnOnce(&tt_runtime::Device) -> T) -> T {
+        self.pool.with_first(|s| f(s.device()))
+    }
+
+    /// Runs `f` on device `id` of the pool (serialised with its frames); `None` when the pool
+    /// has no device of that id.
+    pub fn with_device_id<T>(
+        &self,
+        id: u32,
+        f: impl FnOnce(&tt_runtime::Device) -> T,
+    ) -> Option<T> {
+        self.pool.with_id(id, |s| f(s.device()))
+    }
+
+    /// Every device of the pool with its figures, without waiting for any (no programs listed).
+    pub fn devices(&self) -> Vec<PoolDevice> {
+        self.pool
+            .stats()
+            .into_iter()
+            .map(|stats| PoolDevice {
+                grid: self.selection.grid,
+                dispatch: self.selection.dispatch,
+                stats,
+                programs: Vec::new(),
+            })
+            .collect()
+    }
+
+    /// The devices and every loaded program (waits for each device in turn).
     pub fn info(&self) -> TensixInfo {
-        let session = self.session();
+        let loaded = self.pool.each(|_, s| (s.device_info(), s.loaded()));
+        let mut devices = self.devices();
+        for (d, (_, programs)) in devices.iter_mut().zip(&loaded) {
+            d.programs = programs.clone();
+        }
+        let first = loaded.first().and_then(|(info, _)| *info);
         TensixInfo {
             runtime: tt_runtime::Device::backend_name(),
             grid: self.selection.grid,
@@ -246,48 +346,99 @@ impl TensixBackend {
             dispatch: self.selection.dispatch,
             selection: self.dispatch(),
             trace: self.config.trace,
-            l1_bytes: session.device_info().map_or(0, |i| i.l1_size),
-            dram_banks: session.device_info().map_or(0, |i| i.dram_banks),
+            l1_bytes: first.map_or(0, |i| i.l1_size),
+            dram_banks: first.map_or(0, |i| i.dram_banks),
             default_trace_steps: programs::default_steps(),
             device_radii: session::device_radii(),
-            programs: session.loaded(),
+            programs: loaded
+                .into_iter()
+                .next()
+                .map(|(_, p)| p)
+                .unwrap_or_default(),
+            devices,
         }
     }
 
     /// Keypoints and descriptors of one decoded plane, and the dense maps of the same run when
     /// `maps` is set: the score map, the post-NMS map (the device's for radii 1..8, the host's
-    /// NMS of the device's score map otherwise) and the dense descriptors.
+    /// NMS of the device's score map otherwise) and the dense descriptors. It runs on the
+    /// least-loaded device, and again on another if that one is lost.
     pub(crate) fn detect(
         &self,
         plane: &Tensor<u8>,
         options: &Options,
         maps: bool,
-    ) -> Result<(FrameResult, Option<DenseMaps>)> {
-        let mut session = self.session();
-        let frame = session.run_frame(&self.weights, plane, options)?;
-        let select_start = Instant::now();
-        let (keypoints, descriptors) = session.read_results(&self.host, &frame, options)?;
+    ) -> Result<PoolFrame> {
+        let ran = self.pool.run(|session| {
+            let frame = session.run_frame(&self.weights, plane, options)?;
+            let select_start = Instant::now();
+            let (keypoints, descriptors) = session.read_results(&self.host, &frame, options)?;
+            let select = select_start.elapsed();
+            let dense = if maps {
+                Some(session.read_dense(&self.host, &frame)?)
+            } else {
+                None
+            };
+            Ok(Done {
+                value: (keypoints, descriptors, select, dense, frame.device_nms()),
+                compile: frame.compile,
+            })
+        })?;
+        let (keypoints, descriptors, select, maps, device_nms) = ran.value;
         // The resize runs inside the device program, so it counts as the network's time.
         let result = FrameResult {
             keypoints,
             descriptors,
             resize_ms: 0.0,
-            select_ms: select_start.elapsed().as_secs_f64() * 1e3,
-            device_nms: frame.device_nms(),
+            select_ms: millis(select),
+            device: Some(ran.device),
+            queue_ms: millis(ran.queue),
+            compile_ms: millis(ran.compile),
+            device_nms,
         };
-        let dense = if maps {
-            Some(session.read_dense(&self.host, &frame)?)
-        } else {
-            None
-        };
-        Ok((result, dense))
+        Ok(PoolFrame { result, maps })
     }
 
-    /// Loads the programs a `width`×`height` plane with `options` needs (see
-    /// [`SuperPoint::warmup`](crate::SuperPoint::warmup)) without running them.
-    pub(crate) fn warmup(&self, (width, height): (usize, usize), options: &Options) -> Result<()> {
-        let mut session = self.session();
-        session.load(&self.weights, width, height, options)?;
+    /// Prepares `variants` on every device of the pool, the devices in parallel, calling
+    /// `progress` after each variant on each device and logging a line for it. A device lost
+    /// meanwhile leaves the pool; the others carry on.
+    pub fn warmup(
+        &self,
+        variants: &[WarmupVariant],
+        progress: Option<&WarmupProgress<'_>>,
+    ) -> Result<()> {
+        let total = variants.len() * self.pool.healthy();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        self.pool.each_parallel(|device, session| {
+            for variant in variants {
+                let start = Instant::now();
+                let prepared = session.warm(&self.weights, variant.input, &variant.options())?;
+                let seconds = start.elapsed().as_secs_f64();
+                let step = WarmupStep {
+                    variant: *variant,
+                    device,
+                    prepared,
+                    seconds,
+                    done: done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
+                    total,
+                };
+                tracing::info!(
+                    device,
+                    "warm-up {}/{}: {variant} on device {device}: {}",
+                    step.done,
+                    step.total,
+                    if prepared {
+                        format!("prepared in {seconds:.1} s")
+                    } else {
+                        "already prepared".to_string()
+                    }
+                );
+                if let Some(progress) = progress {
+                    progress(&step);
+                }
+            }
+            Ok(())
+        })?;
         Ok(())
     }
 
@@ -300,7 +451,16 @@ impl TensixBackend {
         options: &Options,
         read: &[String],
     ) -> Result<Profile> {
-        let mut session = self.session();
-        Ok(session.profile(&self.weights, plane, options, read)?)
+        let ran = self.pool.run(|session| {
+            Ok(Done {
+                value: session.profile(&self.weights, plane, options, read)?,
+                compile: Duration::ZERO,
+            })
+        })?;
+        Ok(ran.value)
     }
+}
+
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }

@@ -1,10 +1,13 @@
-//! The opened device and the programs loaded on it: one main program per (frame, input plane
+//! One opened device and the programs loaded on it: one main program per (frame, input plane
 //! size), each with its NMS-variant programs by radius (sharing its score map and dense
 //! descriptors), each with its trace once captured. A frame writes the plane, runs (or replays)
-//! the main program and the variant its radius needs, and says where its results are; the
-//! read-back functions take them from there.
+//! the main program and the variant its radius needs, and says where its results are and how
+//! long it spent compiling and loading programs; the read-back functions take them from there.
+//! Warming a variant up runs a frame of zeros through its programs, so that they are loaded
+//! and their traces captured before a caller's frame needs them.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use kernel_gen::layout::host::{descriptor_row, unpack_map};
 use kernel_gen::layout::unpack_channels_last;
@@ -38,6 +41,25 @@ pub type Rows = (usize, Vec<f32>);
 /// NMS radii the device programs run: the main program's and the variants' 1..=8.
 pub fn device_radii() -> Vec<usize> {
     (1..=MAX_DEVICE_RADIUS).collect()
+}
+
+/// Whether NMS with radius `r` runs an NMS-variant program (device radii other than the main
+/// program's); 0 and radii above 8 run on the host.
+fn needs_variant(r: usize) -> bool {
+    r != programs::main_radius() && (1..=MAX_DEVICE_RADIUS).contains(&r)
+}
+
+/// A (width, height) the device programs take: each side at most the resize's limit.
+fn sides((w, h): (usize, usize)) -> Result<(u32, u32), TensixError> {
+    let side = |v: usize| u32::try_from(v).ok().filter(|&v| v <= MAX_PLANE_SIDE);
+    match (side(w), side(h)) {
+        (Some(w), Some(h)) => Ok((w, h)),
+        _ => Err(TensixError::InputSize {
+            width: w,
+            height: h,
+            max: MAX_PLANE_SIDE,
+        }),
+    }
 }
 
 /// One loaded program, as `superpoint info` shows it.
@@ -157,6 +179,9 @@ pub struct Frame {
     /// The device's candidates cover the request (device NMS and a threshold at least the
     /// compiled one); otherwise the host selects from the post-NMS map.
     device_select: bool,
+    /// Time spent compiling and loading the programs the frame needed and no earlier frame or
+    /// warm-up had loaded.
+    pub compile: Duration,
 }
 
 impl Frame {
@@ -170,15 +195,20 @@ impl Frame {
 pub struct Session {
     config: TensixConfig,
     device: Device,
+    /// The runtime's id of the device.
+    id: u32,
     /// The grid the device opened with, which every program is compiled for.
     grid: TensixGrid,
     /// The L1 region every loaded program's L1 activations share (programs run one at a time).
     arena: L1Arena,
     mains: Vec<Main>,
+    /// Compile and load time of the frame being prepared.
+    compiling: Duration,
 }
 
-fn device_err(doing: impl Into<String>) -> impl FnOnce(RunError) -> TensixError {
-    let doing = doing.into();
+/// The error of a runtime call on device `id` while `doing`.
+fn device_err(id: u32, doing: impl Into<String>) -> impl FnOnce(RunError) -> TensixError {
+    let doing = format!("{} on device {id}", doing.into());
     move |source| TensixError::Device { doing, source }
 }
 
@@ -190,17 +220,17 @@ fn malformed(buffer: &str, why: impl Into<String>) -> TensixError {
 }
 
 impl Session {
-    /// Opens the device with the dispatch of `config.grid`, or `Auto`; checks that the grid
+    /// Opens device `id` with the dispatch of `config.grid`, or `Auto`; checks that the grid
     /// obtained is the one that dispatch leaves.
-    pub fn open(config: TensixConfig) -> Result<Self, TensixError> {
+    pub fn open(config: TensixConfig, id: u32) -> Result<Self, TensixError> {
         let requested = config
             .grid
             .map_or(tt_runtime::Dispatch::Auto, TensixGrid::dispatch);
         let opening = |e: tt_runtime::Error| TensixError::Device {
-            doing: format!("opening the device ({} dispatch)", requested.name()),
+            doing: format!("opening device {id} ({} dispatch)", requested.name()),
             source: RunError::Runtime(e),
         };
-        let device = Device::open(requested).map_err(opening)?;
+        let device = Device::open_id(id, requested).map_err(opening)?;
         let info = device.info().map_err(opening)?;
         let grid = TensixGrid::of_dispatch(info.dispatch)
             .filter(|g| {
@@ -215,10 +245,17 @@ impl Session {
         Ok(Self {
             config,
             device,
+            id,
             grid,
             arena: L1Arena::new(),
             mains: Vec::new(),
+            compiling: Duration::ZERO,
         })
+    }
+
+    /// The grid the device opened with.
+    pub fn grid(&self) -> TensixGrid {
+        self.grid
     }
 
     /// The runtime's facts about the device.
@@ -275,18 +312,21 @@ impl Session {
         {
             return Ok(i);
         }
+        let start = Instant::now();
         let compiled =
             programs::main_program(frame, input, self.grid.grid(), self.config.precision)?;
         let what = format!(
             "loading the {}x{} main program for {}x{} planes",
             frame.0, frame.1, input.0, input.1
         );
-        let program =
-            Program::load(&self.device, &compiled, &self.arena, None).map_err(device_err(&what))?;
+        let id = self.id;
+        let program = Program::load(&self.device, &compiled, &self.arena, None)
+            .map_err(device_err(id, &what))?;
         program
             .loaded
             .upload_weights(weights)
-            .map_err(device_err(format!("{what}: uploading the weights")))?;
+            .map_err(device_err(id, format!("{what}: uploading the weights")))?;
+        self.compiling += start.elapsed();
         self.mains.push(Main {
             frame,
             input,
@@ -302,6 +342,7 @@ impl Session {
         if let Some(i) = m.variants.iter().position(|(r, _)| *r == radius) {
             return Ok(i);
         }
+        let start = Instant::now();
         let compiled = programs::nms_program(
             m.frame,
             radius,
@@ -315,10 +356,14 @@ impl Session {
             &self.arena,
             Some(&m.program.loaded),
         )
-        .map_err(device_err(format!(
-            "loading the NMS r = {radius} program for {}x{}",
-            m.frame.0, m.frame.1
-        )))?;
+        .map_err(device_err(
+            self.id,
+            format!(
+                "loading the NMS r = {radius} program for {}x{}",
+                m.frame.0, m.frame.1
+            ),
+        ))?;
+        self.compiling += start.elapsed();
         let m = &mut self.mains[main];
         m.variants.push((radius, program));
         Ok(m.variants.len() - 1)
@@ -332,18 +377,51 @@ impl Session {
         options: &Options,
     ) -> Result<Frame, TensixError> {
         let frame = self.prepare(weights, plane, options)?;
-        let trace = self.config.trace;
+        let (trace, id) = (self.config.trace, self.id);
         let dev = &self.device;
         let m = &mut self.mains[frame.main];
         m.program
             .run(dev, trace)
-            .map_err(device_err("running the main program"))?;
+            .map_err(device_err(id, "running the main program"))?;
         if let NmsSource::Variant(v) = frame.nms {
             let (r, program) = &mut m.variants[v];
             let what = format!("running the NMS r = {r} program");
-            program.run(dev, trace).map_err(device_err(what))?;
+            program.run(dev, trace).map_err(device_err(id, what))?;
         }
         Ok(frame)
+    }
+
+    /// Whether the programs a frame of `input`-sized planes with `options` needs have run
+    /// (so are loaded and, with traces on, captured).
+    fn is_warm(&self, input: (usize, usize), options: &Options) -> bool {
+        let (Ok(frame), Ok(input)) = (sides(options.frame), sides(input)) else {
+            return false;
+        };
+        let r = options.nms_radius;
+        self.mains
+            .iter()
+            .find(|m| m.frame == frame && m.input == input)
+            .is_some_and(|m| {
+                m.program.frames > 0
+                    && (!needs_variant(r)
+                        || m.variants.iter().any(|(vr, p)| *vr == r && p.frames > 0))
+            })
+    }
+
+    /// Prepares the programs for `input`-sized planes with `options` (frame, NMS radius) by
+    /// running a frame of zeros through them, unless they have run already; true when it did.
+    pub fn warm(
+        &mut self,
+        weights: &WeightSet,
+        input: (usize, usize),
+        options: &Options,
+    ) -> Result<bool, TensixError> {
+        if self.is_warm(input, options) {
+            return Ok(false);
+        }
+        let zeros = Tensor::<u8>::zeros(1, input.1, input.0);
+        self.run_frame(weights, &zeros, options)?;
+        Ok(true)
     }
 
     /// Loads the programs, then writes the plane.
@@ -358,12 +436,12 @@ impl Session {
             .program
             .loaded
             .write(names::INPUT, &pack_plane(plane))
-            .map_err(device_err("writing the input plane"))?;
+            .map_err(device_err(self.id, "writing the input plane"))?;
         Ok(frame)
     }
 
     /// Checks the sizes and loads the programs a `width`×`height` plane with `options` needs.
-    pub fn load(
+    fn load(
         &mut self,
         weights: &WeightSet,
         width: usize,
@@ -377,21 +455,14 @@ impl Session {
                 height: h,
             });
         }
-        let side = |v: usize| u32::try_from(v).ok().filter(|&v| v <= MAX_PLANE_SIDE);
-        let (Some(pw), Some(ph), Some(fw), Some(fh)) =
-            (side(width), side(height), side(w), side(h))
-        else {
-            return Err(TensixError::InputSize {
-                width: width.max(w),
-                height: height.max(h),
-                max: MAX_PLANE_SIDE,
-            });
-        };
-        let main = self.main_index(weights, (fw, fh), (pw, ph))?;
+        let frame = sides(options.frame)?;
+        let input = sides((width, height))?;
+        self.compiling = Duration::ZERO;
+        let main = self.main_index(weights, frame, input)?;
         let r = options.nms_radius;
         let nms = if r == programs::main_radius() {
             NmsSource::Main
-        } else if (1..=MAX_DEVICE_RADIUS).contains(&r) {
+        } else if needs_variant(r) {
             NmsSource::Variant(self.variant_index(main, r)?)
         } else {
             NmsSource::Host
@@ -402,6 +473,7 @@ impl Session {
             radius: r,
             device_select: !matches!(nms, NmsSource::Host)
                 && options.keypoint_threshold >= programs::compiled_threshold(),
+            compile: self.compiling,
         })
     }
 
@@ -419,7 +491,7 @@ impl Session {
         program
             .loaded
             .read(name)
-            .map_err(device_err(format!("reading buffer `{name}`")))
+            .map_err(device_err(self.id, format!("reading buffer `{name}`")))
     }
 
     /// A Map-layout buffer of the frame's size as a 1×H×W tensor.
@@ -538,9 +610,10 @@ impl Session {
             let bytes = program
                 .loaded
                 .read_pages(name, first as u64, u64::from(count))
-                .map_err(device_err(format!(
-                    "reading the records of region {region}"
-                )))?;
+                .map_err(device_err(
+                    self.id,
+                    format!("reading the records of region {region}"),
+                ))?;
             records[first * record..first * record + bytes.len()].copy_from_slice(&bytes);
         }
         Ok(records)
@@ -561,7 +634,10 @@ impl Session {
             let bytes = program
                 .loaded
                 .read_pages(name, u64::from(*slot), 1)
-                .map_err(device_err(format!("reading descriptor row {slot}")))?;
+                .map_err(device_err(
+                    self.id,
+                    format!("reading descriptor row {slot}"),
+                ))?;
             let row = descriptor_row(&bytes, dim, 0)
                 .ok_or_else(|| malformed(name, format!("row {slot} is short")))?;
             out.extend(row);
@@ -589,7 +665,7 @@ impl Session {
         read: &[String],
     ) -> Result<Profile, TensixError> {
         let frame = self.prepare(weights, plane, options)?;
-        let dev = &self.device;
+        let (dev, id) = (&self.device, self.id);
         let m = &mut self.mains[frame.main];
         let mut programs: Vec<&mut Program> = vec![&mut m.program];
         if let NmsSource::Variant(v) = frame.nms {
@@ -600,20 +676,22 @@ impl Session {
         for (index, p) in programs.into_iter().enumerate() {
             p.loaded
                 .reset_counters()
-                .map_err(device_err("resetting the counters"))?;
-            p.loaded.run(dev).map_err(device_err("profiling a frame"))?;
+                .map_err(device_err(id, "resetting the counters"))?;
+            p.loaded
+                .run(dev)
+                .map_err(device_err(id, "profiling a frame"))?;
             p.frames += 1;
             out.extend(
                 p.loaded
                     .counters()
-                    .map_err(device_err("reading the counters"))?,
+                    .map_err(device_err(id, "reading the counters"))?,
             );
             if index == 0 {
                 for name in read {
                     let bytes = p
                         .loaded
                         .read(name)
-                        .map_err(device_err(format!("reading buffer `{name}`")))?;
+                        .map_err(device_err(id, format!("reading buffer `{name}`")))?;
                     buffers.insert(name.clone(), bytes);
                 }
             }

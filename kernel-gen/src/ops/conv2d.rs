@@ -1,0 +1,521 @@
+//! Lowering of `conv2d`: the generic conv's reader (a ring of input blocks and its im2col tiles,
+//! or shifted views), compute (bias, matmuls over K, packed ReLU) and writer, with the resident
+//! weights and bias filled by one DRAM read and a multicast per group of cores
+//! ([`crate::multicast`]). The frame conv ([`super::frame_conv`]) and a conv with its pool fused
+//! ([`super::conv_pool`]) reuse its pieces. The plan is [`crate::plan::ConvPlan`] (crate docs).
+
+use crate::device::Core;
+use crate::kir::{
+    args, blocks, cb_format, cb_id, cb_plan, exact_fp32_copies, format_args, input, names,
+    per_core, Arg, Call, CompileArg, CoreArgs, Kernel, KirError, Lowering, Role, Trips,
+};
+use crate::multicast::{Multicast, Resident};
+use crate::plan::{ConvPlan, CoreWork, NodePlan};
+
+use super::{conv_pool, frame_conv};
+
+impl Lowering for ConvPlan {
+    fn op(&self) -> &'static str {
+        "conv2d"
+    }
+
+    fn kernels(&self, node: &NodePlan) -> Result<Vec<Kernel>, KirError> {
+        conv_kernels(node, self)
+    }
+
+    /// The weights' multicast semaphores and its senders, one per group of cores.
+    fn sync(&self, node: &NodePlan) -> Result<(u32, Vec<Core>), KirError> {
+        let multicast = Multicast::of(node)?;
+        Ok((multicast.semaphores(), multicast.senders()))
+    }
+}
+
+/// The first output tile of `core`'s slice of conv `c` ([`crate::plan::Split::slices`]).
+fn out_start(node: &NodePlan, c: &ConvPlan, core: Core) -> u32 {
+    node.split
+        .work
+        .iter()
+        .find(|w| w.core == core)
+        .map_or(0, |w| w.slice * c.slice_tiles())
+}
+
+/// A conv's resident CBs: its weights and bias ([`Multicast`]).
+fn conv_residents(node: &NodePlan, c: &ConvPlan) -> Result<[Resident; 2], KirError> {
+    Ok([
+        Resident {
+            cb: cb_id(node, "cb_weights")?,
+            buffer: c.weights.clone(),
+            pages: c.resident_weight_tiles(),
+            page_bytes: cb_plan(node, "cb_weights")?.page_bytes,
+            per_dram_page: c.weight_page_tiles,
+        },
+        Resident {
+            cb: cb_id(node, "cb_bias")?,
+            buffer: c.bias.clone(),
+            pages: c.slice_tiles(),
+            page_bytes: cb_plan(node, "cb_bias")?.page_bytes,
+            per_dram_page: 1,
+        },
+    ])
+}
+
+/// The weights and bias fill of a conv's reader ([`Multicast::fill`]; the sender's writer
+/// multicasts them, [`conv_writer`]): its runtime args (the multicast's, then `out_start`, the
+/// first output tile of the core's slice) appended, its calls first.
+pub(crate) fn add_conv_weights_fill(
+    reader: &mut Kernel,
+    node: &NodePlan,
+    c: &ConvPlan,
+) -> Result<(), KirError> {
+    let multicast = Multicast::of(node)?;
+    reader.compile_args.extend(multicast.compile_args());
+    reader.runtime_arg_names.extend(Multicast::arg_names());
+    reader.runtime_arg_names.push("out_start".to_string());
+    for core in &mut reader.runtime_args {
+        core.args.extend(multicast.args(core.core));
+        core.args.push(Arg::Const(out_start(node, c, core.core)));
+    }
+    reader
+        .body
+        .splice(0..0, multicast.fill(&conv_residents(node, c)?));
+    Ok(())
+}
+
+/// One output block of a conv's compute (`conv2d/block.cpp.tera`): per group of the core's
+/// slice of output tiles, the bias copy, the matmuls over K and the pack to CB `out` (a fused
+/// ReLU is the packer's, configured once per kernel: no SFPU work).
+pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
+    conv_block_groups_with(c, out, 0, Vec::new())
+}
+
+/// [`conv_block_groups`] with an `epilogue` after each group's matmuls that uses `extra_dst`
+/// DST tiles above the group's.
+pub(crate) fn conv_block_groups_with(
+    c: &ConvPlan,
+    out: u32,
+    extra_dst: u32,
+    epilogue: Vec<Call>,
+) -> Call {
+    let dst_body = [
+        vec![
+            Call::Copy { tiles: c.group },
+            Call::Loop {
+                trips: Trips::Fixed(c.weight_parts * c.k_tiles),
+                body: vec![Call::Matmul {
+                    ct: c.group,
+                    rt: 1,
+                    kt: 1,
+                }],
+            },
+        ],
+        epilogue,
+        vec![Call::Pack {
+            cb: out,
+            tiles: c.group,
+        }],
+    ]
+    .concat();
+    Call::Loop {
+        trips: Trips::Fixed(c.slice_tiles() / c.group),
+        body: vec![
+            Call::CbReserve {
+                cb: out,
+                pages: c.group,
+            },
+            Call::Dst {
+                tiles: c.group + extra_dst,
+                body: dst_body,
+            },
+            Call::CbPush {
+                cb: out,
+                pages: c.group,
+            },
+        ],
+    }
+}
+
+/// A conv's compute kernel (`template`, with `compile_args`): `body` between waiting for the
+/// resident weights and bias (and, with shifted views, the whole ring: the compute holds it for
+/// the program) and popping them at the program's end.
+pub(crate) fn conv_compute(
+    node: &NodePlan,
+    c: &ConvPlan,
+    template: &str,
+    compile_args: Vec<CompileArg>,
+    body: Vec<Call>,
+) -> Result<Kernel, KirError> {
+    let [weights, bias, ring] = ["cb_weights", "cb_bias", "cb_ring"].map(|name| cb_id(node, name));
+    let (weights, bias, ring) = (weights?, bias?, ring?);
+    let resident = c.resident_weight_tiles();
+    let ring_hold = |call: Call| if c.shifted { vec![call] } else { Vec::new() };
+    Ok(Kernel {
+        role: Role::Compute,
+        template: template.into(),
+        ranges: node.split.ranges.clone(),
+        compile_args,
+        runtime_arg_names: names(&["block_start", "block_count"]),
+        runtime_args: per_core(node, |start, count| {
+            vec![Arg::Const(start), Arg::Const(count)]
+        }),
+        precision: Some(node.precision),
+        unpack_to_dest_fp32: exact_fp32_copies(node, &["cb_bias"]),
+        body: [
+            vec![
+                Call::CbWait {
+                    cb: weights,
+                    pages: resident,
+                },
+                Call::CbWait {
+                    cb: bias,
+                    pages: c.slice_tiles(),
+                },
+            ],
+            ring_hold(Call::CbWait {
+                cb: ring,
+                pages: c.ring_pages(),
+            }),
+            body,
+            ring_hold(Call::CbPop {
+                cb: ring,
+                pages: c.ring_pages(),
+            }),
+            vec![
+                Call::CbPop {
+                    cb: bias,
+                    pages: c.slice_tiles(),
+                },
+                Call::CbPop {
+                    cb: weights,
+                    pages: resident,
+                },
+            ],
+        ]
+        .concat(),
+    })
+}
+
+/// The weights' multicast a conv's writer does first on each group's sender
+/// (`conv2d/weights_send.cpp.tera`, [`Multicast::send`]): the compile args it adds, its runtime
+/// args after the writer's own, and its calls.
+pub(crate) struct WeightsSend {
+    multicast: Multicast,
+    pub compile_args: Vec<CompileArg>,
+    pub body: Vec<Call>,
+}
+
+impl WeightsSend {
+    pub(crate) fn of(node: &NodePlan, c: &ConvPlan) -> Result<Self, KirError> {
+        let multicast = Multicast::of(node)?;
+        Ok(WeightsSend {
+            compile_args: multicast.compile_args(),
+            body: multicast.send(&conv_residents(node, c)?),
+            multicast,
+        })
+    }
+
+    /// The names of [`WeightsSend::writer_args`]: the writer's `output_addr`, `block_start`,
+    /// `block_count`, then the first output tile of the core's slice, the weights' and bias's
+    /// buffers and the multicast's.
+    pub(crate) fn writer_arg_names() -> Vec<String> {
+        [
+            names(&[
+                "output_addr",
+                "block_start",
+                "block_count",
+                "out_start",
+                "weight_addr",
+                "bias_addr",
+            ]),
+            Multicast::send_arg_names(),
+        ]
+        .concat()
+    }
+
+    /// Each core's writer runtime args ([`WeightsSend::writer_arg_names`]); `blocks` gives the
+    /// first block and the block count the writer takes for a core's work.
+    pub(crate) fn writer_args(
+        &self,
+        node: &NodePlan,
+        c: &ConvPlan,
+        blocks: impl Fn(&CoreWork) -> [u32; 2],
+    ) -> Vec<CoreArgs> {
+        node.split
+            .work
+            .iter()
+            .map(|w| {
+                let [start, count] = blocks(w);
+                CoreArgs {
+                    core: w.core,
+                    args: [
+                        vec![
+                            Arg::BufferAddress(node.output.clone()),
+                            Arg::Const(start),
+                            Arg::Const(count),
+                            Arg::Const(w.slice * c.slice_tiles()),
+                            Arg::BufferAddress(c.weights.clone()),
+                            Arg::BufferAddress(c.bias.clone()),
+                        ],
+                        self.multicast.send_args(w.core),
+                    ]
+                    .concat(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// A conv's writer (`conv2d/writer.cpp.tera`): on each group's sender, the multicast of the
+/// weights and bias ([`WeightsSend`]); then each core's output blocks, the
+/// tiles of its slice `group` at a time, to the node's output; a split unit is
+/// `blocks_per_unit` output blocks (1, or the image row's W/32 for the frame conv).
+pub(crate) fn conv_writer(
+    node: &NodePlan,
+    c: &ConvPlan,
+    compile_args: Vec<CompileArg>,
+    out: u32,
+    tile: u32,
+    blocks_per_unit: u32,
+) -> Result<Kernel, KirError> {
+    let mut send = WeightsSend::of(node, c)?;
+    let mut body = std::mem::take(&mut send.body);
+    body.push(blocks(
+        Trips::Blocks,
+        vec![Call::Loop {
+            trips: Trips::Fixed(blocks_per_unit * c.slice_tiles() / c.group),
+            body: vec![
+                Call::CbWait {
+                    cb: out,
+                    pages: c.group,
+                },
+                Call::DramWrite {
+                    buffer: node.output.clone(),
+                    pages: c.group,
+                    page_bytes: tile,
+                    cb: out,
+                },
+                Call::CbPop {
+                    cb: out,
+                    pages: c.group,
+                },
+            ],
+        }],
+    ));
+    Ok(Kernel {
+        role: Role::Writer,
+        template: "conv2d/writer.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: [compile_args, send.compile_args.clone()].concat(),
+        runtime_arg_names: WeightsSend::writer_arg_names(),
+        runtime_args: send.writer_args(node, c, |w| {
+            [w.start * blocks_per_unit, w.count * blocks_per_unit]
+        }),
+        precision: None,
+        unpack_to_dest_fp32: Vec::new(),
+        body,
+    })
+}
+
+/// The conv reader after the weights and bias fill ([`Multicast::fill`]): a zero tile; then a
+/// ring of input pixel blocks that reads each block the core's taps touch once (a prologue of
+/// `ring_blocks − 1`, then the next block per output block), and per output block the im2col
+/// tiles by L1 → L1 row-run copies,
+/// or for channel counts that are not whole tiles, zero tiles plus an element gather of the
+/// `taps × in_channels` valid columns; or with shifted views ([`ConvPlan::shifted`]) a zeroed
+/// ring slot, the views of each block (built in the ring from face rows), the whole ring pushed
+/// once for the compute to read and one data-less `cb_im2col` page per output block.
+fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
+    let [im2col, ring, zero] = cbs;
+    let fetch = |blocks: u32| Call::DramRead {
+        buffer: input.to_string(),
+        pages: blocks * c.in_tiles,
+        page_bytes: c.tile_bytes,
+        cb: ring,
+    };
+    let mut body = vec![
+        Call::CbReserve { cb: zero, pages: 1 },
+        // `zero_fill`: 64 zero bytes stored, doubled by local NoC copies.
+        Call::L1Gather { bytes: 64 },
+        Call::L1Copy {
+            from: zero,
+            cb: zero,
+            tiles: 1,
+            row_bytes: 64,
+        },
+        Call::CbReserve {
+            cb: ring,
+            pages: c.ring_pages(),
+        },
+    ];
+    let mut block = vec![fetch(1)];
+    if c.shifted {
+        // The core's blocks and `beyond` + 1 either side, at most, are read (`beyond` either
+        // side get views: W/32, one more with half rows), however the prologue and the loop
+        // share them.
+        let beyond = c.width / 32 + u32::from(c.half_rows());
+        let views = |blocks: u32| Call::L1Copy {
+            from: ring,
+            cb: ring,
+            tiles: blocks * 2 * c.in_tiles,
+            row_bytes: c.tile_bytes / 64,
+        };
+        // With half rows, the half parts of the core's blocks, W/32 before and W/32 + 1 after:
+        // face pairs (half tiles) of the views.
+        let halves = |blocks: u32| Call::L1Copy {
+            from: ring,
+            cb: ring,
+            tiles: blocks * 3 * c.in_tiles,
+            row_bytes: c.tile_bytes / 2,
+        };
+        body.extend([
+            // `zero_fill` of the zero slot.
+            Call::L1Gather { bytes: 64 },
+            Call::L1Copy {
+                from: ring,
+                cb: ring,
+                tiles: 3 * c.in_tiles,
+                row_bytes: 64,
+            },
+            fetch(2 * beyond + 2),
+            views(2 * beyond),
+        ]);
+        if c.half_rows() {
+            body.push(halves(2 * (c.width / 32) + 1));
+        }
+        body.push(Call::CbPush {
+            cb: ring,
+            pages: c.ring_pages(),
+        });
+        block.insert(
+            0,
+            Call::CbReserve {
+                cb: im2col,
+                pages: c.im2col_pages(),
+            },
+        );
+        block.push(views(1));
+        if c.half_rows() {
+            block.push(halves(1));
+        }
+    } else {
+        // At most; the blocks outside the image are skipped.
+        if c.ring_blocks() > 1 {
+            body.push(fetch(c.ring_blocks() - 1));
+        }
+        block.push(Call::CbReserve {
+            cb: im2col,
+            pages: c.k_tiles,
+        });
+        if c.copies_rows() {
+            block.push(Call::L1Copy {
+                from: ring,
+                cb: im2col,
+                tiles: c.k_tiles,
+                row_bytes: c.tile_bytes / 64,
+            });
+        } else {
+            block.push(Call::L1Copy {
+                from: zero,
+                cb: im2col,
+                tiles: c.k_tiles,
+                row_bytes: c.tile_bytes / 64,
+            });
+            let element_bytes = c.tile_bytes / 1024;
+            block.push(Call::L1Gather {
+                bytes: 32 * c.kernel * c.kernel * c.in_channels * element_bytes,
+            });
+        }
+    }
+    block.push(Call::CbPush {
+        cb: im2col,
+        pages: c.im2col_pages(),
+    });
+    body.push(blocks(Trips::Blocks, block));
+    body
+}
+
+fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
+    if c.frame_rows {
+        return frame_conv::kernels(node, c);
+    }
+    let input = input(node, 0)?;
+    let im2col = cb_id(node, "cb_im2col")?;
+    let ring = cb_id(node, "cb_ring")?;
+    let zero = cb_id(node, "cb_zero")?;
+    let out = cb_id(node, "cb_out")?;
+    let format = cb_format(node, "cb_im2col")?;
+    let tile = format.tile_bytes();
+    let [tile_bytes, fp32] = format_args(format);
+    let shape = args(&[
+        ("in_channels", c.in_channels),
+        ("height", c.height),
+        ("width", c.width),
+        ("kernel", c.kernel),
+        ("pad", c.pad),
+        ("in_tiles", c.in_tiles),
+        ("k_tiles", c.k_tiles),
+        ("out_tiles", c.out_tiles),
+        ("slice_tiles", c.slice_tiles()),
+        ("group", c.group),
+        ("ring_reach", c.ring_reach),
+        ("relu", u32::from(c.relu)),
+        tile_bytes,
+        fp32,
+        ("weight_parts", c.weight_parts),
+        ("weight_page_tiles", c.weight_page_tiles),
+    ]);
+    let ring_args = args(&[
+        ("ring_blocks", c.ring_blocks()),
+        ("shifted", u32::from(c.shifted)),
+    ]);
+    let mut reader = Kernel {
+        role: Role::Reader,
+        template: "conv2d/reader.cpp.tera".into(),
+        ranges: node.split.ranges.clone(),
+        compile_args: [shape.clone(), ring_args.clone()].concat(),
+        runtime_arg_names: names(&[
+            "input_addr",
+            "weight_addr",
+            "bias_addr",
+            "block_start",
+            "block_count",
+        ]),
+        runtime_args: per_core(node, |start, count| {
+            vec![
+                Arg::BufferAddress(input.clone()),
+                Arg::BufferAddress(c.weights.clone()),
+                Arg::BufferAddress(c.bias.clone()),
+                Arg::Const(start),
+                Arg::Const(count),
+            ]
+        }),
+        precision: None,
+        unpack_to_dest_fp32: Vec::new(),
+        body: conv_reader_body(c, &input, [im2col, ring, zero]),
+    };
+    add_conv_weights_fill(&mut reader, node, c)?;
+    if c.pooled {
+        return conv_pool::kernels(node, c, reader, [shape, ring_args].concat());
+    }
+    let compute = conv_compute(
+        node,
+        c,
+        "conv2d/compute.cpp.tera",
+        [shape.clone(), ring_args].concat(),
+        vec![blocks(
+            Trips::Blocks,
+            vec![
+                Call::CbWait {
+                    cb: im2col,
+                    pages: c.im2col_pages(),
+                },
+                conv_block_groups(c, out),
+                Call::CbPop {
+                    cb: im2col,
+                    pages: c.im2col_pages(),
+                },
+            ],
+        )],
+    )?;
+    let writer = conv_writer(node, c, shape, out, tile, 1)?;
+    Ok(vec![reader, compute, writer])
+}

@@ -1,0 +1,181 @@
+//! Phase facts of a kernel on one core, read off the kernel IR for the timeline cost model
+//! ([`tt_runtime::TimelineModel`]): what share of its work comes before its block loop (the
+//! prologue: weights fill or send, the input ring's first reads), how many blocks it runs,
+//! whether its prologue waits for or sends a multicast, and how many tiles a compute kernel's
+//! matmuls unpack per tile product. The emulator's counters give the totals; these facts say
+//! how they spread over time.
+
+use crate::kir::{self, Call, OnCore, Trips};
+
+/// The timeline facts of one kernel body on one core.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Phases {
+    /// Share (0..=1) of the body's work before its first block loop.
+    pub prologue_share: f64,
+    /// Trips of that block loop on the core (0: no block loop).
+    pub blocks: u64,
+    /// The prologue waits on a semaphore of a multicast sender (a receiver core).
+    pub waits_for_sender: bool,
+    /// The prologue multicasts (a sender core).
+    pub sends: bool,
+    /// Tiles unpacked per matmul tile product over the body's `Matmul` calls (2 when none).
+    pub unpack_tiles_per_matmul: f64,
+}
+
+/// Rough cycles of one call, only to split a body's work between its phases: NoC bytes at the
+/// measured DRAM rate (33 B/cycle), RISC-V stores at 5 cycles a word, tile operations at their
+/// FPU, unpack or SFPU cycles.
+fn weight(call: &Call) -> f64 {
+    const TILE: f64 = 2048.0;
+    let noc = |bytes: f64| bytes / 33.0;
+    match call {
+        Call::DramRead {
+            pages, page_bytes, ..
+        }
+        | Call::DramWrite {
+            pages, page_bytes, ..
+        }
+        | Call::McastWrite {
+            pages, page_bytes, ..
+        } => noc(f64::from(*pages) * f64::from(*page_bytes)),
+        Call::DramPart {
+            transfers, bytes, ..
+        } => noc(f64::from(*transfers) * f64::from(*bytes)),
+        Call::L1Copy { tiles, .. } => noc(f64::from(*tiles) * TILE),
+        Call::L1Gather { bytes } => f64::from(*bytes) / 4.0 * 5.0,
+        Call::Matmul { ct, rt, kt } => f64::from(ct * rt * kt) * 32.0,
+        Call::Copy { tiles }
+        | Call::Transpose { tiles }
+        | Call::Pack { tiles, .. }
+        | Call::Reduce { tiles, .. } => f64::from(*tiles) * 32.0,
+        Call::Binary { tiles, .. } => f64::from(*tiles) * 64.0,
+        Call::Sfpu { tiles, .. } => f64::from(*tiles) * 124.0,
+        _ => 0.0,
+    }
+}
+
+/// Whether `trips` is the loop over the core's output blocks, and its trips on core `on`.
+fn block_trips(trips: &Trips, on: OnCore) -> Option<u64> {
+    match trips {
+        Trips::Blocks => Some(u64::from(on.blocks)),
+        Trips::Units(n) => Some(u64::from(on.blocks / (*n).max(1))),
+        _ => None,
+    }
+}
+
+/// The phase facts of `body` on core `on`.
+pub fn phases(body: &[Call], on: OnCore) -> Phases {
+    let split = body
+        .iter()
+        .position(|c| matches!(c, Call::Loop { trips, .. } if block_trips(trips, on).is_some()));
+    let (prologue, rest) = body.split_at(split.unwrap_or(body.len()));
+    let blocks = rest.first().map_or(0, |c| match c {
+        Call::Loop { trips, .. } => block_trips(trips, on).unwrap_or(0),
+        _ => 0,
+    });
+    let mut before = 0.0;
+    let (mut waits, mut sends) = (false, false);
+    kir::walk(prologue, on, 1, &mut |call, times| {
+        before += times as f64 * weight(call);
+        match call {
+            Call::SemWait { .. } if times > 0 && !on.sender => waits = true,
+            Call::McastWrite { .. } if times > 0 => sends = true,
+            _ => {}
+        }
+    });
+    let mut all = 0.0;
+    let (mut unpacked, mut products) = (0.0, 0.0);
+    kir::walk(body, on, 1, &mut |call, times| {
+        all += times as f64 * weight(call);
+        if let Call::Matmul { ct, rt, kt } = call {
+            let steps = times as f64 * f64::from(*kt);
+            unpacked += steps * f64::from(rt + ct);
+            products += steps * f64::from(rt * ct);
+        }
+    });
+    Phases {
+        prologue_share: if all > 0.0 { before / all } else { 0.0 },
+        blocks,
+        waits_for_sender: waits,
+        sends,
+        unpack_tiles_per_matmul: if products > 0.0 {
+            unpacked / products
+        } else {
+            2.0
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on(blocks: u32, sender: bool) -> OnCore {
+        OnCore {
+            blocks,
+            counted: blocks,
+            sender,
+        }
+    }
+
+    /// A conv-like reader: wait for the weights (receivers), read 3 ring pages, then per block
+    /// one page.
+    fn reader() -> Vec<Call> {
+        let read = |pages| Call::DramRead {
+            buffer: "in".into(),
+            pages,
+            page_bytes: 2048,
+            cb: 0,
+        };
+        vec![
+            Call::Loop {
+                trips: Trips::OnReceivers,
+                body: vec![Call::SemWait { sem: 0, value: 1 }],
+            },
+            read(3),
+            Call::Loop {
+                trips: Trips::Blocks,
+                body: vec![read(1)],
+            },
+        ]
+    }
+
+    #[test]
+    fn the_prologue_is_what_comes_before_the_block_loop() {
+        let p = phases(&reader(), on(9, false));
+        // 3 pages before, 9 in the loop.
+        assert!((p.prologue_share - 0.25).abs() < 1e-12);
+        assert_eq!(p.blocks, 9);
+        assert!(p.waits_for_sender);
+        assert!(!p.sends);
+        // The sender does not wait for itself.
+        assert!(!phases(&reader(), on(9, true)).waits_for_sender);
+        // No block loop: all prologue, no blocks.
+        let flat = phases(&reader()[..2], on(9, false));
+        assert_eq!((flat.prologue_share, flat.blocks), (1.0, 0));
+    }
+
+    #[test]
+    fn matmuls_give_their_unpack_per_product() {
+        let body = vec![Call::Loop {
+            trips: Trips::Blocks,
+            body: vec![
+                Call::Matmul {
+                    ct: 2,
+                    rt: 1,
+                    kt: 4,
+                },
+                Call::Matmul {
+                    ct: 2,
+                    rt: 2,
+                    kt: 4,
+                },
+            ],
+        }];
+        // (3 + 4) tiles per (2 + 4) products each K step.
+        let p = phases(&body, on(5, false));
+        assert!((p.unpack_tiles_per_matmul - 7.0 / 6.0).abs() < 1e-12);
+        assert_eq!(p.prologue_share, 0.0);
+        assert_eq!(phases(&[], on(1, false)).unpack_tiles_per_matmul, 2.0);
+    }
+}

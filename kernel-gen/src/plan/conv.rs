@@ -1,0 +1,734 @@
+//! The plan of a `conv2d` (its kernels are [`crate::ops::conv2d`]'s, the frame conv's
+//! [`crate::ops::frame_conv`]'s): its shape in tiles, how its output blocks and channels are
+//! split over the cores (the reader's and the matrix unit's cycles estimated from
+//! tt_runtime's `CostModel::BLACKHOLE`), row runs or shifted views, its stream depth and CBs,
+//! and its weight and bias buffers.
+
+use serde::{Deserialize, Serialize};
+use superpoint_graph::Node;
+use tt_runtime::CostModel;
+
+use crate::device::{Format, Grid, Precision};
+use crate::layout::{conv_k_tiles, conv_weight_parts, tiles, ActivationShape};
+
+use super::{
+    cb, cb_of, frame_conv, largest_divisor_within, BufferPlan, CbKind, CbPlan, Content, NodePlan,
+    OpPlan, PlanParams, Split,
+};
+
+/// A convolution's shape in tiles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConvPlan {
+    pub in_channels: u32,
+    pub out_channels: u32,
+    pub kernel: u32,
+    pub pad: u32,
+    pub relu: bool,
+    pub height: u32,
+    pub width: u32,
+    pub in_tiles: u32,
+    pub k_tiles: u32,
+    /// Weight matrices stacked along K ([`crate::layout::conv_weight_parts`]): the compute loop
+    /// runs over `weight_parts · k_tiles` weight rows of tiles, im2col tile `k % k_tiles` each.
+    pub weight_parts: u32,
+    pub out_tiles: u32,
+    /// Output-channel slices (`Split::sliced`): each core computes `slice_tiles()` of the
+    /// `out_tiles` and holds only their weights and bias; 1 when every core computes them all.
+    #[serde(default = "one_slice")]
+    pub slices: u32,
+    /// Output tiles per DST acquire (a divisor of the slice's tiles within the DST capacity).
+    pub group: u32,
+    /// Input pixel blocks the reader fetches ahead of the output block. Row runs: the blocks
+    /// its taps can touch either side (they reach `pad·W + pad` pixels, so
+    /// `⌈(pad·W + pad)/32⌉`). Shifted views: `W/32 + 2` (the taps reach `W/32` blocks; a
+    /// block's views are started one output block before, and finished with, the block whose
+    /// last tap row it is); with [`ConvPlan::half_rows`] `W/32 + 4` (the last tap row is the
+    /// half part of block `b + W/32 + 1`, built one output block after its views).
+    pub ring_reach: u32,
+    /// The reader keeps, next to each ring block, its two views shifted by one pixel (row r =
+    /// pixel 32q + r ± 1 of the same image row, zero outside it), built once per block; each
+    /// im2col tap row is then a block's three views (or with [`ConvPlan::half_rows`] those of
+    /// a half-block shifted slot), which the compute reads from the ring itself (no im2col
+    /// copy; `cb_im2col` carries one data-less page per output block saying its tap rows are
+    /// complete). Only for a 3×3 pad-1 conv with whole channel tiles, W a multiple of 16 (image
+    /// rows start at a face row) and whole blocks, whose ring leaves room for double-buffered
+    /// streams; otherwise row runs.
+    pub shifted: bool,
+    /// Bytes of one activation tile (2048 bf16, 4096 Float32).
+    pub tile_bytes: u32,
+    /// Weight tiles per page of the weights' DRAM buffer: the largest divisor of the
+    /// `weight_parts · k_tiles · out_tiles` tiles up to [`WEIGHT_PAGE_TILES`], so the sender
+    /// fills the resident weights with fewer, larger DRAM reads.
+    pub weight_page_tiles: u32,
+    pub weights: String,
+    pub bias: String,
+    /// The input is the frame in the [`FrameRows`](crate::DeviceTensor::FrameRows) layout, read
+    /// by the frame conv's kernels ([`crate::ops::frame_conv`]), split by image rows.
+    #[serde(default)]
+    pub frame_rows: bool,
+    /// The 2×2 max-pool that is the conv's only consumer runs in the same step
+    /// ([`crate::ops::conv_pool`]): the node's output is the pool's, `group` leaves DST room for
+    /// the vertical maximum.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pooled: bool,
+}
+
+fn one_slice() -> u32 {
+    1
+}
+
+impl ConvPlan {
+    /// Output tiles each core computes: its slice of `out_tiles`.
+    pub fn slice_tiles(&self) -> u32 {
+        self.out_tiles / self.slices.max(1)
+    }
+
+    /// Weight tiles each core holds: `weight_parts · k_tiles` rows of its slice's tiles.
+    pub fn resident_weight_tiles(&self) -> u32 {
+        self.weight_parts * self.k_tiles * self.slice_tiles()
+    }
+
+    /// Input pixel blocks the reader's ring holds: every block one output block's taps can
+    /// touch, and with shifted views the `ring_reach` blocks ahead, the `W/32` behind (the
+    /// farthest tap row) and [`SHIFTED_TOKENS`] more: the reader may run that many output
+    /// blocks ahead of the compute, which still reads their tap rows.
+    pub fn ring_blocks(&self) -> u32 {
+        if self.shifted {
+            self.ring_reach + self.width / 32 + SHIFTED_TOKENS
+        } else {
+            2 * self.ring_reach + 1
+        }
+    }
+
+    /// Shifted views with W = 32m + 16: the tap rows above and below an output block start
+    /// half a block (16 pixels, faces 2/3 of a tile) into a block, so each ring slot p also
+    /// keeps a half part, the views of pixels `32p − 16 ..= 32p + 15` (the faces 2/3 of block
+    /// p − 1's views, then the faces 0/1 of block p's), and tap row ∓1 of output block b is
+    /// the half part of slot b − m (above) or b + m + 1 (below).
+    pub fn half_rows(&self) -> bool {
+        self.shifted && self.width % 32 == 16
+    }
+
+    /// Tiles the ring keeps per block and channel tile: the block, and its two shifted views.
+    pub fn ring_views(&self) -> u32 {
+        if self.shifted {
+            3
+        } else {
+            1
+        }
+    }
+
+    /// Pages of the ring CB; with shifted views a zero part (the tap rows above and below the
+    /// image) comes first, then per block its views and with [`ConvPlan::half_rows`] its half
+    /// part.
+    pub fn ring_pages(&self) -> u32 {
+        let parts = 1 + u32::from(self.half_rows());
+        (self.ring_blocks() * parts + u32::from(self.shifted)) * self.ring_views() * self.in_tiles
+    }
+
+    /// Pages the reader pushes on `cb_im2col` per output block: the im2col tiles, or with
+    /// shifted views one data-less page.
+    pub fn im2col_pages(&self) -> u32 {
+        if self.shifted {
+            1
+        } else {
+            self.k_tiles
+        }
+    }
+
+    /// Bytes of one `cb_im2col` page.
+    pub fn im2col_page_bytes(&self) -> u32 {
+        if self.shifted {
+            TOKEN_BYTES
+        } else {
+            self.tile_bytes
+        }
+    }
+
+    /// Whether the im2col tiles are built from whole channel tiles by NoC row-run copies; if
+    /// not (a channel count that is not a multiple of 32), element by element.
+    pub fn copies_rows(&self) -> bool {
+        self.in_channels % 32 == 0
+    }
+}
+
+const TILE_BYTES: u32 = 2048;
+/// Most weight tiles in one page of a conv's weights buffer (16 KiB of bf16 tiles, the largest
+/// NoC transfer the cost model distinguishes).
+pub const WEIGHT_PAGE_TILES: u32 = 8;
+/// Bytes of a data-less `cb_im2col` page (shifted views): the L1 alignment.
+const TOKEN_BYTES: u32 = 16;
+/// Pages of `cb_im2col` with shifted views: output blocks the reader may complete ahead of the
+/// compute (double-buffered, as the planner requires for shifted views).
+pub const SHIFTED_TOKENS: u32 = 2;
+
+/// Pages per stage of a convolution's streamed CBs (im2col, output): 2 (double-buffered) when
+/// `fixed` resident bytes plus two stages of `stage` bytes fit in `l1` bytes beside the
+/// `reserve` the L1 arena needs, else 1 (the reader and the compute then take turns: the hi + lo
+/// weights of a 128→256 3×3 conv at Float32 leave no room for a second stage; on 11×10 the
+/// bf16 convPa/convDa give theirs to the arena). A second stage that fits only without the
+/// reserve stays when dropping it would not make room for the reserve either.
+fn conv_stream_depth(l1: u32, reserve: u32, fixed: u32, stage: u32) -> u32 {
+    let double = fixed + 2 * stage;
+    let makes_room = fixed + stage + reserve <= l1;
+    if double + reserve <= l1 || (double <= l1 && !makes_room) {
+        2
+    } else {
+        1
+    }
+}
+
+/// What one output block of a conv costs, for choosing its output-channel slices.
+#[derive(Debug, Clone, Copy)]
+struct ConvWork {
+    out_tiles: u32,
+    /// Weight rows of tiles (`weight_parts · k_tiles`): tile matmuls per output tile.
+    weight_rows: u32,
+    /// Estimated reader cycles per output block ([`row_run_block_cycles`],
+    /// [`shifted_block_cycles`]).
+    block_cycles: u64,
+    /// Estimated reader cycles a core spends besides its blocks' ([`half_rows_halo_cycles`];
+    /// 0 for row runs, whose extra blocks are only fetched).
+    halo_cycles: u64,
+    phases: u32,
+}
+
+/// Estimated reader cycles per output block of a row-run conv reader: its `in_tiles` input
+/// tiles fetched and its `k_tiles` im2col tiles built from `tile_bytes`-byte tiles, at the
+/// rates its transfers get in tt_runtime's `CostModel::BLACKHOLE` on the emulator's counters
+/// at 80×60: about 48 B a cycle for whole tiles (the fetch; the im2col of a 1×1 conv: about 50
+/// cycles a tile at 256 channels), about 22 B a cycle for the im2col of a 3×3 conv, whose
+/// side taps take a face-row move and row fixes (about 3350 cycles a block of 36 tiles at 128
+/// channels).
+fn row_run_block_cycles(kernel: u32, in_tiles: u32, k_tiles: u32, tile_bytes: u32) -> u64 {
+    let im2col_rate = if kernel == 1 { 48 } else { 22 };
+    u64::from(in_tiles * tile_bytes) / 48 + u64::from(k_tiles * tile_bytes) / im2col_rate
+}
+
+/// Cycles of `n` NoC transfers of `bytes` bytes each in tt_runtime's `CostModel::BLACKHOLE`.
+fn transfer_cycles(n: u32, bytes: u32) -> f64 {
+    CostModel::BLACKHOLE.transfer_cycles(u64::from(n), u64::from(bytes))
+}
+
+/// Estimated reader cycles per output block of a shifted-views conv reader
+/// ([`ConvPlan::shifted`]; `half`: [`ConvPlan::half_rows`]) from its transfers: the block's
+/// `in_tiles` tiles fetched, its views moved by one face row (two reads), the first or last row
+/// of each face of each view fixed (one read per 16-column half), and with half rows the half
+/// part copied as two face pairs a view tile.
+fn shifted_block_cycles(in_tiles: u32, tile_bytes: u32, half: bool) -> u64 {
+    let row = tile_bytes / 64;
+    let mut cycles = transfer_cycles(in_tiles, tile_bytes)
+        + transfer_cycles(2, in_tiles * tile_bytes - row)
+        + transfer_cycles(2 * 2 * 2 * in_tiles, row);
+    if half {
+        cycles += transfer_cycles(2 * 3 * in_tiles, tile_bytes / 2);
+    }
+    cycles.ceil() as u64
+}
+
+/// Estimated cycles a half-block shifted-views reader ([`ConvPlan::half_rows`]) spends on the
+/// blocks around a core's run, however few blocks it has: W/32 + 2 more fetched either side,
+/// W/32 + 1 more views either side, and 2 · W/32 + 1 more half parts.
+fn half_rows_halo_cycles(width: u32, in_tiles: u32, tile_bytes: u32) -> u64 {
+    let m = width / 32;
+    let block = shifted_block_cycles(in_tiles, tile_bytes, false);
+    let fetch = transfer_cycles(in_tiles, tile_bytes) as u64;
+    let half = shifted_block_cycles(in_tiles, tile_bytes, true) - block;
+    u64::from(2 * m + 4) * fetch
+        + u64::from(2 * m + 2) * (block - fetch)
+        + u64::from(2 * m + 1) * half
+}
+
+/// Estimated cycles of the slowest core of a conv split into `slices` output-channel slices of
+/// `cores` cores each, the busiest taking `most` blocks and each group's first, which reads its
+/// slice's weights and multicasts them to `rects` rectangles, `sender_blocks`: the compute's
+/// matmuls (tt_runtime's `CostModel::BLACKHOLE` cycles a tile per fidelity phase), the
+/// reader's blocks ([`ConvWork::block_cycles`]), and the sender's weight pages read and
+/// multicast once per rectangle.
+fn conv_split_cycles(w: ConvWork, slices: u32, split: &Split) -> u64 {
+    let group = split.work.iter().filter(|c| c.slice == 0);
+    let most = u64::from(group.clone().map(|c| c.count).max().unwrap_or(0));
+    let sender_blocks = u64::from(split.work.first().map_or(0, |c| c.count));
+    let cores = group.count();
+    let rects = match split.slices.first() {
+        Some(r) => r.len(),
+        None => split.ranges.len(),
+    } as u64;
+    let slice_tiles = u64::from(w.out_tiles / slices);
+    let rows = u64::from(w.weight_rows);
+    let matmul = CostModel::BLACKHOLE.matmul_cycles_per_phase as u64;
+    let compute = most * slice_tiles * rows * matmul * u64::from(w.phases);
+    let block = w.block_cycles;
+    // The sender's DRAM pages ([`ConvPlan::weight_page_tiles`]) and one multicast of its
+    // whole slice per rectangle, on its writer, which also reads the pages when the sender
+    // computes blocks ([`crate::multicast::Multicast::reads_on_writer`]).
+    let (reader, writer) = if cores > 1 {
+        let tiles = w.weight_rows * (w.out_tiles / slices);
+        let per_page = largest_divisor_within(
+            if slices == 1 {
+                tiles
+            } else {
+                w.out_tiles / slices
+            },
+            WEIGHT_PAGE_TILES,
+        );
+        let read = transfer_cycles(tiles / per_page, per_page * TILE_BYTES) as u64;
+        let multicast = rects * transfer_cycles(1, tiles * TILE_BYTES) as u64;
+        if sender_blocks > 0 {
+            (sender_blocks * block + w.halo_cycles, read + multicast)
+        } else {
+            (read, multicast)
+        }
+    } else {
+        (0, 0)
+    };
+    compute
+        .max(most * block + w.halo_cycles)
+        .max(reader)
+        .max(writer)
+}
+
+/// A conv's split of `blocks` output blocks on `grid`, its output-channel slices and their
+/// estimated cycles: the divisor of `out_tiles` whose [`Split::sliced`] has the fewest
+/// estimated cycles ([`conv_split_cycles`]), the fewest slices among equals; one slice is
+/// [`Split::sender_light`] over the grid's first cores.
+fn conv_split(grid: Grid, blocks: u32, w: ConvWork) -> (u64, u32, Split) {
+    let unsliced = Split::sender_light(grid, blocks);
+    let mut best = (conv_split_cycles(w, 1, &unsliced), 1, unsliced);
+    for slices in (2..=w.out_tiles).filter(|s| w.out_tiles % s == 0) {
+        if let Some(split) = Split::sliced(grid, blocks, slices) {
+            let c = conv_split_cycles(w, slices, &split);
+            if c < best.0 {
+                best = (c, slices, split);
+            }
+        }
+    }
+    best
+}
+
+/// Input pixel blocks before (and after) an output block that taps reaching `reach` pixels
+/// either side can touch: pixel 32b − reach is in block b − ⌈reach/32⌉, pixel 32b + 31 + reach
+/// in block b + ⌊(reach + 31)/32⌋, the same number.
+fn ring_reach(reach: u32) -> u32 {
+    reach.div_ceil(32)
+}
+
+/// Whether a conv of this shape can read its tap rows from shifted views
+/// ([`ConvPlan::shifted`]): 3×3 pad 1, whole channel tiles, W a multiple of 16 and whole blocks.
+fn shifts(kernel: u32, pad: u32, in_channels: u32, height: u32, width: u32) -> bool {
+    kernel == 3 && pad == 1 && in_channels % 32 == 0 && width % 16 == 0 && height * width % 32 == 0
+}
+
+/// `c` with shifted views ([`ConvPlan::shifted`]) when its shape allows them.
+fn shifted_views(c: &ConvPlan) -> Option<ConvPlan> {
+    shifts(c.kernel, c.pad, c.in_channels, c.height, c.width).then(|| ConvPlan {
+        ring_reach: c.width / 32 + if c.width % 32 == 0 { 2 } else { 4 },
+        shifted: true,
+        ..c.clone()
+    })
+}
+
+/// A `conv2d` node's parameters as the graph gives them.
+pub(super) struct ConvOp<'a> {
+    pub weights: &'a str,
+    pub in_channels: usize,
+    pub out_channels: usize,
+    pub kernel: usize,
+    pub pad: usize,
+    pub relu: bool,
+}
+
+/// Plans conv `node` (`op`) reading an activation of shape `input` (the frame, read by the
+/// frame conv's kernels, when `frame`) at `precision`, leaving the L1 arena `arena_reserve`
+/// bytes: its weight and bias buffers and its node, the conv alone (the caller may fuse the pool
+/// after it, [`super::conv_pool`]).
+pub(super) fn plan_node(
+    node: &Node,
+    op: &ConvOp<'_>,
+    input: ActivationShape,
+    frame: bool,
+    precision: Precision,
+    params: &PlanParams,
+    arena_reserve: u32,
+) -> (Vec<BufferPlan>, NodePlan) {
+    let shape = ActivationShape {
+        channels: op.out_channels,
+        ..input
+    };
+    let k_tiles = conv_k_tiles(op.in_channels, op.kernel) as u32;
+    let out_tiles = tiles(op.out_channels) as u32;
+    let in_tiles = tiles(op.in_channels) as u32;
+    let width = shape.width as u32;
+    let format = precision.format;
+    let weight_parts = conv_weight_parts(format) as u32;
+    // Half-block shifted views ([`ConvPlan::half_rows`]) where their estimate, with
+    // the views they build around each core's run, beats row runs'.
+    let mut half_rows = false;
+    let (slices, split) = if frame {
+        (1, None)
+    } else {
+        let row_runs = ConvWork {
+            out_tiles,
+            weight_rows: weight_parts * k_tiles,
+            block_cycles: row_run_block_cycles(
+                op.kernel as u32,
+                in_tiles,
+                k_tiles,
+                format.tile_bytes(),
+            ),
+            halo_cycles: 0,
+            phases: precision.fidelity.phases(),
+        };
+        let blocks = shape.pixel_tiles() as u32;
+        let (cycles, slices, split) = conv_split(params.grid, blocks, row_runs);
+        let halves = shifts(
+            op.kernel as u32,
+            op.pad as u32,
+            op.in_channels as u32,
+            shape.height as u32,
+            width,
+        ) && width % 32 != 0;
+        let half = halves.then(|| {
+            conv_split(
+                params.grid,
+                blocks,
+                ConvWork {
+                    block_cycles: shifted_block_cycles(in_tiles, format.tile_bytes(), true),
+                    halo_cycles: half_rows_halo_cycles(width, in_tiles, format.tile_bytes()),
+                    ..row_runs
+                },
+            )
+        });
+        match half {
+            Some((c, s, split)) if c < cycles => {
+                half_rows = true;
+                (s, Some(split))
+            }
+            _ => (slices, Some(split)),
+        }
+    };
+    let slice_tiles = out_tiles / slices;
+    let group = largest_divisor_within(slice_tiles, precision.dst_tiles());
+    let weight_name = format!("{}.weight", node.name);
+    let bias_name = format!("{}.bias", node.name);
+    let row_runs = ConvPlan {
+        in_channels: op.in_channels as u32,
+        out_channels: op.out_channels as u32,
+        kernel: op.kernel as u32,
+        pad: op.pad as u32,
+        relu: op.relu,
+        height: shape.height as u32,
+        width,
+        in_tiles,
+        k_tiles,
+        weight_parts,
+        out_tiles,
+        slices,
+        group,
+        ring_reach: ring_reach(op.pad as u32 * (width + 1)),
+        shifted: false,
+        tile_bytes: format.tile_bytes(),
+        // A slice's weights are a run of its tiles in each weight row: pages
+        // within it (so within a row) unless the slice is the whole matrix.
+        weight_page_tiles: largest_divisor_within(
+            if slices == 1 {
+                weight_parts * k_tiles * out_tiles
+            } else {
+                slice_tiles
+            },
+            WEIGHT_PAGE_TILES,
+        ),
+        weights: weight_name.clone(),
+        bias: bias_name.clone(),
+        frame_rows: frame,
+        pooled: false,
+    };
+    // Resident weights and bias, the ring and the zero tile; one stage of the streams.
+    let fixed = |c: &ConvPlan| {
+        c.resident_weight_tiles() * TILE_BYTES
+            + (slice_tiles + c.ring_pages() + 1) * format.tile_bytes()
+    };
+    let stage =
+        |c: &ConvPlan| c.im2col_pages() * c.im2col_page_bytes() + group * format.tile_bytes();
+    let depth_of = |c: &ConvPlan| {
+        conv_stream_depth(params.limits.l1_usable(), arena_reserve, fixed(c), stage(c))
+    };
+    let conv = match shifted_views(&row_runs) {
+        Some(shifted)
+            if depth_of(&shifted) == SHIFTED_TOKENS && (half_rows || !shifted.half_rows()) =>
+        {
+            shifted
+        }
+        _ => row_runs,
+    };
+    let depth = depth_of(&conv);
+    let (weight_content, bias_content) = match format {
+        Format::Bf16 => (
+            Content::ConvWeights {
+                entry: op.weights.to_string(),
+            },
+            Content::ConvBias {
+                entry: op.weights.to_string(),
+            },
+        ),
+        Format::Fp32 => (
+            Content::ConvWeightsHiLo {
+                entry: op.weights.to_string(),
+            },
+            Content::ConvBiasFp32 {
+                entry: op.weights.to_string(),
+            },
+        ),
+    };
+    let buffers = vec![
+        BufferPlan {
+            name: weight_name.clone(),
+            pages: weight_parts * k_tiles * out_tiles / conv.weight_page_tiles,
+            page_bytes: conv.weight_page_tiles * TILE_BYTES,
+            content: weight_content,
+            l1_offset: None,
+        },
+        BufferPlan {
+            name: bias_name.clone(),
+            pages: out_tiles,
+            page_bytes: format.tile_bytes(),
+            content: bias_content,
+            l1_offset: None,
+        },
+    ];
+    let Some(split) = split else {
+        return (
+            buffers,
+            frame_conv::plan_node(node, precision, params.grid, conv),
+        );
+    };
+    let planned = NodePlan {
+        name: node.name.clone(),
+        inputs: node.inputs.clone(),
+        output: node.name.clone(),
+        precision,
+        split,
+        cbs: vec![
+            CbPlan {
+                page_bytes: conv.im2col_page_bytes(),
+                ..cb_of(
+                    format,
+                    0,
+                    "cb_im2col",
+                    depth * conv.im2col_pages(),
+                    CbKind::Stream,
+                )
+            },
+            cb(
+                1,
+                "cb_weights",
+                conv.resident_weight_tiles(),
+                CbKind::Resident,
+            ),
+            cb_of(format, 2, "cb_bias", slice_tiles, CbKind::Resident),
+            cb_of(
+                format,
+                3,
+                "cb_ring",
+                conv.ring_pages(),
+                if conv.shifted {
+                    CbKind::Resident
+                } else {
+                    CbKind::Scratch
+                },
+            ),
+            cb_of(format, 4, "cb_zero", 1, CbKind::Scratch),
+            cb_of(format, 16, "cb_out", depth * group, CbKind::Stream),
+        ],
+        op: OpPlan::Conv2d(conv),
+    };
+    (buffers, planned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Core;
+    use crate::plan::{plan, CbKind};
+    use superpoint_graph::superpoint;
+
+    #[test]
+    fn conv_streams_double_buffer_only_when_l1_allows() {
+        // 100 fixed + 2 stages of 20 = 140: two stages fit in 140, one in 139.
+        assert_eq!(conv_stream_depth(140, 0, 100, 20), 2);
+        assert_eq!(conv_stream_depth(139, 0, 100, 20), 1);
+        // A reserve of 10 fits beside one stage (130) but not two (150): one stage.
+        assert_eq!(conv_stream_depth(140, 10, 100, 20), 1);
+        // A reserve of 30 fits beside neither: dropping a stage would not help, two stay.
+        assert_eq!(conv_stream_depth(140, 30, 100, 20), 2);
+        // Two stages and the reserve fit.
+        assert_eq!(conv_stream_depth(200, 30, 100, 20), 2);
+    }
+
+    /// SuperPoint at 640×480 on 12×10: shifted views for the 3×3 convs at W 640, 320 and 160
+    /// with whole channel tiles (ring: a zero slot, W/32 + 2 blocks ahead, W/32 behind and 2
+    /// the compute may still read, three tiles a block and channel tile; cb_im2col: two
+    /// 16-byte pages), row runs for the 1-channel conv1a and the 80-wide convs.
+    #[test]
+    fn shifted_views_where_blocks_stay_inside_image_rows() {
+        let planned = plan(&superpoint(640, 480), &PlanParams::default()).expect("plans");
+        let conv = |name: &str| {
+            planned
+                .nodes
+                .iter()
+                .find(|n| n.name == name)
+                .and_then(|n| match &n.op {
+                    OpPlan::Conv2d(c) => Some((c.clone(), n.cbs.clone())),
+                    _ => None,
+                })
+                .expect("a conv node")
+        };
+        for (name, row_blocks, in_tiles) in [
+            ("conv1b", 20, 2),
+            ("conv2a", 10, 2),
+            ("conv2b", 10, 2),
+            ("conv3a", 5, 2),
+            ("conv3b", 5, 4),
+        ] {
+            let (c, cbs) = conv(name);
+            assert!(c.shifted, "{name}");
+            assert_eq!(c.ring_reach, row_blocks + 2, "{name}");
+            assert_eq!(c.ring_blocks(), 2 * row_blocks + 4, "{name}");
+            let ring = cbs.iter().find(|b| b.name == "cb_ring").expect("ring");
+            assert_eq!(ring.pages, (2 * row_blocks + 5) * 3 * in_tiles, "{name}");
+            assert_eq!(ring.kind, CbKind::Resident, "{name}");
+            let im2col = cbs.iter().find(|b| b.name == "cb_im2col").expect("im2col");
+            assert_eq!((im2col.pages, im2col.page_bytes), (2, 16), "{name}");
+        }
+        for name in ["conv1a", "conv4a", "conv4b", "convPa", "convDa", "convPb"] {
+            assert!(!conv(name).0.shifted, "{name}");
+        }
+    }
+
+    /// Weight DRAM pages of up to 8 tiles, a divisor of the weight tiles: conv1a 1 × 2 tiles
+    /// (2), conv1b 18 × 2 (6), conv4a 36 × 4 (8), convPb 8 × 3 (8: 24 tiles).
+    #[test]
+    fn conv_weights_are_read_in_pages_of_up_to_8_tiles() {
+        let planned = plan(&superpoint(640, 480), &PlanParams::default()).expect("plans");
+        for (name, per_page, pages) in [
+            ("conv1a", 2, 1),
+            ("conv1b", 6, 6),
+            ("conv4a", 8, 18),
+            ("convPb", 8, 3),
+        ] {
+            let node = planned.nodes.iter().find(|n| n.name == name).expect(name);
+            let OpPlan::Conv2d(c) = &node.op else {
+                panic!("{name} is not a conv");
+            };
+            assert_eq!(c.weight_page_tiles, per_page, "{name}");
+            let buffer = planned
+                .buffers
+                .iter()
+                .find(|b| b.name == c.weights)
+                .expect("weights buffer");
+            assert_eq!(
+                (buffer.pages, buffer.page_bytes),
+                (pages, per_page * 2048),
+                "{name}"
+            );
+        }
+    }
+
+    /// SuperPoint at 640×480: convPa, convDa (2 × 4 of 8 output tiles) and convDb slice on
+    /// both grids, each group 5 full rows; conv4a/b stay unsliced (their weights' sender bounds
+    /// them, and 2 slices would make the reader, at 3 blocks a core, slower still), as do the
+    /// larger convs (an even split leaves nothing to gain) and convPb (3 output tiles; its
+    /// sender reads little).
+    #[test]
+    fn the_80x60_convs_slice_where_it_shortens_the_slowest_core() {
+        for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
+            let params = PlanParams {
+                grid,
+                ..PlanParams::default()
+            };
+            let planned = plan(&superpoint(640, 480), &params).expect("plans");
+            for node in &planned.nodes {
+                let OpPlan::Conv2d(c) = &node.op else {
+                    continue;
+                };
+                let sliced = ["convPa", "convDa", "convDb"].contains(&node.name.as_str());
+                assert_eq!(c.slices, if sliced { 2 } else { 1 }, "{}", node.name);
+                let weights = node
+                    .cbs
+                    .iter()
+                    .find(|b| b.name == "cb_weights")
+                    .expect("cb");
+                assert_eq!(weights.pages, c.weight_parts * c.k_tiles * c.slice_tiles());
+                if sliced {
+                    assert_eq!(c.group, 4, "{}", node.name);
+                    assert_eq!(c.weight_page_tiles, 4, "{}", node.name);
+                    for (i, rects) in node.split.slices.iter().enumerate() {
+                        let y = 5 * i as u32;
+                        assert_eq!(rects.len(), 1);
+                        assert_eq!(rects[0].start, Core { x: 0, y });
+                        assert_eq!(
+                            rects[0].end,
+                            Core {
+                                x: grid.x - 1,
+                                y: y + 4
+                            }
+                        );
+                    }
+                } else {
+                    assert!(node.split.slices.is_empty(), "{}", node.name);
+                }
+            }
+        }
+    }
+
+    /// A 64→32 3×3 conv at 80×60 (W = 2 · 32 + 16; 150 blocks), whose reader bounds it: on a
+    /// 7×1 grid (22 blocks a core) the half-block shifted views (about 0.9k cycles a block
+    /// against row runs' 1.8k, plus about 5k for the views around each core's run) estimate
+    /// fewer cycles; on 12×10 (2 blocks a core) row runs do. Transfer cycles by hand from
+    /// tt_runtime's `CostModel::BLACKHOLE`.
+    #[test]
+    fn half_block_shifted_views_where_cores_have_many_blocks() {
+        // 4 tiles fetched (2 KiB at 58 B a cycle, + 8 to issue: 173.2), 2 moves of 8160 B
+        // (at 60: 144 each), 32 row fixes of 32 B (at 3: 18.7), 24 face pairs (at 48: 29.3).
+        assert_eq!(shifted_block_cycles(4, 2048, true), 1763);
+        // 8 more fetched (173 each), 6 more views (1059 − 173), 5 more half parts (1763 − 1059).
+        assert_eq!(
+            half_rows_halo_cycles(80, 4, 2048),
+            8 * 173 + 6 * 886 + 5 * 704
+        );
+        let row_runs = ConvWork {
+            out_tiles: 1,
+            weight_rows: 18,
+            block_cycles: row_run_block_cycles(3, 2, 18, 2048),
+            halo_cycles: 0,
+            phases: 2,
+        };
+        let half = ConvWork {
+            block_cycles: shifted_block_cycles(2, 2048, true),
+            halo_cycles: half_rows_halo_cycles(80, 2, 2048),
+            ..row_runs
+        };
+        for (grid, halves) in [(Grid { x: 7, y: 1 }, true), (Grid::ETH_DISPATCH, false)] {
+            let (rows, _, _) = conv_split(grid, 150, row_runs);
+            let (halved, _, _) = conv_split(grid, 150, half);
+            assert_eq!(halved < rows, halves, "{grid:?}: {halved} vs {rows}");
+        }
+    }
+
+    #[test]
+    fn group_and_ring_by_hand() {
+        assert_eq!(largest_divisor_within(8, 4), 4);
+        assert_eq!(largest_divisor_within(3, 4), 3);
+        assert_eq!(largest_divisor_within(5, 4), 1);
+        // 3×3 at 80 wide: 81 pixels either side; pixel −81 is in block −3, pixel 31 + 81 = 112
+        // in block 3.
+        assert_eq!(ring_reach(81), 3);
+        // 3×3 at 640 wide: 641 pixels; −641 in block −21, 672 in block 21.
+        assert_eq!(ring_reach(641), 21);
+        // 1×1: the block itself.
+        assert_eq!(ring_reach(0), 0);
+        // Reach 32: −32 in block −1, 63 in block 1; reach 33: −33 in block −2, 64 in block 2.
+        assert_eq!(ring_reach(32), 1);
+        assert_eq!(ring_reach(33), 2);
+    }
+}

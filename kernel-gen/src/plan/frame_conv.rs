@@ -1,0 +1,114 @@
+//! The conv that reads the frame ([`crate::ops::frame_conv`] has its kernels): its input shape,
+//! its split by image rows and its CBs.
+
+use superpoint_graph::Node;
+
+use crate::device::{Format, Grid, Precision};
+use crate::layout::{ActivationShape, DeviceTensor};
+
+use super::{cb, cb_of, CbKind, ConvPlan, NodePlan, OpPlan, PlanError, Split};
+
+/// Output block stages of the im2col and output streams.
+const STAGES: u32 = 2;
+
+/// The activation shape of a conv's input when it is the frame: `Some` for a frame of
+/// `format` read by a one-channel 3×3 pad-1 conv, `None` for an input in another layout, and an
+/// error for a frame any other conv would read (it reads only that conv's layout).
+pub fn input_shape(
+    node: &str,
+    input: &str,
+    tensor: DeviceTensor,
+    format: Format,
+    (in_channels, kernel, pad): (usize, usize, usize),
+) -> Result<Option<ActivationShape>, PlanError> {
+    let DeviceTensor::FrameRows {
+        height,
+        width,
+        format: frame_format,
+    } = tensor
+    else {
+        return Ok(None);
+    };
+    if frame_format != format {
+        return Err(PlanError::FormatMismatch {
+            node: node.to_string(),
+            input: input.to_string(),
+            input_format: frame_format,
+            format,
+        });
+    }
+    if (in_channels, kernel, pad) != (1, 3, 1) || width % 32 != 0 {
+        return Err(PlanError::NotOnDevice {
+            node: node.to_string(),
+            input: input.to_string(),
+        });
+    }
+    Ok(Some(ActivationShape {
+        channels: 1,
+        height: height as usize,
+        width: width as usize,
+        format,
+    }))
+}
+
+/// The frame conv's node: split by image rows, its CBs.
+pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) -> NodePlan {
+    let format = precision.format;
+    let row_tiles = conv.width / 32;
+    let weight_pages = conv.weight_parts * conv.k_tiles * conv.out_tiles;
+    NodePlan {
+        name: node.name.clone(),
+        inputs: node.inputs.clone(),
+        output: node.name.clone(),
+        precision,
+        split: Split::new(grid, conv.height),
+        cbs: vec![
+            cb_of(format, 0, "cb_im2col", STAGES, CbKind::Stream),
+            cb(1, "cb_weights", weight_pages, CbKind::Resident),
+            cb_of(format, 2, "cb_bias", conv.out_tiles, CbKind::Resident),
+            cb_of(format, 3, "cb_rows", 2 * row_tiles, CbKind::Stream),
+            cb_of(format, 4, "cb_taps", row_tiles, CbKind::Stream),
+            cb_of(format, 16, "cb_out", STAGES * conv.group, CbKind::Stream),
+        ],
+        op: OpPlan::Conv2d(conv),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{plan, PlanParams};
+    use superpoint_graph::{superpoint, Graph, Op};
+
+    fn frame_then(op: Op) -> Graph {
+        let mut graph = superpoint(64, 32).pruned(&["conv1a"]);
+        if let Some(conv) = graph.nodes.iter_mut().find(|n| n.name == "conv1a") {
+            conv.op = op;
+        }
+        graph
+    }
+
+    /// Only a one-channel 3×3 pad-1 conv reads the frame's layout; a 1×1 conv or a max-pool
+    /// on it is refused by name.
+    #[test]
+    fn other_readers_of_the_frame_are_refused() {
+        let refused = Err(PlanError::NotOnDevice {
+            node: "conv1a".to_string(),
+            input: superpoint_graph::superpoint::names::RESIZE.to_string(),
+        });
+        let one_by_one = Op::Conv2d {
+            weights: "conv1a".to_string(),
+            in_channels: 1,
+            out_channels: 64,
+            kernel: 1,
+            pad: 0,
+            relu: true,
+        };
+        let params = PlanParams::default();
+        assert_eq!(plan(&frame_then(one_by_one), &params).map(|_| ()), refused);
+        assert_eq!(
+            plan(&frame_then(Op::MaxPool2), &params).map(|_| ()),
+            refused
+        );
+    }
+}

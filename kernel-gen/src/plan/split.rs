@@ -1,0 +1,318 @@
+//! How a node's output blocks are split over the cores: contiguous runs on the first cores of
+//! the grid, the first cores taking one more ([`Split::new`]); a multicast sender taking fewer
+//! ([`Split::sender_light`]); or groups of cores each computing a slice of a conv's output
+//! channels ([`Split::sliced`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::{Core, CoreRange, Grid};
+
+/// The contiguous run of output blocks one core computes, for the output tiles of its slice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoreWork {
+    pub core: Core,
+    pub start: u32,
+    pub count: u32,
+    /// The output-channel slice the core computes ([`Split::slices`]); 0 when unsliced.
+    #[serde(default)]
+    pub slice: u32,
+}
+
+/// Output blocks (32 pixels) split over the cores of the grid; a conv's split may also slice
+/// its output channels (`Split::sliced`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Split {
+    pub blocks: u32,
+    pub ranges: Vec<CoreRange>,
+    pub work: Vec<CoreWork>,
+    /// The cores of each output-channel slice as rectangles, slice `s` of
+    /// [`super::ConvPlan::slices`] computing output tiles `s · slice_tiles ..` of every block; its
+    /// cores follow each other in `work`, the first its weights' multicast sender. Empty: one
+    /// slice, all of `ranges`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slices: Vec<Vec<CoreRange>>,
+}
+
+/// Blocks per core of `blocks` over `cores` cores where the first (the multicast sender of
+/// [`Split::sender_light`]) takes the fewest that keep every core at or below the most a core
+/// takes in an even split, the others sharing the rest, the first of them taking one more.
+fn sender_light_counts(blocks: u32, cores: u32) -> Vec<u32> {
+    if cores < 2 {
+        return vec![blocks; cores as usize];
+    }
+    let most = blocks.div_ceil(cores);
+    let first = blocks.saturating_sub((cores - 1) * most);
+    let rest = blocks - first;
+    (0..cores)
+        .map(|i| {
+            if i == 0 {
+                first
+            } else {
+                rest / (cores - 1) + u32::from(i - 1 < rest % (cores - 1))
+            }
+        })
+        .collect()
+}
+
+/// The cores `first .. first + n` of `grid` in column-major order (y fastest) as rectangles:
+/// the rest of a partly taken column, the full columns, the start of a column; at most three.
+fn column_run(grid: Grid, first: u32, n: u32) -> Vec<CoreRange> {
+    let column = |x: u32, y0: u32, y1: u32| CoreRange {
+        start: Core { x, y: y0 },
+        end: Core { x, y: y1 },
+    };
+    let mut rects = Vec::new();
+    let (mut at, end) = (first, first + n);
+    if at % grid.y != 0 && at < end {
+        let stop = end.min((at / grid.y + 1) * grid.y);
+        rects.push(column(at / grid.y, at % grid.y, (stop - 1) % grid.y));
+        at = stop;
+    }
+    let full = (end - at) / grid.y;
+    if full > 0 {
+        rects.push(CoreRange {
+            start: Core {
+                x: at / grid.y,
+                y: 0,
+            },
+            end: Core {
+                x: at / grid.y + full - 1,
+                y: grid.y - 1,
+            },
+        });
+        at += full * grid.y;
+    }
+    if at < end {
+        rects.push(column(at / grid.y, 0, end - at - 1));
+    }
+    rects
+}
+
+/// The same core with x and y swapped.
+fn transposed(c: Core) -> Core {
+    Core { x: c.y, y: c.x }
+}
+
+/// The grid with its axes swapped: its row-major order is `grid`'s column-major order.
+fn transposed_grid(grid: Grid) -> Grid {
+    Grid {
+        x: grid.y,
+        y: grid.x,
+    }
+}
+
+/// Core `at` of `grid` in column-major (`by_columns`) or row-major order.
+fn run_core(grid: Grid, at: u32, by_columns: bool) -> Core {
+    if by_columns {
+        transposed(transposed_grid(grid).core(at))
+    } else {
+        grid.core(at)
+    }
+}
+
+/// [`column_run`], or its row-major counterpart (the same on the transposed grid).
+fn run_rects(grid: Grid, first: u32, n: u32, by_columns: bool) -> Vec<CoreRange> {
+    if by_columns {
+        return column_run(grid, first, n);
+    }
+    column_run(transposed_grid(grid), first, n)
+        .into_iter()
+        .map(|r| CoreRange {
+            start: transposed(r.start),
+            end: transposed(r.end),
+        })
+        .collect()
+}
+
+impl Split {
+    /// `blocks` blocks over at most all cores of `grid`, the first `blocks % cores` cores taking one more.
+    pub(crate) fn new(grid: Grid, blocks: u32) -> Split {
+        let cores = grid.cores().min(blocks).max(1);
+        let mut start = 0;
+        let work = (0..cores)
+            .map(|i| {
+                let count = blocks / cores + u32::from(i < blocks % cores);
+                let w = CoreWork {
+                    core: grid.core(i),
+                    start,
+                    count,
+                    slice: 0,
+                };
+                start += count;
+                w
+            })
+            .collect();
+        Split {
+            blocks,
+            ranges: grid.first_cores(cores),
+            work,
+            slices: Vec::new(),
+        }
+    }
+
+    /// Like [`Split::new`] on the same cores, but the first core, which also reads the node's
+    /// resident pages from DRAM and multicasts them ([`crate::multicast`]), takes the fewest
+    /// blocks that keep every core at or below the most blocks a core takes in [`Split::new`];
+    /// the others share the rest, the first of them taking one more. 150 blocks on 120 cores:
+    /// the first core none, the next 31 two each (instead of the first core two and the fill).
+    pub(crate) fn sender_light(grid: Grid, blocks: u32) -> Split {
+        let even = Split::new(grid, blocks);
+        let mut start = 0;
+        let work = sender_light_counts(blocks, even.work.len() as u32)
+            .into_iter()
+            .zip(&even.work)
+            .map(|(count, w)| {
+                let w = CoreWork { start, count, ..*w };
+                start += count;
+                w
+            })
+            .collect();
+        Split { work, ..even }
+    }
+
+    /// Every block on each of `slices` groups of `⌊cores / slices⌋` cores, consecutive in
+    /// row-major or column-major order (so each is at most three rectangles, one multicast
+    /// each; the order whose groups take fewer), group `s` computing slice `s` of the output
+    /// tiles; within a group the blocks are split as in [`Split::sender_light`]. `None` when a
+    /// group would have no core.
+    pub(crate) fn sliced(grid: Grid, blocks: u32, slices: u32) -> Option<Split> {
+        let n = grid.cores().checked_div(slices)?.min(blocks);
+        if n == 0 {
+            return None;
+        }
+        let rects = |by_columns: bool| -> Vec<Vec<CoreRange>> {
+            (0..slices)
+                .map(|slice| run_rects(grid, slice * n, n, by_columns))
+                .collect()
+        };
+        let most = |r: &[Vec<CoreRange>]| r.iter().map(Vec::len).max().unwrap_or(0);
+        let by_columns = most(&rects(true)) < most(&rects(false));
+        let mut work = Vec::new();
+        for slice in 0..slices {
+            let mut start = 0;
+            for (i, count) in sender_light_counts(blocks, n).into_iter().enumerate() {
+                work.push(CoreWork {
+                    core: run_core(grid, slice * n + i as u32, by_columns),
+                    start,
+                    count,
+                    slice,
+                });
+                start += count;
+            }
+        }
+        Some(Split {
+            blocks,
+            ranges: run_rects(grid, 0, slices * n, by_columns),
+            work,
+            slices: rects(by_columns),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_gives_the_first_cores_one_more_block() {
+        let s = Split::new(Grid { x: 4, y: 2 }, 10);
+        let counts: Vec<u32> = s.work.iter().map(|w| w.count).collect();
+        assert_eq!(counts, vec![2, 2, 1, 1, 1, 1, 1, 1]);
+        assert_eq!(s.work[2].start, 4);
+        assert_eq!(s.work[7].core, Core { x: 3, y: 1 });
+        assert_eq!(s.ranges.len(), 1);
+    }
+
+    #[test]
+    fn sender_light_split_keeps_the_most_blocks_a_core_takes() {
+        // 150 blocks on 120 cores: at most 2 a core, so the sender takes none and cores 1..=31
+        // two each, the other 88 one each.
+        let s = Split::sender_light(Grid::ETH_DISPATCH, 150);
+        let counts: Vec<u32> = s.work.iter().map(|w| w.count).collect();
+        assert_eq!(counts.len(), 120);
+        assert_eq!(counts[0], 0);
+        assert!(counts[1..=31].iter().all(|&c| c == 2));
+        assert!(counts[32..].iter().all(|&c| c == 1));
+        assert_eq!((s.work[1].start, s.work[32].start), (0, 62));
+        assert_eq!(counts.iter().sum::<u32>(), 150);
+        // 10 blocks on 4×2: at most 2, 7 × 2 = 14 > 10 so the sender takes 0 and the others
+        // 10 over 7 (three of 2, four of 1).
+        let s = Split::sender_light(Grid { x: 4, y: 2 }, 10);
+        let counts: Vec<u32> = s.work.iter().map(|w| w.count).collect();
+        assert_eq!(counts, vec![0, 2, 2, 2, 1, 1, 1, 1]);
+        // Even splits stay even: 16 on 8 cores, 2 each.
+        let s = Split::sender_light(Grid { x: 4, y: 2 }, 16);
+        assert!(s.work.iter().all(|w| w.count == 2));
+        // One core takes everything.
+        let s = Split::sender_light(Grid { x: 1, y: 1 }, 5);
+        assert_eq!((s.work.len(), s.work[0].count), (1, 5));
+    }
+
+    #[test]
+    fn split_with_fewer_blocks_than_cores_uses_a_partial_row() {
+        let s = Split::new(Grid::ETH_DISPATCH, 14);
+        assert_eq!(s.work.len(), 14);
+        assert_eq!(s.ranges.len(), 2);
+        assert_eq!(s.ranges[1].end, Core { x: 1, y: 1 });
+    }
+
+    /// 12×10 in 4 slices: groups of 30 cores as 3 columns (one rectangle, where rows would
+    /// take two), 5 blocks each of 150 with no slack for the sender. 11×10 in 4: groups of 27
+    /// as at most three rectangles either way, so rows: 2 rows and 5 cores, ⌈150/27⌉ = 6 blocks
+    /// at most, the sender none (26 × 6 ≥ 150); the 2 cores left over get no work.
+    #[test]
+    fn sliced_splits_give_each_slice_a_group_of_rectangles() {
+        let s = Split::sliced(Grid::ETH_DISPATCH, 150, 4).expect("4 groups of 30");
+        assert_eq!(s.work.len(), 120);
+        for (slice, rects) in s.slices.iter().enumerate() {
+            let x = 3 * slice as u32;
+            assert_eq!(
+                rects,
+                &vec![CoreRange {
+                    start: Core { x, y: 0 },
+                    end: Core { x: x + 2, y: 9 },
+                }]
+            );
+            let group: Vec<&CoreWork> = s.work.iter().filter(|w| w.slice == slice as u32).collect();
+            assert_eq!(group.len(), 30);
+            assert_eq!(group[0].core, Core { x, y: 0 });
+            assert!(group.iter().all(|w| w.count == 5));
+            assert_eq!(group[29].start, 145);
+        }
+        assert_eq!(s.ranges, Grid::ETH_DISPATCH.first_cores(120));
+
+        let s = Split::sliced(Grid::TENSIX_DISPATCH, 150, 4).expect("4 groups of 27");
+        assert_eq!(s.work.len(), 108);
+        assert_eq!(
+            s.slices[1],
+            vec![
+                CoreRange {
+                    start: Core { x: 5, y: 2 },
+                    end: Core { x: 10, y: 2 },
+                },
+                CoreRange {
+                    start: Core { x: 0, y: 3 },
+                    end: Core { x: 10, y: 3 },
+                },
+                CoreRange {
+                    start: Core { x: 0, y: 4 },
+                    end: Core { x: 9, y: 4 },
+                },
+            ]
+        );
+        for slice in 0..4 {
+            let group: Vec<&CoreWork> = s.work.iter().filter(|w| w.slice == slice).collect();
+            let cores: u32 = s.slices[slice as usize].iter().map(CoreRange::len).sum();
+            assert_eq!((group.len(), cores), (27, 27));
+            assert!(group.iter().all(|w| s.slices[slice as usize]
+                .iter()
+                .any(|r| (r.start.x..=r.end.x).contains(&w.core.x)
+                    && (r.start.y..=r.end.y).contains(&w.core.y))));
+            assert_eq!(group[0].count, 0);
+            assert_eq!(group.iter().map(|w| w.count).max(), Some(6));
+            assert_eq!(group.iter().map(|w| w.count).sum::<u32>(), 150);
+        }
+        // More slices than cores: no group.
+        assert_eq!(Split::sliced(Grid { x: 2, y: 1 }, 10, 4), None);
+    }
+}

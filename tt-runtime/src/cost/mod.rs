@@ -1,0 +1,50 @@
+//! Modeled Blackhole device time over the emulator's [`Counters`](crate::Counters): two models,
+//! never a measurement (TENSIX_FACTS "Estimating device time without a card", DESIGN §6).
+//!
+//! * [`roofline`] (v1, [`CostModel`]): peak rates, each core the maximum of its processors'
+//!   totals. A floor: silicon cannot beat it, and it hides every serialised phase.
+//! * [`timeline`] (v2, [`TimelineModel`]): measured rates, unpack limits, SFPU cycles by op,
+//!   multicast cost by destinations, NoC flight, and each core's timeline of prologue, pipelined
+//!   blocks and drain. The estimate.
+//!
+//! `superpoint bench --calibrate` runs programs like the published measurements below on the
+//! emulator and prints v2 beside them (docs/cost-model.md has the table and the method).
+//!
+//! # v2 constants and their public sources
+//!
+//! | constant | value | source |
+//! |---|---|---|
+//! | clock | 1.35 GHz | tenstorrent/tt-metal `tech_reports/GEMM_FLOPS/GEMM_FLOPS.md` ("At 1.35GHz (BH)") |
+//! | matmul | 16 cycles per 32×32×32 tile per fidelity phase | same report: the engine does 8×16 × 16×16 a cycle; ideal cycles per tile LoFi 16, HiFi2 32, HiFi4 64 |
+//! | element-wise | 8 cycles per tile (× phases for multiply and reduce) | TENSIX_FACTS (tt-lang's estimator); never the bound once unpack is charged |
+//! | unpack | 64 B/cycle from L1 for both unpackers together | tenstorrent/tt-isa-documentation `UNPACR_Regular.md` "Performance" (shared by the BlackholeA0 tree): x4 = 64 B/cycle, both at x4 get x2 = 32 B/cycle each |
+//! | pack | 64 B/cycle to L1 | assumption: the unpacker's x4 width; no published packer rate found |
+//! | SFPU relu, scalar ops, recip, sqrt, rsqrt | 124 cycles/tile | tenstorrent/tt-metal PR #54317: a load/store-only SFPU pass (`identity`) 124.06 cycles/tile on Blackhole, the floor of any pass; recip/sqrt/rsqrt are Newton iterations above it (a lower bound) |
+//! | SFPU exp (`exp_tile`, not approximate) | 1150 cycles/tile | tenstorrent/tt-metal issue #43569: the accurate bf16 exp ≈ 1150 cycles/tile (the approximate one: 93.59 in PR #54317, 77.15 in PR #57292) |
+//! | SFPU two-operand (max/min, add/sub of two DST tiles) | 193 cycles/tile | tenstorrent/tt-metal PR #49820: two-operand int32 SFPU ops (sub, rsub, and) 192.99 cycles/tile on Blackhole `main` |
+//! | NoC rate by transfer size | ≤ 64 B: 3 … 16 KiB: 61 B/cycle | tt-npe's Blackhole table, as the roofline; an upper bound on every kind below |
+//! | DRAM read, one core | 33 B/cycle | tenstorrent/tt-low-level-documentation `data_movement_doc/general/ideal_performance.md`, Blackhole "DRAM Read" |
+//! | DRAM write, one core | 34 B/cycle | same table, "DRAM Write" |
+//! | core to core | 60 B/cycle | same table, "One To One" / "One From One" |
+//! | multicast, by destinations | 3 cores: 40.3 cycles fixed, 54.7 B/cycle bulk; 24: 136.4, 39.7; 109: 374.6, 24.6 | tenstorrent/tt-low-level-documentation `data_movement_doc/perf_plots/blackhole/csv/One to All Multicast {2x2,5x5,11x10} Packet Sizes without Loopback.csv`: fixed = the 64 B × 256 run's cycles per multicast, bulk = the 64 KiB × 256 run's B/cycle (the table above: 24 to all, 41 linked; the kernels multicast unlinked). One multicast costs max(bytes / bulk, fixed + bytes / 60), interpolated linearly in the destinations |
+//! | NoC hop | 9 cycles | TENSIX_FACTS (tt-isa-documentation, BlackholeA0 NoC); hops counted on the 17×12 torus per the kernel's NoC |
+//! | issue | 8 RISC-V cycles per transfer | assumption, as the roofline |
+//! | aggregate DRAM | 512 GB/s | p150a specification (TENSIX_FACTS) |
+//! | dispatch | 1 µs per program | tenstorrent/tt-metal issue #15605: op-to-op gaps of about 1 µs in a trace, tt-metal's target |
+//!
+//! # What v2 leaves out
+//! Init and format-reconfig calls (`copy_init`, `matmul_block_init`, `reconfig_data_format`: not
+//! counted by the emulator, estimated at 10–20 % in issue 18); NoC link and DRAM bank contention
+//! (DRAM is bounded in aggregate only, with uniformly interleaved pages); DRAM latency beyond the
+//! hop flight; each kernel's multicasts at their mean size and destinations, semaphore
+//! multicasts without a multicast's fixed cost; fp32 tiles' double unpack bytes (every tile is
+//! charged as bf16); the packer's real rate; kernel launch skew between cores; instruction-cache
+//! and RISC-V stalls beyond the scalar work the caller supplies.
+
+pub mod roofline;
+pub mod timeline;
+
+pub use roofline::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
+pub use timeline::{
+    CoreTimeline, KernelCycles, McastPoint, PhasedKernel, TimelineModel, TimelineStep,
+};

@@ -1,0 +1,670 @@
+//! Cost model v2 ([`TimelineModel`]): each core's time is a timeline of the kernels' phases
+//! (prologue, pipelined blocks, drain) at rates measured on Blackhole silicon, instead of the
+//! roofline's maximum of totals at peak rates. Every constant and its public source is in the
+//! table of the [`cost`](super) module docs; what the model still leaves out is listed there too.
+//!
+//! Per kernel (counters from the emulator, phase facts from the caller, e.g. kernel-gen's kernel
+//! IR through `kernel_gen::phases` and `kernel_gen::model::timeline`):
+//! * **compute**: every FPU tile operation takes the longer of its math cycles and the
+//!   unpacker's L1 reads for it (the unpackers stream at most 64 B/cycle between them; a matmul
+//!   unpacks `(rt + ct)` tiles per `rt × ct` products of one K step,
+//!   [`PhasedKernel::unpack_tiles_per_matmul`]); SFPU passes add their measured cycles per tile
+//!   by kind; the packer runs beside the math.
+//! * **data movement**: each transfer at the lower of its size's rate (the roofline's table) and
+//!   the measured bulk rate of its kind (DRAM read, DRAM write, core to core), plus the issue
+//!   cycles; each multicast at its measured cost for the cores it reaches
+//!   ([`TimelineModel::multicast_cycles`]); plus the NoC flight time (hops × 9 cycles, mean hops
+//!   of the kernel's transactions) of every barrier and semaphore wait; plus the scalar work.
+//!
+//! Per core, each kernel splits into a prologue (its [`PhasedKernel::prologue_share`] of its
+//! cycles, e.g. the weights fill and the input ring's first reads) and the core's block steps:
+//! as many as the kernel with the most [`PhasedKernel::blocks`] runs (a kernel whose loop runs
+//! fewer, e.g. once per two blocks, spreads its work over them). A kernel whose prologue waits
+//! for a multicast ([`PhasedKernel::waits_for_sender`]) starts it when the step's slowest
+//! sending prologue ([`PhasedKernel::sends`]) ends. The blocks then run as a three-stage
+//! pipeline (reader → compute → writer): the first block passes through every stage, each
+//! further one costs the slowest stage (the sum of a pair that takes turns,
+//! [`PhasedKernel::single_buffered`]). The core ends at the later of that pipeline and each
+//! kernel's own start plus total. A step takes its slowest core, at least its DRAM bytes at the
+//! aggregate DRAM rate, plus the dispatch of one program.
+
+use crate::counters::{Counters, TileOp, NOC_SIZE_CLASSES};
+use crate::program::{KernelRole, MathFidelity};
+
+use super::roofline::CostModel;
+
+/// The constants of the timeline model (sources: the [`cost`](super) module docs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TimelineModel {
+    /// Tensix clock, Hz.
+    pub clock_hz: f64,
+    /// FPU cycles of one 32×32×32 tile matmul per fidelity phase.
+    pub matmul_cycles_per_phase: f64,
+    /// FPU cycles of one element-wise tile operation (per phase for multiply and reduce).
+    pub eltwise_cycles: f64,
+    /// Bytes per cycle both unpackers read from L1 together.
+    pub unpack_bytes_per_cycle: f64,
+    /// Bytes per cycle the packer writes to L1.
+    pub pack_bytes_per_cycle: f64,
+    /// SFPU cycles per tile by [`SfpuOp`](crate::SfpuOp) kind.
+    pub sfpu_cycles: [f64; 7],
+    /// NoC bytes per cycle of one transfer by size class (the roofline's table; an upper bound).
+    pub noc_bytes_per_cycle: [f64; NOC_SIZE_CLASSES],
+    /// Measured bulk rates, bytes per cycle: one core reading DRAM.
+    pub dram_read_bytes_per_cycle: f64,
+    /// One core writing DRAM.
+    pub dram_write_bytes_per_cycle: f64,
+    /// One core to another core's L1.
+    pub l1_bytes_per_cycle: f64,
+    /// Measured multicasts (not linked) by destinations, fewest first: the cost of one multicast
+    /// is interpolated between them ([`TimelineModel::multicast_cycles`]).
+    pub mcast: [McastPoint; 3],
+    /// RISC-V cycles to issue one NoC transfer or semaphore update.
+    pub noc_issue_cycles: f64,
+    /// Cycles a NoC packet takes per hop.
+    pub hop_cycles: f64,
+    /// Aggregate DRAM bandwidth, bytes per second.
+    pub dram_bytes_per_second: f64,
+    /// Dispatch cost of one program inside a trace, seconds.
+    pub dispatch_seconds: f64,
+    /// Bytes of one tile the unpackers and the packer move (bf16).
+    pub tile_bytes: f64,
+}
+
+/// One measured multicast figure: the sender's cost of multicasting to `destinations` cores.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct McastPoint {
+    /// Cores reached.
+    pub destinations: f64,
+    /// Cycles of one small multicast (issue, the destinations' acknowledgements).
+    pub fixed_cycles: f64,
+    /// Bytes per cycle of a long stream of large multicasts.
+    pub bytes_per_cycle: f64,
+}
+
+impl TimelineModel {
+    /// Blackhole p150a at measured rates (sources in the [`cost`](super) module docs).
+    pub const BLACKHOLE: TimelineModel = TimelineModel {
+        clock_hz: 1.35e9,
+        matmul_cycles_per_phase: 16.0,
+        eltwise_cycles: 8.0,
+        unpack_bytes_per_cycle: 64.0,
+        pack_bytes_per_cycle: 64.0,
+        // Relu, Exp, Recip, Sqrt, Rsqrt, Max, Scalar.
+        sfpu_cycles: [124.0, 1150.0, 124.0, 124.0, 124.0, 193.0, 124.0],
+        noc_bytes_per_cycle: CostModel::BLACKHOLE.noc_bytes_per_cycle,
+        dram_read_bytes_per_cycle: 33.0,
+        dram_write_bytes_per_cycle: 34.0,
+        l1_bytes_per_cycle: 60.0,
+        mcast: [
+            McastPoint {
+                destinations: 3.0,
+                fixed_cycles: 40.3,
+                bytes_per_cycle: 54.7,
+            },
+            McastPoint {
+                destinations: 24.0,
+                fixed_cycles: 136.4,
+                bytes_per_cycle: 39.7,
+            },
+            McastPoint {
+                destinations: 109.0,
+                fixed_cycles: 374.6,
+                bytes_per_cycle: 24.6,
+            },
+        ],
+        noc_issue_cycles: 8.0,
+        hop_cycles: 9.0,
+        dram_bytes_per_second: 512e9,
+        dispatch_seconds: 1e-6,
+        tile_bytes: 2048.0,
+    };
+
+    /// Unpacker cycles of `tiles` tiles.
+    fn unpack(&self, tiles: f64) -> f64 {
+        tiles * self.tile_bytes / self.unpack_bytes_per_cycle
+    }
+
+    /// Math-thread cycles of a compute kernel's FPU operations, each the longer of its math and
+    /// its unpack.
+    pub fn fpu_cycles(&self, c: &Counters, unpack_tiles_per_matmul: f64) -> f64 {
+        let mut cycles = 0.0;
+        for fidelity in MathFidelity::ALL {
+            let phases = (fidelity as u32 + 1) as f64;
+            let at = |op| c.tile_ops_at(op, fidelity) as f64;
+            let matmul =
+                (self.matmul_cycles_per_phase * phases).max(self.unpack(unpack_tiles_per_matmul));
+            cycles += at(TileOp::Matmul) * matmul;
+            // Two operands unpacked, fidelity phases on the FPU.
+            cycles += at(TileOp::Mul) * (self.eltwise_cycles * phases).max(self.unpack(2.0));
+            cycles +=
+                (at(TileOp::Add) + at(TileOp::Sub)) * self.eltwise_cycles.max(self.unpack(2.0));
+            // One operand unpacked (the reduce's scaler stays in SrcB).
+            cycles += at(TileOp::Reduce) * (self.eltwise_cycles * phases).max(self.unpack(1.0));
+            let one = [
+                TileOp::Copy,
+                TileOp::Transpose,
+                TileOp::Tilize,
+                TileOp::Untilize,
+            ];
+            cycles +=
+                one.into_iter().map(at).sum::<f64>() * self.eltwise_cycles.max(self.unpack(1.0));
+        }
+        cycles
+    }
+
+    /// SFPU cycles of a compute kernel, by kind.
+    pub fn sfpu_cycles(&self, c: &Counters) -> f64 {
+        c.sfpu_ops
+            .iter()
+            .zip(self.sfpu_cycles)
+            .map(|(&n, cycles)| n as f64 * cycles)
+            .sum()
+    }
+
+    /// Packer cycles of a compute kernel.
+    pub fn pack_cycles(&self, c: &Counters) -> f64 {
+        c.tile_ops(TileOp::Pack) as f64 * self.tile_bytes / self.pack_bytes_per_cycle
+    }
+
+    /// Cycles of a data-movement kernel's NoC transfers, issue and flight.
+    pub fn noc_cycles(&self, c: &Counters) -> f64 {
+        let read: u64 = c.noc_read_bytes.iter().sum();
+        let written: u64 = c.noc_write_bytes.iter().sum();
+        let share = |dram: u64, all: u64| {
+            if all == 0 {
+                0.0
+            } else {
+                dram as f64 / all as f64
+            }
+        };
+        let (dram_read, dram_written) = (
+            share(c.dram_read_bytes, read),
+            share(c.dram_write_bytes, written),
+        );
+        let mut cycles = 0.0;
+        for class in 0..NOC_SIZE_CLASSES {
+            let size = self.noc_bytes_per_cycle[class];
+            let rate = |bulk: f64| size.min(bulk);
+            let l1 = rate(self.l1_bytes_per_cycle);
+            let r = c.noc_read_bytes[class] as f64;
+            let w = c.noc_write_bytes[class] as f64;
+            cycles +=
+                r * (dram_read / rate(self.dram_read_bytes_per_cycle) + (1.0 - dram_read) / l1);
+            cycles += w
+                * (dram_written / rate(self.dram_write_bytes_per_cycle)
+                    + (1.0 - dram_written) / l1);
+        }
+        if c.noc_mcasts > 0 {
+            // The counters keep totals: every multicast at the mean size and destinations.
+            let n = c.noc_mcasts as f64;
+            cycles += n * self
+                .multicast_cycles(c.noc_mcast_bytes as f64 / n, c.noc_mcast_dests as f64 / n);
+        }
+        // A multicast's measured fixed cost includes its issue.
+        let issued = c.noc_transactions() - c.noc_mcasts;
+        cycles + issued as f64 * self.noc_issue_cycles + self.flight_cycles(c)
+    }
+
+    /// Sender cycles of one multicast of `bytes` to `destinations` cores: at least the measured
+    /// fixed cost of a multicast to that many plus its bytes at the core-to-core rate, and at
+    /// most the measured bulk rate to that many ([`McastPoint`], interpolated linearly between
+    /// the measured destination counts, clamped outside them).
+    pub fn multicast_cycles(&self, bytes: f64, destinations: f64) -> f64 {
+        let [first, .., last] = self.mcast;
+        let (lo, hi) = self
+            .mcast
+            .windows(2)
+            .map(|w| (w[0], w[1]))
+            .find(|(_, hi)| destinations <= hi.destinations)
+            .unwrap_or((first, last));
+        let t = ((destinations - lo.destinations) / (hi.destinations - lo.destinations))
+            .clamp(0.0, 1.0);
+        let at = |a: f64, b: f64| a + t * (b - a);
+        let fixed = at(lo.fixed_cycles, hi.fixed_cycles);
+        let bulk = at(lo.bytes_per_cycle, hi.bytes_per_cycle);
+        (bytes / bulk).max(fixed + bytes / self.l1_bytes_per_cycle)
+    }
+
+    /// NoC flight time the kernel waits for: each barrier and semaphore wait waits for a
+    /// transaction of the kernel's mean hop count.
+    pub fn flight_cycles(&self, c: &Counters) -> f64 {
+        let transactions = c.noc_transactions();
+        if transactions == 0 {
+            return 0.0;
+        }
+        let mean_hops = c.noc_hops as f64 / transactions as f64;
+        (c.noc_barriers + c.sem_waits) as f64 * mean_hops * self.hop_cycles
+    }
+
+    /// The cycles of one kernel on one core.
+    pub fn kernel_cycles(&self, k: &PhasedKernel) -> KernelCycles {
+        let c = &k.counters;
+        match k.role {
+            KernelRole::Compute => {
+                let fpu = self.fpu_cycles(c, k.unpack_tiles_per_matmul);
+                let sfpu = self.sfpu_cycles(c);
+                let pack = self.pack_cycles(c);
+                KernelCycles {
+                    fpu,
+                    sfpu,
+                    pack,
+                    noc: 0.0,
+                    scalar: k.scalar_cycles,
+                }
+            }
+            KernelRole::Reader | KernelRole::Writer => KernelCycles {
+                noc: self.noc_cycles(c),
+                scalar: k.scalar_cycles,
+                ..KernelCycles::default()
+            },
+        }
+    }
+
+    /// The timeline of one core whose kernels start no earlier than `senders_done` cycles when
+    /// they wait for a multicast.
+    pub fn core(&self, kernels: &[PhasedKernel], senders_done: f64) -> CoreTimeline {
+        let mut t = CoreTimeline::default();
+        let mut stage = [0.0f64; 3];
+        let mut turns = [false; 2];
+        let mut prologues_done = 0.0f64;
+        let blocks = kernels.iter().map(|k| k.blocks).max().unwrap_or(0);
+        for k in kernels {
+            let cycles = self.kernel_cycles(k);
+            let total = cycles.total();
+            let start = if k.waits_for_sender {
+                senders_done
+            } else {
+                0.0
+            };
+            let prologue = total * k.prologue_share.clamp(0.0, 1.0);
+            prologues_done = prologues_done.max(start + prologue);
+            t.end = t.end.max(start + total);
+            if blocks > 0 {
+                let i = match k.role {
+                    KernelRole::Reader => 0,
+                    KernelRole::Compute => 1,
+                    KernelRole::Writer => 2,
+                };
+                stage[i] += (total - prologue) / blocks as f64;
+            }
+            match k.role {
+                KernelRole::Reader => turns[0] |= k.single_buffered,
+                KernelRole::Writer => turns[1] |= k.single_buffered,
+                KernelRole::Compute => {}
+            }
+            t.kernels.push((k.role, cycles));
+            t.dram_bytes += c_dram(&k.counters);
+        }
+        t.prologue = prologues_done;
+        if blocks > 0 {
+            let [r, c, w] = stage;
+            let slowest = (if turns[0] { r + c } else { r.max(c) }).max(if turns[1] {
+                c + w
+            } else {
+                c.max(w)
+            });
+            t.first_block = r + c + w;
+            t.steady = (blocks - 1) as f64 * slowest;
+            t.end = t.end.max(prologues_done + t.first_block + t.steady);
+        } else {
+            t.end = t.end.max(prologues_done);
+        }
+        t
+    }
+
+    /// The estimate of one step (program) whose cores ran the given kernels.
+    pub fn step(&self, cores: &[Vec<PhasedKernel>]) -> TimelineStep {
+        let sends = cores
+            .iter()
+            .flatten()
+            .filter(|k| k.sends)
+            .map(|k| self.kernel_cycles(k).total() * k.prologue_share.clamp(0.0, 1.0))
+            .fold(0.0, f64::max);
+        let timelines: Vec<CoreTimeline> = cores.iter().map(|k| self.core(k, sends)).collect();
+        let slowest = timelines
+            .iter()
+            .cloned()
+            .max_by(|a, b| a.end.total_cmp(&b.end))
+            .unwrap_or_default();
+        let dram_bytes = timelines.iter().map(|t| t.dram_bytes).sum();
+        TimelineStep {
+            cores: cores.len(),
+            core_seconds: slowest.end / self.clock_hz,
+            dram_bytes,
+            dram_seconds: dram_bytes as f64 / self.dram_bytes_per_second,
+            dispatch_seconds: self.dispatch_seconds,
+            sender_cycles: sends,
+            slowest,
+        }
+    }
+}
+
+fn c_dram(c: &Counters) -> u64 {
+    c.dram_read_bytes + c.dram_write_bytes
+}
+
+/// One kernel's work on one core, with the phase facts the counters do not carry.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PhasedKernel {
+    /// The processor it ran on.
+    pub role: KernelRole,
+    /// What the emulator counted for it on that core.
+    pub counters: Counters,
+    /// Scalar RISC-V cycles the emulator cannot count (roofline module docs); 0 when unknown.
+    pub scalar_cycles: f64,
+    /// Its stream CB to or from the compute kernel holds one batch: they take turns.
+    pub single_buffered: bool,
+    /// The share (0..=1) of its work done before its block loop.
+    pub prologue_share: f64,
+    /// Iterations of its block loop on this core (0: no block loop).
+    pub blocks: u64,
+    /// Its prologue waits for another core's multicast.
+    pub waits_for_sender: bool,
+    /// Its prologue multicasts to other cores.
+    pub sends: bool,
+    /// Compute only: tiles unpacked per matmul tile product, `(rt + ct) / (rt · ct)`.
+    pub unpack_tiles_per_matmul: f64,
+}
+
+impl PhasedKernel {
+    /// A kernel with no phase facts: all its work in one block, no multicast, a matmul
+    /// unpacking both operands for every product.
+    pub fn flat(role: KernelRole, counters: Counters) -> PhasedKernel {
+        PhasedKernel {
+            role,
+            counters,
+            scalar_cycles: 0.0,
+            single_buffered: false,
+            prologue_share: 0.0,
+            blocks: 1,
+            waits_for_sender: false,
+            sends: false,
+            unpack_tiles_per_matmul: 2.0,
+        }
+    }
+}
+
+/// One kernel's cycle components.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct KernelCycles {
+    /// FPU operations, each the longer of math and unpack.
+    pub fpu: f64,
+    pub sfpu: f64,
+    pub pack: f64,
+    /// NoC transfers, issue and flight.
+    pub noc: f64,
+    pub scalar: f64,
+}
+
+impl KernelCycles {
+    /// The kernel's cycles: the math thread (FPU, SFPU, scalar) against the packer, or the
+    /// data-movement core's NoC and scalar work.
+    pub fn total(&self) -> f64 {
+        (self.fpu + self.sfpu + self.scalar).max(self.pack) + self.noc
+    }
+}
+
+/// One core's timeline, in cycles.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CoreTimeline {
+    /// Each kernel's components.
+    pub kernels: Vec<(KernelRole, KernelCycles)>,
+    /// When the last prologue ends (start-up: weights and ring fill, multicast waits).
+    pub prologue: f64,
+    /// The first block through every stage.
+    pub first_block: f64,
+    /// The further blocks at the slowest stage.
+    pub steady: f64,
+    /// When the core ends.
+    pub end: f64,
+    /// DRAM bytes its kernels read and wrote.
+    pub dram_bytes: u64,
+}
+
+impl CoreTimeline {
+    /// The cycles of the kernel of `role` (0 when the core has none).
+    pub fn of(&self, role: KernelRole) -> f64 {
+        self.kernels
+            .iter()
+            .filter(|(r, _)| *r == role)
+            .map(|(_, c)| c.total())
+            .sum()
+    }
+}
+
+/// The modeled time of one step (program) by the timeline model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TimelineStep {
+    /// Cores that ran kernels.
+    pub cores: usize,
+    /// The slowest core's timeline.
+    pub slowest: CoreTimeline,
+    /// The slowest core's time.
+    pub core_seconds: f64,
+    /// DRAM bytes read and written by all cores.
+    pub dram_bytes: u64,
+    /// Those bytes at the aggregate DRAM rate.
+    pub dram_seconds: f64,
+    /// The dispatch of the program.
+    pub dispatch_seconds: f64,
+    /// When the step's slowest multicast prologue ends, cycles.
+    pub sender_cycles: f64,
+}
+
+impl TimelineStep {
+    /// Modeled time: max(slowest core, DRAM) + dispatch.
+    pub fn seconds(&self) -> f64 {
+        self.kernel_seconds() + self.dispatch_seconds
+    }
+
+    /// Modeled time without the dispatch (what tt-metal's profiler reports as the device kernel
+    /// duration).
+    pub fn kernel_seconds(&self) -> f64 {
+        self.core_seconds.max(self.dram_seconds)
+    }
+
+    /// What dominates the slowest core, for a report: "dram", "start-up" (its prologue and the
+    /// first block), or the busiest kernel of its steady state.
+    pub fn dominant(&self) -> &'static str {
+        let s = &self.slowest;
+        if self.dram_seconds > self.core_seconds {
+            return "DRAM";
+        }
+        if s.prologue + s.first_block >= s.steady.max(0.0) && s.prologue > 0.0 {
+            return "start-up";
+        }
+        let (reader, compute, writer) = (
+            s.of(KernelRole::Reader),
+            s.of(KernelRole::Compute),
+            s.of(KernelRole::Writer),
+        );
+        if compute >= reader.max(writer) {
+            "compute"
+        } else if reader >= writer {
+            "reader"
+        } else {
+            "writer"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const M: TimelineModel = TimelineModel::BLACKHOLE;
+
+    fn close(got: f64, want: f64) {
+        assert!(
+            (got - want).abs() <= 1e-9 * want.abs().max(1.0),
+            "got {got}, want {want}"
+        );
+    }
+
+    fn matmuls(n: u64) -> Counters {
+        let mut c = Counters::default();
+        c.tile_ops[TileOp::Matmul as usize][MathFidelity::HiFi2 as usize] = n;
+        c
+    }
+
+    #[test]
+    fn a_narrow_matmul_block_is_unpack_bound() {
+        // HiFi2: 32 FPU cycles a product. A 1×2 block unpacks 3 tiles per 2 products:
+        // 1.5 × 2048 / 64 = 48 cycles a product (67 % FPU use); 2×2 unpacks 1 tile a product
+        // (32 cycles): FPU bound.
+        close(M.fpu_cycles(&matmuls(100), 1.5), 4800.0);
+        close(M.fpu_cycles(&matmuls(100), 1.0), 3200.0);
+        // Element-wise add: 8 FPU cycles, two tiles unpacked (64 cycles).
+        let mut add = Counters::default();
+        add.tile_ops[TileOp::Add as usize][0] = 10;
+        close(M.fpu_cycles(&add, 1.0), 640.0);
+    }
+
+    #[test]
+    fn sfpu_is_charged_by_kind() {
+        use crate::SfpuOp;
+        let mut c = Counters::default();
+        c.sfpu_ops[SfpuOp::Relu as usize] = 2;
+        c.sfpu_ops[SfpuOp::Exp as usize] = 1;
+        close(M.sfpu_cycles(&c), 2.0 * 124.0 + 1150.0);
+    }
+
+    #[test]
+    fn dram_reads_run_at_the_measured_rate_and_barriers_pay_the_flight() {
+        // 10 DRAM reads of 2 KiB (class 5, size rate 58, measured 33), 2 barriers, 40 hops.
+        let mut c = Counters::default();
+        c.noc_reads[5] = 10;
+        c.noc_read_bytes[5] = 20480;
+        c.dram_read_bytes = 20480;
+        c.noc_barriers = 2;
+        c.noc_hops = 40;
+        close(M.noc_cycles(&c), 20480.0 / 33.0 + 80.0 + 2.0 * 4.0 * 9.0);
+        // The same bytes from another core's L1: 58 (the size rate is below the bulk 60).
+        c.dram_read_bytes = 0;
+        close(M.noc_cycles(&c), 20480.0 / 58.0 + 80.0 + 72.0);
+        // Multicasts to the 109 other cores of 11×10: a small one pays the measured fixed cost
+        // (374.6 cycles) plus its bytes at 60 B/cycle, a large one streams at 24.6 B/cycle.
+        let m = |bytes: u64| Counters {
+            noc_mcasts: 2,
+            noc_mcast_bytes: 2 * bytes,
+            noc_mcast_dests: 2 * 109,
+            ..Counters::default()
+        };
+        close(M.noc_cycles(&m(4096)), 2.0 * (374.6 + 4096.0 / 60.0));
+        close(M.noc_cycles(&m(65536)), 2.0 * 65536.0 / 24.6);
+    }
+
+    #[test]
+    fn multicasts_cost_more_the_more_cores_they_reach() {
+        // Halfway between the 2×2 (3) and 5×5 (24) measurements: fixed 88.35, bulk 47.2.
+        close(M.multicast_cycles(64.0, 13.5), 88.35 + 64.0 / 60.0);
+        close(M.multicast_cycles(65536.0, 13.5), 65536.0 / 47.2);
+        // Outside the measured counts the nearest measurement holds.
+        close(M.multicast_cycles(64.0, 1.0), 40.3 + 64.0 / 60.0);
+        close(M.multicast_cycles(65536.0, 200.0), 65536.0 / 24.6);
+        assert!(M.multicast_cycles(8192.0, 12.0) < M.multicast_cycles(8192.0, 9.0 * 12.0));
+    }
+
+    fn kernel(role: KernelRole, counters: Counters, blocks: u64, prologue: f64) -> PhasedKernel {
+        PhasedKernel {
+            blocks,
+            prologue_share: prologue,
+            unpack_tiles_per_matmul: 1.0,
+            ..PhasedKernel::flat(role, counters)
+        }
+    }
+
+    fn dram_reads(pages: u64) -> Counters {
+        let mut c = Counters::default();
+        c.noc_reads[5] = pages;
+        c.noc_read_bytes[5] = pages * 2048;
+        c.dram_read_bytes = pages * 2048;
+        c
+    }
+
+    #[test]
+    fn blocks_pipeline_after_the_prologue() {
+        // Reader: 40 pages, a quarter before its 10 blocks; compute: 100 products in 10 blocks.
+        let reader = kernel(KernelRole::Reader, dram_reads(40), 10, 0.25);
+        let compute = kernel(KernelRole::Compute, matmuls(100), 10, 0.0);
+        let r = M.kernel_cycles(&reader).total();
+        let core = M.core(&[reader, compute], 0.0);
+        let (rb, cb) = (0.75 * r / 10.0, 320.0);
+        close(core.prologue, 0.25 * r);
+        close(core.first_block, rb + cb);
+        close(core.steady, 9.0 * rb.max(cb));
+        close(core.end, 0.25 * r + rb + cb + 9.0 * rb.max(cb));
+        // Taking turns adds the pair's block times.
+        let turns = M.core(
+            &[
+                PhasedKernel {
+                    single_buffered: true,
+                    ..reader
+                },
+                compute,
+            ],
+            0.0,
+        );
+        close(turns.steady, 9.0 * (rb + cb));
+        // A kernel whose loop runs once per two blocks spreads its work over the core's 10.
+        let halves = kernel(KernelRole::Compute, matmuls(100), 5, 0.0);
+        assert_eq!(M.core(&[reader, halves], 0.0), core);
+    }
+
+    #[test]
+    fn receivers_start_after_the_slowest_sender() {
+        // The sender's writer multicasts 64 KiB to 109 cores in its prologue; the receiver's
+        // reader waits.
+        let send = Counters {
+            noc_mcasts: 32,
+            noc_mcast_bytes: 65536,
+            noc_mcast_dests: 32 * 109,
+            ..Counters::default()
+        };
+        let sender = PhasedKernel {
+            sends: true,
+            ..kernel(KernelRole::Writer, send, 0, 1.0)
+        };
+        let receiver = PhasedKernel {
+            waits_for_sender: true,
+            ..kernel(KernelRole::Reader, dram_reads(4), 4, 0.0)
+        };
+        let compute = kernel(KernelRole::Compute, matmuls(40), 4, 0.0);
+        let step = M.step(&[vec![sender], vec![receiver, compute]]);
+        let sent = 32.0 * (374.6 + 2048.0 / 60.0);
+        close(step.sender_cycles, sent);
+        let r = M.kernel_cycles(&receiver).total() / 4.0;
+        close(step.slowest.end, sent + r + 320.0 + 3.0 * r.max(320.0));
+        close(
+            step.seconds(),
+            step.slowest.end / 1.35e9 + TimelineModel::BLACKHOLE.dispatch_seconds,
+        );
+    }
+
+    #[test]
+    fn the_timeline_is_at_least_the_roofline() {
+        // Same counters, flat phases: v2 ≥ v1 because every v2 rate is at or below v1's.
+        let reader = dram_reads(64);
+        let compute = matmuls(256);
+        let v1 = CostModel::BLACKHOLE.step(&[vec![
+            crate::KernelWork {
+                role: KernelRole::Reader,
+                counters: reader,
+                scalar_cycles: 0.0,
+                single_buffered: false,
+            },
+            crate::KernelWork {
+                role: KernelRole::Compute,
+                counters: compute,
+                scalar_cycles: 0.0,
+                single_buffered: false,
+            },
+        ]]);
+        let v2 = M.step(&[vec![
+            PhasedKernel::flat(KernelRole::Reader, reader),
+            PhasedKernel::flat(KernelRole::Compute, compute),
+        ]]);
+        assert!(v2.kernel_seconds() >= v1.core_seconds);
+    }
+}
