@@ -6,6 +6,18 @@ scripts/setup.sh
 scripts/setup-test.sh
 cargo fmt --all -- --check
 cargo test --workspace --locked --exclude conformance
+# The CPU kernels' tests (cpu_vs_reference, the unit tests) check every instruction-set level this
+# CPU has in one run, reusing one reference evaluation; the library's end-to-end path takes its
+# level from SUPERPOINT_CPU_ISA, so the API fixtures and the kernel checks run again forced to each
+# lower level (README "Performance"; ~20 s each: the fixture cases' reference runs are skipped).
+cpu_levels=(scalar)
+if grep -qw avx512f /proc/cpuinfo && grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; then
+  cpu_levels+=(avx2)
+fi
+for isa in "${cpu_levels[@]}"; do
+  SUPERPOINT_CPU_ISA=$isa cargo test --locked -p superpoint --test api_fixtures \
+    --test cpu_vs_reference -- --skip every_fixture_case
+done
 # The Python package (python/, README "Python") in a virtual environment kept in .cache/: built in
 # Cargo's dev profile so that it links the library `cargo test` just compiled instead of compiling
 # it again in release, then its pytest suite (which also runs the CLI that build left).

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use crate::error::EvalError;
-use crate::graph::Graph;
+use crate::graph::{Graph, Node};
 use crate::op::Op;
 use crate::tensor::{Keypoint, Tensor};
 use crate::weights::{ConvWeights, WeightSet};
@@ -23,6 +23,24 @@ pub trait Kernels: Sync {
     fn resize(&self, input: &Tensor<u8>, width: usize, height: usize) -> Self::Dense;
     fn conv2d(&self, x: &Self::Dense, w: &ConvWeights, pad: usize, relu: bool) -> Self::Dense;
     fn max_pool2(&self, x: &Self::Dense) -> Self::Dense;
+    /// `max_pool2(conv2d(..))`, which the executor calls when nothing else reads the
+    /// convolution's output; an evaluator that can fuse the two overrides it.
+    fn conv2d_pool(&self, x: &Self::Dense, w: &ConvWeights, pad: usize, relu: bool) -> Self::Dense {
+        self.max_pool2(&self.conv2d(x, w, pad, relu))
+    }
+    /// `second(first(x))`, then the 2×2 max-pool when `pool`, as one step, which the executor
+    /// asks for when nothing else reads the first convolution's output (nor, with `pool`, the
+    /// second's); `None` (the default) when the evaluator has no fused kernel for the pair,
+    /// and the executor runs them one by one.
+    fn conv2d_chain(
+        &self,
+        _x: &Self::Dense,
+        _first: ConvStep<'_>,
+        _second: ConvStep<'_>,
+        _pool: bool,
+    ) -> Option<Self::Dense> {
+        None
+    }
     fn softmax(&self, x: &Self::Dense) -> Self::Dense;
     fn dustbin_fold(&self, x: &Self::Dense, cell: usize) -> Self::Dense;
     fn nms(&self, x: &Self::Dense, radius: usize) -> Self::Dense;
@@ -40,6 +58,50 @@ pub trait Kernels: Sync {
     fn channels(&self, x: &Self::Dense) -> usize;
     /// The planar (C×H×W) form of a dense value, for callers and tests.
     fn to_planar(&self, x: &Self::Dense) -> Tensor<f32>;
+}
+
+/// One convolution of a [`Kernels::conv2d_chain`]: its weights, zero padding and ReLU.
+#[derive(Debug, Clone, Copy)]
+pub struct ConvStep<'a> {
+    pub weights: &'a ConvWeights,
+    pub pad: usize,
+    pub relu: bool,
+}
+
+/// The convolution step of `node` (a `Conv2d`) with its weights from `weights`, checked
+/// against the node's shape; `None` for other ops.
+fn conv_step<'w>(node: &Node, weights: &'w WeightSet) -> Result<Option<ConvStep<'w>>, EvalError> {
+    let Op::Conv2d {
+        weights: entry,
+        in_channels,
+        out_channels,
+        kernel,
+        pad,
+        relu,
+    } = &node.op
+    else {
+        return Ok(None);
+    };
+    let w = weights
+        .get(entry)
+        .ok_or_else(|| EvalError::MissingWeights {
+            node: node.name.clone(),
+            weights: entry.clone(),
+        })?;
+    let expected = [*out_channels, *in_channels, *kernel, *kernel];
+    if w.shape() != expected || w.bias.len() != *out_channels {
+        return Err(EvalError::WeightShape {
+            node: node.name.clone(),
+            weights: entry.clone(),
+            expected: expected.to_vec(),
+            got: w.shape().to_vec(),
+        });
+    }
+    Ok(Some(ConvStep {
+        weights: w,
+        pad: *pad,
+        relu: *relu,
+    }))
 }
 
 /// A node's value during and after execution.
@@ -90,6 +152,10 @@ impl<D> Values<D> {
 
 /// Runs `graph` on one input plane with `kernels`. The result holds the graph's outputs and
 /// the nodes named in `keep`; every other value is dropped as soon as its last reader has run.
+/// A convolution whose only reader is the 2×2 max-pool right after it runs with it as one
+/// [`Kernels::conv2d_pool`] step (timed under `conv+pool`), its own value never stored; one
+/// whose only reader is the convolution right after it (and that one's pool, likewise) is
+/// offered to [`Kernels::conv2d_chain`] first (timed under `conv+conv[+pool]`).
 pub fn run<K: Kernels>(
     kernels: &K,
     graph: &Graph,
@@ -99,12 +165,27 @@ pub fn run<K: Kernels>(
 ) -> Result<Values<K::Dense>, EvalError> {
     graph.validate()?;
     let mut last_use: HashMap<&str, usize> = HashMap::new();
+    let mut readers: HashMap<&str, usize> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         for input in &node.inputs {
             last_use.insert(input.as_str(), i);
+            *readers.entry(input.as_str()).or_default() += 1;
         }
     }
     let kept = |name: &str| keep.contains(&name) || graph.outputs.iter().any(|o| o == name);
+    // The node after node `step` when it is the only reader of `step`'s unkept value.
+    let sole_reader = |step: usize| -> Option<&Node> {
+        let (node, next) = (&graph.nodes[step], graph.nodes.get(step + 1)?);
+        (readers.get(node.name.as_str()) == Some(&1)
+            && next.inputs.len() == 1
+            && next.inputs[0] == node.name
+            && !kept(&node.name))
+        .then_some(next)
+    };
+    // The max-pool that follows the convolution `step` and is its only reader, if any.
+    let pool_after = |step: usize| -> Option<&Node> {
+        sole_reader(step).filter(|next| matches!(next.op, Op::MaxPool2))
+    };
     let pixels = input.height.saturating_mul(input.width);
     if input.channels != 1 || pixels == 0 || pixels > MAX_INPUT_PIXELS {
         return Err(EvalError::BadInput {
@@ -115,7 +196,15 @@ pub fn run<K: Kernels>(
     }
     let mut slots: HashMap<String, Slot<K::Dense>> = HashMap::new();
     let mut timings = Vec::with_capacity(graph.nodes.len());
+    // The nodes the current step ran with it, and how many of the next ones to skip.
+    let mut fused: Vec<&Node> = Vec::new();
+    let mut skip = 0;
     for (step, node) in graph.nodes.iter().enumerate() {
+        if skip > 0 {
+            skip -= 1;
+            continue;
+        }
+        fused.clear();
         let start = Instant::now();
         let arg = |i: usize| -> Result<&Slot<K::Dense>, EvalError> {
             let name = &node.inputs[i];
@@ -140,30 +229,35 @@ pub fn run<K: Kernels>(
                 Slot::Plane(p) => Slot::Dense(kernels.resize(p, *width, *height)),
                 _ => return Err(wrong(0)),
             },
-            Op::Conv2d {
-                weights: entry,
-                in_channels,
-                out_channels,
-                kernel,
-                pad,
-                relu,
-            } => {
-                let w = weights
-                    .get(entry)
-                    .ok_or_else(|| EvalError::MissingWeights {
-                        node: node.name.clone(),
-                        weights: entry.clone(),
-                    })?;
-                let expected = [*out_channels, *in_channels, *kernel, *kernel];
-                if w.shape() != expected || w.bias.len() != *out_channels {
-                    return Err(EvalError::WeightShape {
-                        node: node.name.clone(),
-                        weights: entry.clone(),
-                        expected: expected.to_vec(),
-                        got: w.shape().to_vec(),
-                    });
-                }
-                Slot::Dense(kernels.conv2d(dense(0)?, w, *pad, *relu))
+            Op::Conv2d { .. } => {
+                let Some(first) = conv_step(node, weights)? else {
+                    unreachable!("a Conv2d node has a convolution step");
+                };
+                let x = dense(0)?;
+                let second = match sole_reader(step) {
+                    Some(next) => conv_step(next, weights)?.map(|c| (next, c)),
+                    None => None,
+                };
+                let chained = second.and_then(|(next, second)| {
+                    let pool = pool_after(step + 1);
+                    let value = kernels.conv2d_chain(x, first, second, pool.is_some())?;
+                    fused.push(next);
+                    fused.extend(pool);
+                    Some(value)
+                });
+                Slot::Dense(match chained {
+                    Some(value) => value,
+                    None => {
+                        let (w, pad, relu) = (first.weights, first.pad, first.relu);
+                        match pool_after(step) {
+                            Some(pool) => {
+                                fused.push(pool);
+                                kernels.conv2d_pool(x, w, pad, relu)
+                            }
+                            None => kernels.conv2d(x, w, pad, relu),
+                        }
+                    }
+                })
             }
             Op::MaxPool2 => Slot::Dense(kernels.max_pool2(dense(0)?)),
             Op::Softmax => Slot::Dense(kernels.softmax(dense(0)?)),
@@ -193,8 +287,14 @@ pub fn run<K: Kernels>(
                 }
             }
         };
-        timings.push((node.name.clone(), start.elapsed()));
-        slots.insert(node.name.clone(), value);
+        let mut label = node.name.clone();
+        for other in &fused {
+            label = format!("{label}+{}", other.name);
+        }
+        skip = fused.len();
+        let name = fused.last().map_or(&node.name, |last| &last.name);
+        timings.push((label, start.elapsed()));
+        slots.insert(name.clone(), value);
         for input in &node.inputs {
             if last_use.get(input.as_str()) == Some(&step) && !kept(input) {
                 slots.remove(input);

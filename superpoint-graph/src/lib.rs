@@ -16,7 +16,7 @@ pub mod tensor;
 pub mod weights;
 
 pub use error::{EvalError, GraphError};
-pub use exec::{run, Kernels, Slot, Values, MAX_INPUT_PIXELS};
+pub use exec::{run, ConvStep, Kernels, Slot, Values, MAX_INPUT_PIXELS};
 pub use graph::{Graph, Node, Typed, MAX_NMS_RADIUS};
 pub use op::{Channel, Op};
 pub use superpoint::{

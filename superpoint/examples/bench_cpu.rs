@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use superpoint::backend::cpu::CpuKernels;
+use superpoint::backend::cpu::{CpuKernels, Isa};
 use superpoint_graph::{Dim, Graph, Op, Tensor, ValueType};
 
 struct Args {
@@ -87,7 +87,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = parse_args()?;
     let weights = superpoint::weights::load_safetensors(&args.weights)?;
     let graph = superpoint_graph::superpoint(args.width, args.height);
-    let kernels = CpuKernels::with_threads(args.threads)?;
+    let kernels = CpuKernels::with_isa(Isa::from_env()?).with_threads(args.threads)?;
     // A deterministic pseudo-random plane at the frame size (the resize is then a copy).
     let mut state = 0x2545_f491_4f6c_dd1d_u64;
     let data = (0..args.width * args.height)
@@ -122,8 +122,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let flops = conv_flops(&graph)?;
     println!(
-        "superpoint CPU backend, {threads} threads, {}x{}: median {med:.1} ms/frame (min {min:.1}, {} runs), \
+        "superpoint CPU backend, {} ({threads} threads), {}x{}: median {med:.1} ms/frame (min {min:.1}, {} runs), \
          {:.1} GFLOP/s on {:.1} GFLOP of convolutions, {keypoints} keypoints",
+        kernels.isa(),
         args.width,
         args.height,
         args.runs,

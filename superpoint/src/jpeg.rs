@@ -15,6 +15,10 @@
 //!
 //! Same library, same defaults (accurate integer IDCT, fancy upsampling): the R planes are
 //! bit-identical to Pillow's (tests/bad_input.rs checks this on fixtures Pillow decoded).
+//!
+//! YCbCr files (nearly every photo) are decoded to libjpeg-turbo's raw component planes and
+//! only the plane asked for is upsampled and converted ([`crate::ycc`]): the same values as the
+//! RGB decode, without converting and interleaving three channels the network does not use.
 
 use std::ffi::{c_int, CStr};
 
@@ -22,8 +26,10 @@ use superpoint_graph::Tensor;
 use turbojpeg::raw;
 
 use crate::alloc::zeroed;
+use crate::backend::cpu::Isa;
 use crate::decode::{check_size, plane_from_interleaved, PlaneSpec};
 use crate::error::{Error, Result};
+use crate::ycc::{self, Planes, Sampling};
 
 /// Progressive scans decoded at most: a file with more is a decompression bomb (every scan
 /// revisits the whole image), refused with a message rather than decoded for minutes.
@@ -38,6 +44,8 @@ pub struct JpegHeader {
     pub four_components: bool,
     /// Progressive: libjpeg holds every coefficient of the image while decoding.
     pub progressive: bool,
+    /// YCbCr with a chroma subsampling [`crate::ycc`] upsamples: decoded as raw planes.
+    pub ycc: Option<Sampling>,
 }
 
 impl JpegHeader {
@@ -123,12 +131,79 @@ impl Handle {
         let colorspace = self.get(raw::TJPARAM_TJPARAM_COLORSPACE);
         let four_components = colorspace == raw::TJCS_TJCS_CMYK as c_int
             || colorspace == raw::TJCS_TJCS_YCCK as c_int;
+        let sampling = match self.get(raw::TJPARAM_TJPARAM_SUBSAMP) {
+            s if s == raw::TJSAMP_TJSAMP_444 as c_int => Some(Sampling::H1V1),
+            s if s == raw::TJSAMP_TJSAMP_422 as c_int => Some(Sampling::H2V1),
+            s if s == raw::TJSAMP_TJSAMP_440 as c_int => Some(Sampling::H1V2),
+            s if s == raw::TJSAMP_TJSAMP_420 as c_int => Some(Sampling::H2V2),
+            _ => None,
+        };
         Ok(JpegHeader {
             width,
             height,
             four_components,
             progressive: self.get(raw::TJPARAM_TJPARAM_PROGRESSIVE) == 1,
+            ycc: sampling.filter(|_| colorspace == raw::TJCS_TJCS_YCbCr as c_int),
         })
+    }
+
+    /// Decodes the raw Y, Cb and Cr planes of a YCbCr file and returns the plane `spec` asks
+    /// for; `None` when libjpeg-turbo's planes are not the ones [`crate::ycc`] converts (then
+    /// the caller decodes to RGB).
+    fn decompress_ycc(
+        &self,
+        bytes: &[u8],
+        header: &JpegHeader,
+        sampling: Sampling,
+        spec: PlaneSpec,
+        isa: Isa,
+    ) -> Result<Option<Vec<u8>>> {
+        let (w, h) = (header.width, header.height);
+        let subsamp = self.get(raw::TJPARAM_TJPARAM_SUBSAMP);
+        let size = |component: c_int| -> Option<(usize, usize)> {
+            let (w, h) = (c_int::try_from(w).ok()?, c_int::try_from(h).ok()?);
+            // SAFETY: plain arithmetic on the arguments; -1 for invalid ones.
+            let (pw, ph) = unsafe {
+                (
+                    raw::tj3YUVPlaneWidth(component, w, subsamp),
+                    raw::tj3YUVPlaneHeight(component, h, subsamp),
+                )
+            };
+            Some((usize::try_from(pw).ok()?, usize::try_from(ph).ok()?))
+        };
+        let (Some((yw, yh)), Some((cw, ch))) = (size(0), size(1)) else {
+            return Ok(None);
+        };
+        let what = format!("decoding the {w}x{h} JPEG");
+        let mut y = zeroed(yw * yh, &what, "downscale the image")?;
+        let mut cb = zeroed(cw * ch, &what, "downscale the image")?;
+        let mut cr = zeroed(cw * ch, &what, "downscale the image")?;
+        let mut pointers = [y.as_mut_ptr(), cb.as_mut_ptr(), cr.as_mut_ptr()];
+        let mut strides = [yw, cw, cw].map(|s| s as c_int);
+        // SAFETY: each plane holds `height` rows of `stride` bytes as tj3YUVPlaneWidth and
+        // tj3YUVPlaneHeight give them for this header's size and subsampling, which is what
+        // libjpeg-turbo writes.
+        let status = unsafe {
+            raw::tj3DecompressToYUVPlanes8(
+                self.0,
+                bytes.as_ptr(),
+                bytes.len() as raw::size_t,
+                pointers.as_mut_ptr(),
+                strides.as_mut_ptr(),
+            )
+        };
+        self.check(status)?;
+        let planes = Planes {
+            width: w,
+            height: h,
+            sampling,
+            y: &y,
+            y_stride: yw,
+            cb: &cb,
+            cr: &cr,
+            chroma_stride: cw,
+        };
+        Ok(planes.supported().then(|| ycc::plane(&planes, spec, isa)))
     }
 
     /// Decodes into `pixels`, `header.width * channels` bytes a row.
@@ -185,6 +260,26 @@ pub fn decode_plane(bytes: &[u8], spec: PlaneSpec) -> Result<Tensor<u8>> {
                 .to_string(),
         ));
     }
+    if let Some(sampling) = header.ycc {
+        if let Some(data) = handle.decompress_ycc(bytes, &header, sampling, spec, Isa::process())? {
+            return Ok(Tensor {
+                channels: 1,
+                height: header.height,
+                width: header.width,
+                data,
+            });
+        }
+    }
+    decode_interleaved(&handle, bytes, &header, spec)
+}
+
+/// The input plane through libjpeg-turbo's RGB (or CMYK) decode of the whole image.
+fn decode_interleaved(
+    handle: &Handle,
+    bytes: &[u8],
+    header: &JpegHeader,
+    spec: PlaneSpec,
+) -> Result<Tensor<u8>> {
     let (width, height) = (header.width, header.height);
     let channels = if header.four_components { 4 } else { 3 };
     let mut pixels = zeroed(
@@ -192,7 +287,7 @@ pub fn decode_plane(bytes: &[u8], spec: PlaneSpec) -> Result<Tensor<u8>> {
         &format!("decoding the {width}x{height} JPEG"),
         "downscale the image",
     )?;
-    handle.decompress(bytes, &header, &mut pixels)?;
+    handle.decompress(bytes, header, &mut pixels)?;
     if header.four_components {
         cmyk_to_rgbx(&mut pixels);
     }
@@ -248,7 +343,82 @@ pub fn reaches_end_of_image(bytes: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use superpoint_graph::Channel;
+    use turbojpeg::{Compressor, Image, PixelFormat, Subsamp};
+
     use super::*;
+
+    /// YCbCr files of every subsampling, odd sizes (partial MCUs, odd chroma widths and
+    /// heights) and a progressive one: the plane from the raw planes equals the plane of
+    /// libjpeg-turbo's own RGB decode, bit for bit, for every channel choice.
+    #[test]
+    fn raw_plane_path_equals_the_rgb_decode() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for (w, h) in [(64, 48), (37, 23), (8, 8), (101, 9), (9, 67)] {
+            // Smooth colour gradients with noise: chroma varies, the clamps are reached.
+            let pixels: Vec<u8> = (0..w * h * 3)
+                .map(|i| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    let (p, c) = (i / 3, i % 3);
+                    let smooth = (p % w) * 255 / w + (p / w) * 128 / h + c * 60;
+                    (smooth as u64 + (state >> 60)) as u8
+                })
+                .collect();
+            let image = Image {
+                pixels: &pixels[..],
+                width: w,
+                pitch: 3 * w,
+                height: h,
+                format: PixelFormat::RGB,
+            };
+            for (subsamp, progressive) in [
+                (Subsamp::None, false),
+                (Subsamp::Sub2x1, false),
+                (Subsamp::Sub2x2, false),
+                (Subsamp::Sub2x2, true),
+                (Subsamp::Sub1x2, false),
+                (Subsamp::Sub4x1, false),
+            ] {
+                let mut compressor = Compressor::new().expect("compressor");
+                compressor.set_quality(90).expect("quality");
+                compressor.set_subsamp(subsamp).expect("subsampling");
+                compressor
+                    .set_progressive(progressive)
+                    .expect("progressive");
+                let jpeg = compressor.compress_to_vec(image).expect("compress");
+                let handle = Handle::new().expect("handle");
+                let header = handle.header(&jpeg).expect("header");
+                assert_eq!(
+                    header.ycc.is_some(),
+                    subsamp != Subsamp::Sub4x1,
+                    "{subsamp:?}"
+                );
+                for channel in [Channel::Red, Channel::Luma] {
+                    for bgr in [false, true] {
+                        let spec = PlaneSpec { channel, bgr };
+                        let fast = decode_plane(&jpeg, spec).expect("decode");
+                        let rgb =
+                            decode_interleaved(&handle, &jpeg, &header, spec).expect("rgb decode");
+                        let case = format!(
+                            "{w}x{h} {subsamp:?} progressive {progressive} {channel:?} bgr {bgr}"
+                        );
+                        assert_eq!(fast, rgb, "{case}");
+                        // The raw path at every instruction-set level this CPU has.
+                        for isa in Isa::ALL.into_iter().filter(|i| i.supported()) {
+                            if let Some(sampling) = header.ycc {
+                                let raw =
+                                    handle.decompress_ycc(&jpeg, &header, sampling, spec, isa);
+                                let raw = raw.expect("raw decode").expect("raw path taken");
+                                assert_eq!(raw, rgb.data, "{case} at {isa}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn muldiv255_rounds_like_pillow() {

@@ -27,6 +27,7 @@ pub mod output;
 pub mod server;
 pub mod stream;
 pub mod weights;
+mod ycc;
 
 pub use backend::tensix::{DeviceSet, Warmup, WarmupStep, WarmupVariant};
 pub use backend::Backend;

@@ -11,13 +11,13 @@ use std::time::{Duration, Instant};
 use superpoint_graph::{names, run, superpoint_with, Kernels, Tensor, WeightSet};
 
 use crate::alloc::check_available;
-use crate::backend::cpu::{self, CpuKernels};
+use crate::backend::cpu::{self, CpuKernels, Isa};
 use crate::backend::tensix::{
     DeviceSet, TensixBackend, TensixConfig, Warmup, WarmupProgress, WarmupVariant,
 };
 use crate::backend::{Backend, DenseMaps, FrameResult};
 use crate::decode::{check_size, decode_plane};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::hub::{self, HubEnv, WeightsSource};
 use crate::input::Input;
 use crate::options::Options;
@@ -195,7 +195,13 @@ impl Builder {
                 &self.devices,
                 Arc::clone(&weights),
             )?),
-            _ => Engine::Cpu(CpuKernels::new()),
+            // A forced instruction-set level this CPU cannot run is refused, not ignored.
+            _ => Engine::Cpu(CpuKernels::with_isa(Isa::from_env().map_err(|e| {
+                Error::BackendUnavailable {
+                    backend: "cpu",
+                    why: e.to_string(),
+                }
+            })?)),
         };
         let model = SuperPoint {
             source,

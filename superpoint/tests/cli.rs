@@ -102,6 +102,20 @@ fn detect_reports_bad_files_and_options() {
         let stderr = String::from_utf8_lossy(&r.stderr);
         assert!(stderr.contains(field), "{flag} {value}: {stderr}");
     }
+    let bad_isa = superpoint()
+        .args(["detect", image, "--weights"])
+        .arg(&weights)
+        .arg("--out")
+        .arg(out.path())
+        .env("SUPERPOINT_CPU_ISA", "neon")
+        .output()
+        .expect("run superpoint");
+    assert!(
+        !bad_isa.status.success(),
+        "an unknown SUPERPOINT_CPU_ISA must fail"
+    );
+    let stderr = String::from_utf8_lossy(&bad_isa.stderr);
+    assert!(stderr.contains("SUPERPOINT_CPU_ISA=\"neon\""), "{stderr}");
 }
 
 #[test]

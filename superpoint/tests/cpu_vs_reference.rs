@@ -1,17 +1,22 @@
 //! The CPU backend against the reference evaluator (DESIGN §5): on every fixture case the whole
 //! graph (score-map and dense-descriptor PCC ≥ 0.99999, identical keypoint lists, NMS bit-identical
 //! to the reference NMS of the CPU's own score map), and each kernel on small random inputs
-//! (odd channel counts, 1×1 / 3×3 / 5×5, tiny and one-pixel-wide images, NMS ties for r = 0..=8).
+//! (odd channel counts, 1×1 / 3×3 / 5×5, tiny and one-pixel-wide images, NMS ties for r = 0..=8),
+//! each convolution within the error bound the backend derives (`cpu::error_bound`).
+//!
+//! Every check runs at every instruction-set level this CPU supports (the reference is evaluated
+//! once for all), or only at the level `SUPERPOINT_CPU_ISA` forces when it is set.
 
 mod common;
 
 use std::collections::HashMap;
 
 use rayon::prelude::*;
-use superpoint::backend::cpu::{CpuKernels, Hwc};
+use superpoint::backend::cpu::{self, CpuKernels, Hwc, Isa};
 use superpoint_graph::reference::{self, Reference};
 use superpoint_graph::{
-    names, superpoint_with, ConvWeights, Kernels, Keypoint, SuperPointParams, Tensor,
+    names, superpoint_with, ConvStep, ConvWeights, Kernels, Keypoint, SuperPointParams, Tensor,
+    Values,
 };
 
 use common::{cases, cosine, max_abs_diff, Case};
@@ -53,14 +58,30 @@ impl Rng {
     }
 }
 
-fn cpu() -> CpuKernels {
-    CpuKernels::new()
+/// The kernels of every level the checks run at: the one `SUPERPOINT_CPU_ISA` forces, else every
+/// level this CPU supports.
+fn kernels() -> Vec<CpuKernels> {
+    let forced = std::env::var(cpu::ISA_ENV).is_ok_and(|v| !v.trim().is_empty());
+    let levels = if forced {
+        vec![Isa::from_env().expect("SUPERPOINT_CPU_ISA names a level this CPU supports")]
+    } else {
+        Isa::ALL.into_iter().filter(|i| i.supported()).collect()
+    };
+    levels.into_iter().map(CpuKernels::with_isa).collect()
+}
+
+/// The default kernels run at the level `SUPERPOINT_CPU_ISA` forces, and a level this CPU lacks
+/// is an error rather than a silent fallback.
+#[test]
+fn default_kernels_run_at_the_forced_level() {
+    let forced = Isa::from_env().expect("SUPERPOINT_CPU_ISA names a level this CPU supports");
+    assert_eq!(CpuKernels::new().isa(), forced);
+    assert!(kernels().iter().all(|k| k.isa() <= Isa::detected()));
 }
 
 /// Runs a CPU kernel on the channels-last form of `x` and returns the planar result.
-fn on_cpu(x: &Tensor<f32>, f: impl FnOnce(&CpuKernels, &Hwc) -> Hwc) -> Tensor<f32> {
-    let k = cpu();
-    k.to_planar(&f(&k, &Hwc::from_planar(x)))
+fn on_cpu(k: &CpuKernels, x: &Tensor<f32>, f: impl FnOnce(&Hwc) -> Hwc) -> Tensor<f32> {
+    k.to_planar(&f(&Hwc::from_planar(x)))
 }
 
 fn params(case: &Case) -> SuperPointParams {
@@ -135,12 +156,28 @@ fn check_case(case: &Case) -> Vec<String> {
     let input = case.input_plane();
     let keep = [names::SCORES, names::NMS, names::DESCRIPTORS_DENSE];
     let reference = reference::evaluate(&graph, &weights, &input, &keep).expect("reference run");
-    let kernels = cpu();
-    let ours = superpoint_graph::run(&kernels, &graph, &weights, &input, &keep).expect("cpu run");
     let mut failures = Vec::new();
-    let mut check = |ok: bool, what: String| {
+    for kernels in kernels() {
+        let ours =
+            superpoint_graph::run(&kernels, &graph, &weights, &input, &keep).expect("cpu run");
+        let what = format!("{} at {}", case.name, kernels.isa());
+        failures.extend(check_level(&kernels, &what, &p, &reference, &ours));
+    }
+    failures
+}
+
+/// Compares one level's run `ours` with the `reference` run; returns the failures.
+fn check_level(
+    kernels: &CpuKernels,
+    what: &str,
+    p: &SuperPointParams,
+    reference: &Values<Tensor<f32>>,
+    ours: &Values<Hwc>,
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    let mut check = |ok: bool, failure: String| {
         if !ok {
-            failures.push(format!("{}: {what}", case.name));
+            failures.push(format!("{what}: {failure}"));
         }
     };
 
@@ -214,10 +251,9 @@ fn check_case(case: &Case) -> Vec<String> {
         format!("sampled descriptor cosine {worst}"),
     );
     eprintln!(
-        "{}: score PCC {score_pcc:.9}, descriptor PCC {desc_pcc:.9}, {} keypoints ({} positions \
-         swapped within near-ties), keypoint scores within {score_diff:e}, sampled-descriptor \
-         cosine >= {worst:.9}",
-        case.name,
+        "{what}: score PCC {score_pcc:.9}, descriptor PCC {desc_pcc:.9}, {} keypoints ({} \
+         positions swapped within near-ties), keypoint scores within {score_diff:e}, \
+         sampled-descriptor cosine >= {worst:.9}",
         our_kp.len(),
         swapped.unwrap_or(usize::MAX)
     );
@@ -249,20 +285,71 @@ const CONV_SHAPES: [(usize, usize, usize, usize, usize); 12] = [
     (256, 65, 1, 3, 5),
 ];
 
+/// The first element of `got` further from `want` than `bound` allows.
+fn outside_bound(got: &[f32], want: &[f32], bound: &[f32]) -> Option<String> {
+    (0..got.len())
+        .find(|&i| (got[i] - want[i]).abs() > bound[i])
+        .map(|i| {
+            format!(
+                "element {i}: {} vs {}, difference {:e} > bound {:e}",
+                got[i],
+                want[i],
+                (got[i] - want[i]).abs(),
+                bound[i]
+            )
+        })
+}
+
 #[test]
-fn conv_matches_the_reference() {
+fn conv_matches_the_reference_within_the_error_bound() {
     let mut rng = Rng::new(1);
     for (cin, cout, k, h, w) in CONV_SHAPES {
         let x = rng.tensor(cin, h, w);
         let wt = rng.conv(cin, cout, k);
-        for relu in [false, true] {
-            let want = reference::conv::conv2d(&x, &wt, k / 2, relu);
-            let got = on_cpu(&x, |kern, x| kern.conv2d(x, &wt, k / 2, relu));
-            assert_eq!((got.channels, got.height, got.width), (cout, h, w));
-            let diff = max_abs_diff(&got.data, &want.data);
+        let bound = cpu::error_bound(&x, &wt, k / 2);
+        for kern in kernels() {
+            let isa = kern.isa();
+            for relu in [false, true] {
+                let want = reference::conv::conv2d(&x, &wt, k / 2, relu);
+                let got = on_cpu(&kern, &x, |x| kern.conv2d(x, &wt, k / 2, relu));
+                assert_eq!((got.channels, got.height, got.width), (cout, h, w));
+                if let Some(e) = outside_bound(&got.data, &want.data, &bound.data) {
+                    panic!("{isa}: conv {cin}->{cout} k{k} {h}x{w} relu {relu}: {e}");
+                }
+            }
+            // The fused 2×2 max-pool is the pool of the convolution, bit for bit.
+            let conv = on_cpu(&kern, &x, |x| kern.conv2d(x, &wt, k / 2, true));
+            let fused = on_cpu(&kern, &x, |x| kern.conv2d_pool(x, &wt, k / 2, true));
+            assert_eq!(
+                fused,
+                reference::pool::max_pool2(&conv),
+                "{isa}: conv+pool {cin}->{cout} k{k}"
+            );
+        }
+    }
+}
+
+/// The bound catches a wrong kernel (a wrong transform coefficient, packing or index changes
+/// outputs by about their own size): the convolution with the sign of one weight flipped falls
+/// outside it. It is a worst case, γₙ·Z, about 0.5 % of the outputs' scale on a 64→64 layer
+/// where the actual errors are about 1/1000 of it, so a weight changed by 10 % can stay
+/// inside; the end-to-end gates of the fixture test are the finer check.
+#[test]
+fn error_bound_catches_a_perturbed_weight() {
+    let mut rng = Rng::new(6);
+    for (cin, cout, k) in [(64, 64, 3), (1, 64, 3), (256, 65, 1)] {
+        let x = rng.tensor(cin, 12, 12);
+        let wt = rng.conv(cin, cout, k);
+        let mut wrong = wt.clone();
+        wrong.weight[k * k * cin / 2] *= -1.0;
+        let bound = cpu::error_bound(&x, &wt, k / 2);
+        let want = reference::conv::conv2d(&x, &wt, k / 2, false);
+        for kern in kernels() {
+            let got = on_cpu(&kern, &x, |x| kern.conv2d(x, &wrong, k / 2, false));
             assert!(
-                diff <= 1e-5,
-                "conv {cin}->{cout} k{k} {h}x{w} relu {relu}: max diff {diff}"
+                outside_bound(&got.data, &want.data, &bound.data).is_some(),
+                "{}: {cin}->{cout} k{k}: a flipped weight stays inside the bound",
+                kern.isa()
             );
         }
     }
@@ -280,36 +367,135 @@ fn pool_softmax_fold_l2_match_the_reference() {
         (256, 2, 4),
     ] {
         let x = rng.tensor(c, h, w);
-        let k = cpu();
-        let pooled = on_cpu(&x, |k, x| k.max_pool2(x));
-        assert_eq!(
-            pooled,
-            reference::pool::max_pool2(&x),
-            "max-pool {c}x{h}x{w}"
-        );
-        let soft = on_cpu(&x, |k, x| k.softmax(x));
-        let want = reference::softmax::softmax_channels(&x);
-        assert!(
-            max_abs_diff(&soft.data, &want.data) <= 1e-7,
-            "softmax {c}x{h}x{w}"
-        );
-        let l2 = on_cpu(&x, |k, x| k.l2_normalize(x));
-        let want = reference::l2norm::l2_normalize_channels(&x);
-        assert!(max_abs_diff(&l2.data, &want.data) <= 1e-7, "l2 {c}x{h}x{w}");
-        for cell in [1, 2, 8] {
-            let folded = on_cpu(&x, |k, x| k.dustbin_fold(x, cell));
+        for k in kernels() {
+            let isa = k.isa();
+            let pooled = on_cpu(&k, &x, |x| k.max_pool2(x));
             assert_eq!(
-                folded,
-                reference::fold::dustbin_fold(&x, cell),
-                "fold {c}x{h}x{w} cell {cell}"
+                pooled,
+                reference::pool::max_pool2(&x),
+                "{isa}: max-pool {c}x{h}x{w}"
             );
+            let soft = on_cpu(&k, &x, |x| k.softmax(x));
+            let want = reference::softmax::softmax_channels(&x);
+            assert!(
+                max_abs_diff(&soft.data, &want.data) <= 1e-7,
+                "{isa}: softmax {c}x{h}x{w}"
+            );
+            let l2 = on_cpu(&k, &x, |x| k.l2_normalize(x));
+            let want = reference::l2norm::l2_normalize_channels(&x);
+            assert!(
+                max_abs_diff(&l2.data, &want.data) <= 1e-7,
+                "{isa}: l2 {c}x{h}x{w}"
+            );
+            for cell in [1, 2, 8] {
+                let folded = on_cpu(&k, &x, |x| k.dustbin_fold(x, cell));
+                assert_eq!(
+                    folded,
+                    reference::fold::dustbin_fold(&x, cell),
+                    "{isa}: fold {c}x{h}x{w} cell {cell}"
+                );
+            }
+            assert_eq!(k.channels(&Hwc::from_planar(&x)), c);
+            assert_eq!(k.to_planar(&Hwc::from_planar(&x)), x, "layout round trip");
         }
-        assert_eq!(k.channels(&Hwc::from_planar(&x)), c);
-        assert_eq!(k.to_planar(&Hwc::from_planar(&x)), x, "layout round trip");
     }
     let zero = Tensor::zeros(4, 2, 3);
-    let l2 = on_cpu(&zero, |k, x| k.l2_normalize(x));
-    assert_eq!(l2, reference::l2norm::l2_normalize_channels(&zero));
+    for k in kernels() {
+        let l2 = on_cpu(&k, &zero, |x| k.l2_normalize(x));
+        assert_eq!(l2, reference::l2norm::l2_normalize_channels(&zero));
+    }
+}
+
+/// The bits of a CPU tensor's values.
+fn bits(x: &Hwc) -> Vec<u32> {
+    x.data().iter().map(|v| v.to_bits()).collect()
+}
+
+/// A one-channel 3×3 convolution read only by a Winograd one (conv1a into conv1b) runs as one
+/// fused step, bit-identical to the two one by one (and the pool after), at every level; other
+/// pairs are not fused; and the executor fuses conv1a, conv1b and pool1 of the network.
+#[test]
+fn chained_convolutions_equal_the_two_one_by_one() {
+    let mut rng = Rng::new(7);
+    // (C_mid, C_out, height, width, pad of the first, pad of the second): partial vectors
+    // (20, 40), odd sizes, one pixel, no padding.
+    for (mid, cout, h, w, pad1, pad2) in [
+        (64, 64, 16, 24, 1, 1),
+        (20, 40, 9, 13, 1, 1),
+        (64, 16, 7, 5, 0, 1),
+        (32, 32, 1, 1, 1, 1),
+        (16, 24, 11, 10, 1, 0),
+    ] {
+        let x = Hwc::from_planar(&rng.tensor(1, h, w));
+        let (w1, w2) = (rng.conv(1, mid, 3), rng.conv(mid, cout, 3));
+        for k in kernels() {
+            for (relu1, relu2) in [(true, true), (false, true), (true, false)] {
+                let first = ConvStep {
+                    weights: &w1,
+                    pad: pad1,
+                    relu: relu1,
+                };
+                let second = ConvStep {
+                    weights: &w2,
+                    pad: pad2,
+                    relu: relu2,
+                };
+                let between = k.conv2d(&x, &w1, pad1, relu1);
+                for pool in [false, true] {
+                    let want = if pool {
+                        k.conv2d_pool(&between, &w2, pad2, relu2)
+                    } else {
+                        k.conv2d(&between, &w2, pad2, relu2)
+                    };
+                    let got = k.conv2d_chain(&x, first, second, pool).expect("fused");
+                    assert_eq!(
+                        (got.channels(), got.height(), got.width()),
+                        (want.channels(), want.height(), want.width())
+                    );
+                    assert!(
+                        bits(&got) == bits(&want),
+                        "{}: {mid}->{cout} {h}x{w} pads {pad1},{pad2} relu {relu1},{relu2} \
+                         pool {pool}",
+                        k.isa()
+                    );
+                }
+            }
+            // Not fused: a first convolution of three channels, a 1×1 second one, a second
+            // one reading fewer channels than the first makes.
+            let x3 = Hwc::from_planar(&rng.tensor(3, h, w));
+            let w3 = rng.conv(3, mid, 3);
+            let w1x1 = rng.conv(mid, cout, 1);
+            let fewer = rng.conv(mid - 1, cout, 3);
+            let step = |weights, pad| ConvStep {
+                weights,
+                pad,
+                relu: true,
+            };
+            assert!(k
+                .conv2d_chain(&x3, step(&w3, 1), step(&w2, 1), false)
+                .is_none());
+            assert!(k
+                .conv2d_chain(&x, step(&w1, 1), step(&w1x1, 0), false)
+                .is_none());
+            assert!(k
+                .conv2d_chain(&x, step(&w1, 1), step(&fewer, 1), false)
+                .is_none());
+        }
+    }
+    let case = &cases()[0];
+    let graph = superpoint_with(&params(case));
+    for k in kernels() {
+        let run = superpoint_graph::run(&k, &graph, &case.weights(), &case.input_plane(), &[])
+            .expect("cpu run");
+        assert!(
+            run.timings
+                .iter()
+                .any(|(label, _)| label == "conv1a+conv1b+pool1"),
+            "{}: conv1a, conv1b and pool1 not fused: {:?}",
+            k.isa(),
+            run.timings.iter().map(|(l, _)| l).collect::<Vec<_>>()
+        );
+    }
 }
 
 #[test]
@@ -332,15 +518,18 @@ fn nms_is_bit_identical_with_ties() {
                     .for_each(|v| *v = (v.abs() * levels).floor() / levels);
             }
             for radius in 0..=8 {
-                let got = on_cpu(&x, |k, x| k.nms(x, radius));
                 let want = reference::nms::nms(&x, radius);
-                assert!(
-                    got.data
-                        .iter()
-                        .map(|v| v.to_bits())
-                        .eq(want.data.iter().map(|v| v.to_bits())),
-                    "nms {c}x{h}x{w} levels {levels} radius {radius}"
-                );
+                for k in kernels() {
+                    let got = on_cpu(&k, &x, |x| k.nms(x, radius));
+                    assert!(
+                        got.data
+                            .iter()
+                            .map(|v| v.to_bits())
+                            .eq(want.data.iter().map(|v| v.to_bits())),
+                        "{}: nms {c}x{h}x{w} levels {levels} radius {radius}",
+                        k.isa()
+                    );
+                }
             }
         }
     }
@@ -351,14 +540,7 @@ fn selection_and_sampling_match_the_reference() {
     let mut rng = Rng::new(4);
     let (hc, wc, cell) = (3, 5, 8);
     let map = rng.tensor(1, hc * cell, wc * cell);
-    let k = cpu();
     let hwc = Hwc::from_planar(&map);
-    for (threshold, border, max) in [(0.005, 4, -1), (0.5, 0, 7), (-2.0, 2, 1000), (0.9, 4, 0)] {
-        assert_eq!(
-            k.select_keypoints(&hwc, threshold, border, max),
-            reference::select::select_keypoints(&map, threshold, border, max)
-        );
-    }
     let dense = rng.tensor(19, hc, wc);
     let keypoints: Vec<Keypoint> = (0..hc * cell)
         .step_by(3)
@@ -370,9 +552,18 @@ fn selection_and_sampling_match_the_reference() {
             })
         })
         .collect();
-    let got = k.sample_descriptors(&Hwc::from_planar(&dense), &keypoints, cell);
     let want = reference::sample::sample_descriptors(&dense, &keypoints, cell);
-    assert!(max_abs_diff(&got, &want) <= 1e-7);
+    for k in kernels() {
+        for (threshold, border, max) in [(0.005, 4, -1), (0.5, 0, 7), (-2.0, 2, 1000), (0.9, 4, 0)]
+        {
+            assert_eq!(
+                k.select_keypoints(&hwc, threshold, border, max),
+                reference::select::select_keypoints(&map, threshold, border, max)
+            );
+        }
+        let got = k.sample_descriptors(&Hwc::from_planar(&dense), &keypoints, cell);
+        assert!(max_abs_diff(&got, &want) <= 1e-7, "{}: sampling", k.isa());
+    }
 }
 
 #[test]
@@ -382,9 +573,12 @@ fn resize_is_the_reference_resize() {
         .map(|_| (rng.uniform() * 256.0) as u8)
         .collect();
     let plane = Tensor::from_vec(1, 23, 37, data).expect("shape");
-    let k = cpu();
-    assert_eq!(
-        k.to_planar(&k.resize(&plane, 16, 8)),
-        Reference.resize(&plane, 16, 8)
-    );
+    for k in kernels() {
+        assert_eq!(
+            k.to_planar(&k.resize(&plane, 16, 8)),
+            Reference.resize(&plane, 16, 8),
+            "{}: resize",
+            k.isa()
+        );
+    }
 }

@@ -296,7 +296,9 @@ fn test_frame() -> (Vec<u8>, usize, usize) {
         .map(|i| {
             let (x, y) = ((i % w) as f64, (i / w) as f64);
             let shade = 90.0 + 50.0 * (x / 53.0).sin() * (y / 41.0).cos();
-            let block = if (x as usize / 40 + y as usize / 40) % 3 == 0 && (x as usize % 40) < 28 {
+            let block = if (x as usize / 40 + y as usize / 40).is_multiple_of(3)
+                && (x as usize % 40) < 28
+            {
                 80.0
             } else {
                 0.0

@@ -1,5 +1,6 @@
 //! `superpoint info`: version, weights source and backends.
 
+use superpoint::backend::cpu::{Isa, ISA_ENV};
 use superpoint::Backend;
 
 use super::ModelArgs;
@@ -11,6 +12,11 @@ pub fn run(args: &ModelArgs) -> anyhow::Result<()> {
         .map(|n| n.get())
         .unwrap_or(1);
     println!("cpu threads: {threads}");
+    println!(
+        "cpu instruction set: {} (best on this CPU: {}; {ISA_ENV} forces a lower one)",
+        Isa::from_env()?,
+        Isa::detected()
+    );
     match args.load() {
         Ok(model) => {
             println!("weights: {}", model.weights_source());

@@ -1,7 +1,8 @@
 //! Packed convolution weights, memoised per weight tensor so that a model packs (and
 //! Winograd-transforms) its weights once, on first use, instead of on every frame.
 //!
-//! An entry is found by the address of the weight data and the input channel count, and is used
+//! An entry is found by the address of the weight data, the input channel count and the
+//! instruction-set level (the packing follows the vector width), and is used
 //! only if its copy of the weights still equals them (an address can be reused by other weights
 //! after the first are dropped; then the entry is replaced).
 
@@ -11,6 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use superpoint_graph::ConvWeights;
 
 use super::conv::Packed;
+use super::isa::Isa;
 
 /// Entries kept at most; past that the cache starts over (a model has 12 convolutions).
 const MAX_ENTRIES: usize = 64;
@@ -18,7 +20,7 @@ const MAX_ENTRIES: usize = 64;
 /// The packed weights of the convolutions a [`super::CpuKernels`] has run.
 #[derive(Debug, Default)]
 pub(crate) struct PackCache {
-    entries: Mutex<HashMap<(usize, usize), Arc<Entry>>>,
+    entries: Mutex<HashMap<(usize, usize, Isa), Arc<Entry>>>,
 }
 
 #[derive(Debug)]
@@ -39,9 +41,9 @@ impl std::ops::Deref for Lent {
 }
 
 impl PackCache {
-    /// `w` packed for an input with `channels` channels.
-    pub(crate) fn get(&self, w: &ConvWeights, channels: usize) -> Lent {
-        let key = (w.weight.as_ptr() as usize, channels);
+    /// `w` packed for an input with `channels` channels, at level `isa`.
+    pub(crate) fn get(&self, isa: Isa, w: &ConvWeights, channels: usize) -> Lent {
+        let key = (w.weight.as_ptr() as usize, channels, isa);
         let lock = || self.entries.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(entry) = lock().get(&key).filter(|e| e.weight == w.weight) {
             return Lent(Arc::clone(entry));
@@ -49,7 +51,7 @@ impl PackCache {
         // Pack without holding the lock; two threads may both pack the same weights once.
         let entry = Arc::new(Entry {
             weight: w.weight.clone(),
-            packed: Packed::new(w, channels),
+            packed: Packed::new(isa, w, channels),
         });
         let mut entries = lock();
         if entries.len() >= MAX_ENTRIES {
@@ -64,6 +66,7 @@ impl PackCache {
 mod tests {
     use super::super::conv::testing::Rng;
     use super::super::conv::{self, Packed};
+    use super::super::isa::Isa;
     use super::super::tensor::Hwc;
     use super::PackCache;
 
@@ -75,7 +78,8 @@ mod tests {
         let mut w = rng.conv(19, 11, 3);
         let other = rng.conv(19, 11, 3);
         let cache = PackCache::default();
-        let first = conv::conv2d(&x, &w, 1, false, &cache);
+        let isa = Isa::detected();
+        let first = conv::conv2d(isa, &x, &w, 1, false, false, &cache);
         let address = w.weight.as_ptr();
         w.weight.copy_from_slice(&other.weight);
         assert_eq!(
@@ -83,8 +87,16 @@ mod tests {
             w.weight.as_ptr(),
             "the test needs the same address"
         );
-        let second = conv::conv2d(&x, &w, 1, false, &cache);
-        let fresh = conv::run(&x, &w, &Packed::new(&w, x.channels()), 1, false);
+        let second = conv::conv2d(isa, &x, &w, 1, false, false, &cache);
+        let fresh = conv::run(
+            isa,
+            &x,
+            &w,
+            &Packed::new(isa, &w, x.channels()),
+            1,
+            false,
+            false,
+        );
         assert_eq!(second, fresh, "stale packed weights were used");
         assert_ne!(first, second);
     }

@@ -3,16 +3,35 @@
 
 use superpoint_graph::Tensor;
 
-use super::recycle;
+use super::recycle::{self, Returned};
 
 /// A dense C×H×W value stored channels-last: element (c, y, x) is at `(y * width + x) * channels + c`.
 /// With one channel this is the same memory order as the planar [`Tensor`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct Hwc {
     channels: usize,
     height: usize,
     width: usize,
     data: Vec<f32>,
+    /// How the buffer goes back to [`recycle`] when dropped.
+    returned: Returned,
+}
+
+impl Clone for Hwc {
+    fn clone(&self) -> Self {
+        Self {
+            data: self.data.clone(),
+            returned: Returned::Other,
+            ..*self
+        }
+    }
+}
+
+impl PartialEq for Hwc {
+    fn eq(&self, other: &Self) -> bool {
+        (self.channels, self.height, self.width) == (other.channels, other.height, other.width)
+            && self.data == other.data
+    }
 }
 
 impl Hwc {
@@ -23,6 +42,7 @@ impl Hwc {
             height,
             width,
             data: vec![0.0; channels * height * width],
+            returned: Returned::Other,
         }
     }
 
@@ -34,6 +54,7 @@ impl Hwc {
             height,
             width,
             data: recycle::take(channels * height * width),
+            returned: Returned::Whole,
         }
     }
 
@@ -45,6 +66,7 @@ impl Hwc {
             height,
             width,
             data,
+            returned: Returned::Other,
         })
     }
 
@@ -65,6 +87,7 @@ impl Hwc {
             height: t.height,
             width: t.width,
             data,
+            returned: Returned::Other,
         }
     }
 
@@ -79,6 +102,7 @@ impl Hwc {
             height: t.height,
             width: t.width,
             data: t.data,
+            returned: Returned::Other,
         }
     }
 
@@ -129,6 +153,6 @@ impl Hwc {
 
 impl Drop for Hwc {
     fn drop(&mut self) {
-        recycle::give_back(std::mem::take(&mut self.data));
+        recycle::give_back(std::mem::take(&mut self.data), self.returned);
     }
 }
