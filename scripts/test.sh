@@ -15,8 +15,10 @@ if grep -qw avx512f /proc/cpuinfo && grep -qw avx2 /proc/cpuinfo && grep -qw fma
   cpu_levels+=(avx2)
 fi
 for isa in "${cpu_levels[@]}"; do
-  SUPERPOINT_CPU_ISA=$isa cargo test --locked -p superpoint --test api_fixtures \
-    --test cpu_vs_reference -- --skip every_fixture_case
+  # Selected as the run above selects (the workspace), so its build is reused: `-p superpoint`
+  # alone would resolve features differently and rebuild part of the dependency tree.
+  SUPERPOINT_CPU_ISA=$isa cargo test --workspace --exclude conformance --locked \
+    --test api_fixtures --test cpu_vs_reference -- --skip every_fixture_case
 done
 # The Python package (python/, README "Python") in a virtual environment kept in .cache/: built in
 # Cargo's dev profile so that it links the library `cargo test` just compiled instead of compiling
