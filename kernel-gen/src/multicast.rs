@@ -14,7 +14,8 @@
 //! ([`Multicast::fill`]) and its writer multicasts them ([`Multicast::send`]), so the two
 //! transfers are on two RISC-Vs. Handshake, with semaphores [`READY`], [`VALID`] and [`LOADED`]
 //! on every core of the node: each receiver's reader reserves the CBs and increments `READY` on
-//! its sender; the sender's reader reads the pages from DRAM and sets its own `LOADED` to 1; the
+//! its sender, then does its own start-up (its input ring) while the pages travel; the sender's
+//! reader reads the pages from DRAM and sets its own `LOADED` to 1; the
 //! sender's writer waits for `LOADED` and until `READY` counts every receiver of its group,
 //! multicasts the pages, waits for the writes, sets its own `VALID` to 1 and multicasts that
 //! word; the receivers wait for it and push. The CBs are reserved first thing in the reader,
@@ -44,6 +45,14 @@ pub struct Resident {
     pub pages: u32,
     pub page_bytes: u32,
     pub per_dram_page: u32,
+}
+
+/// The reader's calls of a resident fill ([`Multicast::fill`]): `start` first thing in the
+/// kernel, `finish` once the reader's own start-up is issued.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fill {
+    pub start: Vec<Call>,
+    pub finish: Vec<Call>,
 }
 
 /// One group's multicast sender and destination rectangles.
@@ -258,47 +267,54 @@ impl Multicast {
         calls
     }
 
-    /// The reader's calls that fill `residents` and push them: reserve, on the sender its DRAM
-    /// reads and `LOADED` set for its writer (or, [`Multicast::reads_on_writer`], the wait for
-    /// the writer's), the receivers' handshake, push.
-    pub fn fill(&self, residents: &[Resident]) -> Vec<Call> {
+    /// The reader's calls that fill `residents` and push them, in two parts with the reader's
+    /// own start-up (e.g. its input ring) between them, so that work overlaps the weights'
+    /// arrival. [`Fill::start`]: reserve, on the sender its DRAM reads and `LOADED` set for its
+    /// writer, on a receiver `READY` incremented on its sender. [`Fill::finish`]: on the sender
+    /// the wait for its writer's reads ([`Multicast::reads_on_writer`]), on a receiver the wait
+    /// for `VALID`; push.
+    pub fn fill(&self, residents: &[Resident]) -> Fill {
         let receivers = self.receivers();
-        let mut calls: Vec<Call> = residents
+        let mut start: Vec<Call> = residents
             .iter()
             .map(|r| Call::CbReserve {
                 cb: r.cb,
                 pages: r.pages,
             })
             .collect();
-        let sender = if self.reads_on_writer {
-            vec![Call::SemWait {
-                sem: LOADED,
-                value: 1,
-            }]
+        let mut finish = Vec::new();
+        if self.reads_on_writer {
+            finish.push(Call::Loop {
+                trips: Trips::OnSender,
+                body: vec![Call::SemWait {
+                    sem: LOADED,
+                    value: 1,
+                }],
+            });
         } else {
-            self.load(residents)
-        };
-        calls.push(Call::Loop {
-            trips: Trips::OnSender,
-            body: sender,
-        });
-        if receivers > 0 {
-            calls.push(Call::Loop {
-                trips: Trips::OnReceivers,
-                body: vec![
-                    Call::SemInc { sem: READY },
-                    Call::SemWait {
-                        sem: VALID,
-                        value: 1,
-                    },
-                ],
+            start.push(Call::Loop {
+                trips: Trips::OnSender,
+                body: self.load(residents),
             });
         }
-        calls.extend(residents.iter().map(|r| Call::CbPush {
+        if receivers > 0 {
+            start.push(Call::Loop {
+                trips: Trips::OnReceivers,
+                body: vec![Call::SemInc { sem: READY }],
+            });
+            finish.push(Call::Loop {
+                trips: Trips::OnReceivers,
+                body: vec![Call::SemWait {
+                    sem: VALID,
+                    value: 1,
+                }],
+            });
+        }
+        finish.extend(residents.iter().map(|r| Call::CbPush {
             cb: r.cb,
             pages: r.pages,
         }));
-        calls
+        Fill { start, finish }
     }
 
     /// The writer's calls that multicast `residents` from the sender: its DRAM reads

@@ -27,6 +27,7 @@ const LAYERS: &[&str] = &[
     "summary",
     "runner",
     "report",
+    "phases",
     "model",
     "variants",
 ];

@@ -61,7 +61,9 @@ fn conv_residents(node: &NodePlan, c: &ConvPlan) -> Result<[Resident; 2], KirErr
 
 /// The weights and bias fill of a conv's reader ([`Multicast::fill`]; the sender's writer
 /// multicasts them, [`conv_writer`]): its runtime args (the multicast's, then `out_start`, the
-/// first output tile of the core's slice) appended, its calls first.
+/// first output tile of the core's slice) appended, its calls first, but for the wait for the
+/// pages and their push: after the reader's start-up (its zero tile and input ring prologue),
+/// before its first push or its block loop, so the ring fills while the weights travel.
 pub(crate) fn add_conv_weights_fill(
     reader: &mut Kernel,
     node: &NodePlan,
@@ -75,9 +77,23 @@ pub(crate) fn add_conv_weights_fill(
         core.args.extend(multicast.args(core.core));
         core.args.push(Arg::Const(out_start(node, c, core.core)));
     }
-    reader
+    let fill = multicast.fill(&conv_residents(node, c)?);
+    let started = reader
         .body
-        .splice(0..0, multicast.fill(&conv_residents(node, c)?));
+        .iter()
+        .position(|call| {
+            matches!(
+                call,
+                Call::CbPush { .. }
+                    | Call::Loop {
+                        trips: Trips::Blocks,
+                        ..
+                    }
+            )
+        })
+        .unwrap_or(reader.body.len());
+    reader.body.splice(started..started, fill.finish);
+    reader.body.splice(0..0, fill.start);
     Ok(())
 }
 

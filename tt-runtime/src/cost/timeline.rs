@@ -20,8 +20,9 @@
 //! cycles, e.g. the weights fill and the input ring's first reads) and the core's block steps:
 //! as many as the kernel with the most [`PhasedKernel::blocks`] runs (a kernel whose loop runs
 //! fewer, e.g. once per two blocks, spreads its work over them). A kernel whose prologue waits
-//! for a multicast ([`PhasedKernel::waits_for_sender`]) starts it when the step's slowest
-//! sending prologue ([`PhasedKernel::sends`]) ends. The blocks then run as a three-stage
+//! for a multicast ([`PhasedKernel::waits_for_sender`]) does its work before that wait
+//! ([`PhasedKernel::before_wait_share`]) from the start and resumes when that work and the
+//! step's slowest sending prologue ([`PhasedKernel::sends`]) are both done. The blocks then run as a three-stage
 //! pipeline (reader → compute → writer): the first block passes through every stage, each
 //! further one costs the slowest stage (the sum of a pair that takes turns,
 //! [`PhasedKernel::single_buffered`]). The core ends at the later of that pipeline and each
@@ -272,14 +273,17 @@ impl TimelineModel {
         for k in kernels {
             let cycles = self.kernel_cycles(k);
             let total = cycles.total();
-            let start = if k.waits_for_sender {
-                senders_done
-            } else {
-                0.0
-            };
             let prologue = total * k.prologue_share.clamp(0.0, 1.0);
-            prologues_done = prologues_done.max(start + prologue);
-            t.end = t.end.max(start + total);
+            // Work before the wait for the multicast runs from the start; the rest resumes
+            // when both it and the senders are done.
+            let (resumed, before) = if k.waits_for_sender {
+                let before = total * k.before_wait_share.clamp(0.0, k.prologue_share);
+                (before.max(senders_done), before)
+            } else {
+                (0.0, 0.0)
+            };
+            prologues_done = prologues_done.max(resumed + prologue - before);
+            t.end = t.end.max(resumed + total - before);
             if blocks > 0 {
                 let i = match k.role {
                     KernelRole::Reader => 0,
@@ -361,6 +365,9 @@ pub struct PhasedKernel {
     pub blocks: u64,
     /// Its prologue waits for another core's multicast.
     pub waits_for_sender: bool,
+    /// With [`PhasedKernel::waits_for_sender`]: the share (0..=`prologue_share`) of its work
+    /// done before that wait (e.g. an input ring filled while the weights arrive).
+    pub before_wait_share: f64,
     /// Its prologue multicasts to other cores.
     pub sends: bool,
     /// Compute only: tiles unpacked per matmul tile product, `(rt + ct) / (rt · ct)`.
@@ -379,6 +386,7 @@ impl PhasedKernel {
             prologue_share: 0.0,
             blocks: 1,
             waits_for_sender: false,
+            before_wait_share: 0.0,
             sends: false,
             unpack_tiles_per_matmul: 2.0,
         }
@@ -639,6 +647,32 @@ mod tests {
         close(
             step.seconds(),
             step.slowest.end / 1.35e9 + TimelineModel::BLACKHOLE.dispatch_seconds,
+        );
+    }
+
+    #[test]
+    fn work_before_the_wait_overlaps_the_senders() {
+        // The receiver's reader reads 8 pages: 4 (its ring) before it waits for the multicast,
+        // then 1 per block for 4 blocks.
+        let receiver = |before: f64| PhasedKernel {
+            waits_for_sender: true,
+            before_wait_share: before,
+            ..kernel(KernelRole::Reader, dram_reads(8), 4, 0.5)
+        };
+        let r = M.kernel_cycles(&receiver(0.0)).total();
+        // Waiting first: the ring starts when the senders end.
+        close(M.core(&[receiver(0.0)], 1000.0).prologue, 1000.0 + 0.5 * r);
+        // The ring first: the prologue ends at the later of the ring and the senders.
+        close(
+            M.core(&[receiver(0.5)], 1000.0).prologue,
+            1000.0f64.max(0.5 * r),
+        );
+        close(M.core(&[receiver(0.5)], 10.0).prologue, 0.5 * r);
+        close(M.core(&[receiver(0.5)], 10.0).end, r);
+        // The share before the wait is at most the prologue's.
+        assert_eq!(
+            M.core(&[receiver(0.9)], 10.0),
+            M.core(&[receiver(0.5)], 10.0)
         );
     }
 
