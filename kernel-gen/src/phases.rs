@@ -6,6 +6,7 @@
 //! counters give the totals; these facts say how they spread over time.
 
 use crate::kir::{self, Call, OnCore, Trips};
+use crate::multicast::LOADED;
 
 /// The timeline facts of one kernel body on one core.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -18,6 +19,9 @@ pub struct Phases {
     pub waits_for_sender: bool,
     /// Share (0..=`prologue_share`) of the body's work before that wait.
     pub before_wait_share: f64,
+    /// On a sender, the share of the body's work before it sets [`LOADED`] for the core's
+    /// multicasting kernel (0 when it does not).
+    pub loads_share: f64,
     /// The prologue multicasts (a sender core).
     pub sends: bool,
     /// Tiles unpacked per matmul tile product over the body's `Matmul` calls (2 when none).
@@ -75,7 +79,7 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
         Call::Loop { trips, .. } => block_trips(trips, on).unwrap_or(0),
         _ => 0,
     });
-    let (mut before, mut before_wait) = (0.0, 0.0);
+    let (mut before, mut before_wait, mut loaded) = (0.0, 0.0, 0.0);
     let (mut waits, mut sends) = (false, false);
     kir::walk(prologue, on, 1, &mut |call, times| {
         before += times as f64 * weight(call);
@@ -85,6 +89,7 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
                 before_wait = before;
             }
             Call::McastWrite { .. } if times > 0 => sends = true,
+            Call::SemSet { sem: LOADED, .. } if times > 0 => loaded = before,
             _ => {}
         }
     });
@@ -102,6 +107,7 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
     Phases {
         prologue_share: share(before),
         before_wait_share: share(before_wait),
+        loads_share: if sends { 0.0 } else { share(loaded) },
         blocks,
         waits_for_sender: waits,
         sends,
@@ -168,6 +174,35 @@ mod tests {
         // No block loop: all prologue, no blocks.
         let flat = phases(&reader()[..2], on(9, false));
         assert_eq!((flat.prologue_share, flat.blocks), (1.0, 0));
+    }
+
+    #[test]
+    fn a_sender_that_loads_the_pages_says_how_much_comes_first() {
+        let read = |pages| Call::DramRead {
+            buffer: "w".into(),
+            pages,
+            page_bytes: 2048,
+            cb: 1,
+        };
+        let body = vec![
+            Call::Loop {
+                trips: Trips::OnSender,
+                body: vec![
+                    read(3),
+                    Call::SemSet {
+                        sem: LOADED,
+                        value: 1,
+                    },
+                ],
+            },
+            Call::Loop {
+                trips: Trips::Blocks,
+                body: vec![read(1)],
+            },
+        ];
+        // 3 pages before LOADED, 9 in the loop.
+        assert!((phases(&body, on(9, true)).loads_share - 0.25).abs() < 1e-12);
+        assert_eq!(phases(&body, on(9, false)).loads_share, 0.0);
     }
 
     #[test]

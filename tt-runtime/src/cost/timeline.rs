@@ -22,7 +22,9 @@
 //! fewer, e.g. once per two blocks, spreads its work over them). A kernel whose prologue waits
 //! for a multicast ([`PhasedKernel::waits_for_sender`]) does its work before that wait
 //! ([`PhasedKernel::before_wait_share`]) from the start and resumes when that work and the
-//! step's slowest sending prologue ([`PhasedKernel::sends`]) are both done. The blocks then run as a three-stage
+//! step's slowest sending prologue ([`PhasedKernel::sends`]) are both done; a sending prologue
+//! starts once the pages another kernel of its core loads for it are in
+//! ([`PhasedKernel::loads_share`]). The blocks then run as a three-stage
 //! pipeline (reader → compute → writer): the first block passes through every stage, each
 //! further one costs the slowest stage (the sum of a pair that takes turns,
 //! [`PhasedKernel::single_buffered`]). The core ends at the later of that pipeline and each
@@ -319,11 +321,21 @@ impl TimelineModel {
 
     /// The estimate of one step (program) whose cores ran the given kernels.
     pub fn step(&self, cores: &[Vec<PhasedKernel>]) -> TimelineStep {
+        let share = |k: &PhasedKernel, share: f64| self.kernel_cycles(k).total() * share;
         let sends = cores
             .iter()
-            .flatten()
-            .filter(|k| k.sends)
-            .map(|k| self.kernel_cycles(k).total() * k.prologue_share.clamp(0.0, 1.0))
+            .map(|core| {
+                // The sending prologue waits for the pages its core's other kernels load.
+                let loaded = core
+                    .iter()
+                    .filter(|k| !k.sends)
+                    .map(|k| share(k, k.loads_share.clamp(0.0, 1.0)))
+                    .fold(0.0, f64::max);
+                core.iter()
+                    .filter(|k| k.sends)
+                    .map(|k| loaded + share(k, k.prologue_share.clamp(0.0, 1.0)))
+                    .fold(0.0, f64::max)
+            })
             .fold(0.0, f64::max);
         let timelines: Vec<CoreTimeline> = cores.iter().map(|k| self.core(k, sends)).collect();
         let slowest = timelines
@@ -370,6 +382,9 @@ pub struct PhasedKernel {
     pub before_wait_share: f64,
     /// Its prologue multicasts to other cores.
     pub sends: bool,
+    /// On a sender core, the share (0..=1) of its work done before it tells the core's sending
+    /// kernel that the pages to multicast are loaded (0 when it loads none for it).
+    pub loads_share: f64,
     /// Compute only: tiles unpacked per matmul tile product, `(rt + ct) / (rt · ct)`.
     pub unpack_tiles_per_matmul: f64,
 }
@@ -388,6 +403,7 @@ impl PhasedKernel {
             waits_for_sender: false,
             before_wait_share: 0.0,
             sends: false,
+            loads_share: 0.0,
             unpack_tiles_per_matmul: 2.0,
         }
     }
@@ -642,6 +658,16 @@ mod tests {
         let step = M.step(&[vec![sender], vec![receiver, compute]]);
         let sent = 32.0 * (374.6 + 2048.0 / 60.0);
         close(step.sender_cycles, sent);
+        // When the sender's reader loads the pages (its first 8 of 16 DRAM pages) before its
+        // writer multicasts them, the multicast starts after those reads.
+        let loader = PhasedKernel {
+            loads_share: 0.5,
+            ..kernel(KernelRole::Reader, dram_reads(16), 0, 1.0)
+        };
+        let loads = 0.5 * M.kernel_cycles(&loader).total();
+        let loaded = M.step(&[vec![loader, sender], vec![receiver, compute]]);
+        close(loaded.sender_cycles, loads + sent);
+        close(loaded.slowest.end, step.slowest.end + loads);
         let r = M.kernel_cycles(&receiver).total() / 4.0;
         close(step.slowest.end, sent + r + 320.0 + 3.0 * r.max(320.0));
         close(
