@@ -19,8 +19,8 @@ pub struct Phases {
     pub waits_for_sender: bool,
     /// Share (0..=`prologue_share`) of the body's work before that wait.
     pub before_wait_share: f64,
-    /// On a sender, the share of the body's work before it sets [`LOADED`] for the core's
-    /// multicasting kernel (0 when it does not).
+    /// On a sender, the share of the body's work before it first sets [`LOADED`] for the
+    /// core's multicasting kernel (its first slab read; 0 when it does not).
     pub loads_share: f64,
     /// The prologue multicasts (a sender core).
     pub sends: bool,
@@ -79,7 +79,7 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
         Call::Loop { trips, .. } => block_trips(trips, on).unwrap_or(0),
         _ => 0,
     });
-    let (mut before, mut before_wait, mut loaded) = (0.0, 0.0, 0.0);
+    let (mut before, mut before_wait, mut loaded) = (0.0, 0.0, None);
     let (mut waits, mut sends) = (false, false);
     kir::walk(prologue, on, 1, &mut |call, times| {
         before += times as f64 * weight(call);
@@ -89,7 +89,9 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
                 before_wait = before;
             }
             Call::McastWrite { .. } if times > 0 => sends = true,
-            Call::SemSet { sem: LOADED, .. } if times > 0 => loaded = before,
+            Call::SemSet { sem: LOADED, .. } if times > 0 && loaded.is_none() => {
+                loaded = Some(before)
+            }
             _ => {}
         }
     });
@@ -107,7 +109,11 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
     Phases {
         prologue_share: share(before),
         before_wait_share: share(before_wait),
-        loads_share: if sends { 0.0 } else { share(loaded) },
+        loads_share: if sends {
+            0.0
+        } else {
+            share(loaded.unwrap_or(0.0))
+        },
         blocks,
         waits_for_sender: waits,
         sends,

@@ -70,14 +70,17 @@ pub(crate) fn add_conv_weights_fill(
     c: &ConvPlan,
 ) -> Result<(), KirError> {
     let multicast = Multicast::of(node)?;
-    reader.compile_args.extend(multicast.compile_args());
+    let residents = conv_residents(node, c)?;
+    reader
+        .compile_args
+        .extend(multicast.compile_args(&residents));
     reader.runtime_arg_names.extend(Multicast::arg_names());
     reader.runtime_arg_names.push("out_start".to_string());
     for core in &mut reader.runtime_args {
         core.args.extend(multicast.args(core.core));
         core.args.push(Arg::Const(out_start(node, c, core.core)));
     }
-    let fill = multicast.fill(&conv_residents(node, c)?);
+    let fill = multicast.fill(&residents);
     let started = reader
         .body
         .iter()
@@ -222,9 +225,10 @@ pub(crate) struct WeightsSend {
 impl WeightsSend {
     pub(crate) fn of(node: &NodePlan, c: &ConvPlan) -> Result<Self, KirError> {
         let multicast = Multicast::of(node)?;
+        let residents = conv_residents(node, c)?;
         Ok(WeightsSend {
-            compile_args: multicast.compile_args(),
-            body: multicast.send(&conv_residents(node, c)?),
+            compile_args: multicast.compile_args(&residents),
+            body: multicast.send(&residents),
             multicast,
         })
     }

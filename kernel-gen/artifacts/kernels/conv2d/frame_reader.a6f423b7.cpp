@@ -26,7 +26,8 @@ constexpr uint32_t fp32 = get_compile_time_arg_val(9);
 constexpr uint32_t weight_parts = get_compile_time_arg_val(10);
 constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(11);
 constexpr uint32_t weights_on_writer = get_compile_time_arg_val(12);
-constexpr uint32_t input_dram = get_compile_time_arg_val(13);
+constexpr uint32_t weight_slabs = get_compile_time_arg_val(13);
+constexpr uint32_t input_dram = get_compile_time_arg_val(14);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -120,11 +121,27 @@ void kernel_main() {
         const uint32_t weights_l1 = get_write_ptr(cb_weights);
         const uint32_t bias_l1 = get_write_ptr(cb_bias);
         if (weights_sender != 0 && (weights_on_writer == 0 || weight_receivers == 0)) {
+            // With receivers, semaphore 2 counts the weight_slabs slabs of the weights in L1
+            // (slab s: L1 pages [s * n / weight_slabs, (s + 1) * n / weight_slabs) of n, the
+            // bias with the last), so the writer multicasts each while the next is read.
+            constexpr uint32_t weight_l1_pages = weight_pages / weight_page_tiles;
+            auto slabs_loaded = [](uint32_t slabs) {
+                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), slabs);
+            };
+            uint32_t slabs_read = 0;
+            auto weights_page_read = [&](uint32_t page) {
+                const uint32_t end = (slabs_read + 1) * weight_l1_pages / weight_slabs;
+                if (weight_receivers > 0 && slabs_read + 1 < weight_slabs && page + 1 == end) {
+                    noc_async_read_barrier();
+                    slabs_loaded(++slabs_read);
+                }
+            };
             // The slice's weights and bias from DRAM into the resident CBs at weights_l1 and
             // bias_l1 (conv2d/weights.cpp.tera; on the reader or, when the sender also has output
             // blocks, on its writer): the weights' buffer is the whole matrix (row-major tiles,
             // weight_page_tiles a page): the slice is one run of the whole matrix when it is every
-            // column, else a run of slice_tiles tiles in each row (pages inside it).
+            // column, else a run of slice_tiles tiles in each row (pages inside it). After each
+            // page's read is issued, weights_page_read(its L1 page) (the includer's).
             {
                 constexpr uint32_t runs = slice_tiles == out_tiles ? 1 : weight_parts * k_tiles;
                 constexpr uint32_t run_tiles = weight_parts * k_tiles * slice_tiles / runs;
@@ -135,7 +152,9 @@ void kernel_main() {
                 for (uint32_t r = 0; r < runs; ++r) {
                     const uint32_t first = (r * out_tiles + out_start) / weight_page_tiles;
                     for (uint32_t p = 0; p < run_tiles / weight_page_tiles; ++p) {
-                        noc_async_read_page(first + p, weights, weights_l1 + (r * run_tiles / weight_page_tiles + p) * weights.page_size);
+                        const uint32_t page = r * run_tiles / weight_page_tiles + p;
+                        noc_async_read_page(first + p, weights, weights_l1 + page * weights.page_size);
+                        weights_page_read(page);
                     }
                 }
                 for (uint32_t p = 0; p < slice_tiles; ++p) {
@@ -144,7 +163,7 @@ void kernel_main() {
                 noc_async_read_barrier();
             }
             if (weight_receivers > 0) {
-                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), 1);
+                slabs_loaded(weight_slabs);
             }
         } else if (weights_sender == 0) {
             noc_semaphore_inc(get_noc_addr(sender_x, sender_y, get_semaphore(0)), 1);
