@@ -331,7 +331,9 @@ pub fn timeline(
                                 prologue_share: p.map_or(0.0, |p| p.prologue_share),
                                 blocks: p.map_or(0, |p| p.blocks),
                                 waits_for_sender: p.is_some_and(|p| p.waits_for_sender),
+                                before_wait_share: p.map_or(0.0, |p| p.before_wait_share),
                                 sends: p.is_some_and(|p| p.sends),
+                                loads_share: p.map_or(0.0, |p| p.loads_share),
                                 unpack_tiles_per_matmul: p
                                     .map_or(2.0, |p| p.unpack_tiles_per_matmul),
                             }

@@ -14,12 +14,14 @@
 //! ([`Multicast::fill`]) and its writer multicasts them ([`Multicast::send`]), so the two
 //! transfers are on two RISC-Vs. Handshake, with semaphores [`READY`], [`VALID`] and [`LOADED`]
 //! on every core of the node: each receiver's reader reserves the CBs and increments `READY` on
-//! its sender; the sender's reader reads the pages from DRAM and sets its own `LOADED` to 1; the
-//! sender's writer waits for `LOADED` and until `READY` counts every receiver of its group,
-//! multicasts the pages, waits for the writes, sets its own `VALID` to 1 and multicasts that
-//! word; the receivers wait for it and push. The CBs are reserved first thing in the reader,
-//! and no other kernel reserves them, so their write pointer is the CB base on every core and
-//! the sender's addresses are the receivers'. A single-core group reads from DRAM alone; a node
+//! its sender, then does its own start-up (its input ring) while the pages travel; the sender's
+//! reader reads the pages from DRAM in [`SLABS`] slabs at most and counts them in its own
+//! `LOADED`; the sender's writer waits until `READY` counts every receiver of its group,
+//! multicasts each slab once `LOADED` counts it (so the reads and multicasts overlap), waits for
+//! the writes, sets its own `VALID` to 1 and multicasts that word; the receivers wait for it and
+//! push. The CBs are reserved first thing in the reader, and no other kernel reserves them, so
+//! their write pointer is the CB base on every core and the sender's addresses are the
+//! receivers'. A single-core group reads from DRAM alone; a node
 //! whose groups are all single cores has no semaphores.
 
 use crate::device::{Core, CoreRange};
@@ -34,6 +36,10 @@ pub const VALID: u32 = 1;
 pub const LOADED: u32 = 2;
 /// Destination rectangles the kernels take as runtime args (unused ones have no destinations).
 pub const RECTS: usize = 3;
+/// At most this many slabs of the first resident (the weights) when the sender's reader reads
+/// them: it signals each slab to its writer (`LOADED` counts them), which multicasts a slab
+/// while the next is read.
+pub const SLABS: u32 = 4;
 
 /// A resident CB of `pages` pages of `page_bytes` filled from a DRAM buffer whose pages hold
 /// `per_dram_page` of them each.
@@ -44,6 +50,21 @@ pub struct Resident {
     pub pages: u32,
     pub page_bytes: u32,
     pub per_dram_page: u32,
+}
+
+/// The reader's calls of a resident fill ([`Multicast::fill`]): `start` first thing in the
+/// kernel, `finish` once the reader's own start-up is issued.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fill {
+    pub start: Vec<Call>,
+    pub finish: Vec<Call>,
+}
+
+/// L1 pages (of `per_dram_page` tiles) of slab `s` of `slabs` of `r`: pages
+/// `[s · n / slabs, (s + 1) · n / slabs)` of its `n`, as `conv2d/weights.cpp.tera` splits them.
+fn slab_pages(r: &Resident, slabs: u32, s: u32) -> u32 {
+    let n = r.pages / r.per_dram_page;
+    (s + 1) * n / slabs - s * n / slabs
 }
 
 /// One group's multicast sender and destination rectangles.
@@ -161,12 +182,29 @@ impl Multicast {
     }
 
     /// The compile args of the kernels that fill and send the pages: `weights_on_writer`
-    /// ([`Multicast::reads_on_writer`]).
-    pub fn compile_args(&self) -> Vec<CompileArg> {
-        vec![CompileArg {
-            name: "weights_on_writer".to_string(),
-            value: u32::from(self.reads_on_writer),
-        }]
+    /// ([`Multicast::reads_on_writer`]) and `weight_slabs` ([`Multicast::slabs`]).
+    pub fn compile_args(&self, residents: &[Resident]) -> Vec<CompileArg> {
+        vec![
+            CompileArg {
+                name: "weights_on_writer".to_string(),
+                value: u32::from(self.reads_on_writer),
+            },
+            CompileArg {
+                name: "weight_slabs".to_string(),
+                value: self.slabs(residents),
+            },
+        ]
+    }
+
+    /// The slabs the first resident is read and multicast in: [`SLABS`], at most one per page
+    /// of it in L1; 1 when the writer reads the pages itself ([`Multicast::reads_on_writer`]).
+    pub fn slabs(&self, residents: &[Resident]) -> u32 {
+        if self.reads_on_writer {
+            return 1;
+        }
+        residents
+            .first()
+            .map_or(1, |r| (r.pages / r.per_dram_page).clamp(1, SLABS))
     }
 
     /// The names of [`Multicast::args`]: `weights_sender` (1 on the sender), the sender's NoC
@@ -237,68 +275,84 @@ impl Multicast {
         args
     }
 
-    /// The sender's DRAM reads of `residents`, then (with receivers) `LOADED` set for its other
-    /// data-movement kernel.
+    /// The sender's DRAM reads of `residents`: the first in [`Multicast::slabs`] slabs, the
+    /// others with its last; with receivers, `LOADED` set to the slabs read after each, for its
+    /// other data-movement kernel.
     fn load(&self, residents: &[Resident]) -> Vec<Call> {
-        let mut calls: Vec<Call> = residents
-            .iter()
-            .map(|r| Call::DramRead {
-                buffer: r.buffer.clone(),
-                pages: r.pages / r.per_dram_page,
-                page_bytes: r.page_bytes * r.per_dram_page,
-                cb: r.cb,
-            })
-            .collect();
-        if self.receivers() > 0 {
-            calls.push(Call::SemSet {
-                sem: LOADED,
-                value: 1,
-            });
+        let read = |r: &Resident, pages: u32| Call::DramRead {
+            buffer: r.buffer.clone(),
+            pages,
+            page_bytes: r.page_bytes * r.per_dram_page,
+            cb: r.cb,
+        };
+        let Some((first, rest)) = residents.split_first() else {
+            return Vec::new();
+        };
+        let slabs = self.slabs(residents);
+        let mut calls = Vec::new();
+        for s in 0..slabs {
+            calls.push(read(first, slab_pages(first, slabs, s)));
+            if s + 1 == slabs {
+                calls.extend(rest.iter().map(|r| read(r, r.pages / r.per_dram_page)));
+            }
+            if self.receivers() > 0 {
+                calls.push(Call::SemSet {
+                    sem: LOADED,
+                    value: s + 1,
+                });
+            }
         }
         calls
     }
 
-    /// The reader's calls that fill `residents` and push them: reserve, on the sender its DRAM
-    /// reads and `LOADED` set for its writer (or, [`Multicast::reads_on_writer`], the wait for
-    /// the writer's), the receivers' handshake, push.
-    pub fn fill(&self, residents: &[Resident]) -> Vec<Call> {
+    /// The reader's calls that fill `residents` and push them, in two parts with the reader's
+    /// own start-up (e.g. its input ring) between them, so that work overlaps the weights'
+    /// arrival. [`Fill::start`]: reserve, on the sender its DRAM reads and `LOADED` set for its
+    /// writer, on a receiver `READY` incremented on its sender. [`Fill::finish`]: on the sender
+    /// the wait for its writer's reads ([`Multicast::reads_on_writer`]), on a receiver the wait
+    /// for `VALID`; push.
+    pub fn fill(&self, residents: &[Resident]) -> Fill {
         let receivers = self.receivers();
-        let mut calls: Vec<Call> = residents
+        let mut start: Vec<Call> = residents
             .iter()
             .map(|r| Call::CbReserve {
                 cb: r.cb,
                 pages: r.pages,
             })
             .collect();
-        let sender = if self.reads_on_writer {
-            vec![Call::SemWait {
-                sem: LOADED,
-                value: 1,
-            }]
+        let mut finish = Vec::new();
+        if self.reads_on_writer {
+            finish.push(Call::Loop {
+                trips: Trips::OnSender,
+                body: vec![Call::SemWait {
+                    sem: LOADED,
+                    value: 1,
+                }],
+            });
         } else {
-            self.load(residents)
-        };
-        calls.push(Call::Loop {
-            trips: Trips::OnSender,
-            body: sender,
-        });
-        if receivers > 0 {
-            calls.push(Call::Loop {
-                trips: Trips::OnReceivers,
-                body: vec![
-                    Call::SemInc { sem: READY },
-                    Call::SemWait {
-                        sem: VALID,
-                        value: 1,
-                    },
-                ],
+            start.push(Call::Loop {
+                trips: Trips::OnSender,
+                body: self.load(residents),
             });
         }
-        calls.extend(residents.iter().map(|r| Call::CbPush {
+        if receivers > 0 {
+            start.push(Call::Loop {
+                trips: Trips::OnReceivers,
+                body: vec![Call::SemInc { sem: READY }],
+            });
+            finish.push(Call::Loop {
+                trips: Trips::OnReceivers,
+                body: vec![Call::SemWait {
+                    sem: VALID,
+                    value: 1,
+                }],
+            });
+        }
+        finish.extend(residents.iter().map(|r| Call::CbPush {
             cb: r.cb,
             pages: r.pages,
         }));
-        calls
+        Fill { start, finish }
     }
 
     /// The writer's calls that multicast `residents` from the sender: its DRAM reads
@@ -314,22 +368,35 @@ impl Multicast {
         let mut sender = if self.reads_on_writer {
             self.load(residents)
         } else {
-            vec![Call::SemWait {
-                sem: LOADED,
-                value: 1,
-            }]
+            Vec::new()
         };
         sender.push(Call::SemWait {
             sem: READY,
             value: receivers,
         });
-        sender.extend(residents.iter().map(|r| Call::McastWrite {
+        let mcast = |r: &Resident, pages: u32| Call::McastWrite {
             cb: r.cb,
-            pages: r.pages,
+            pages,
             page_bytes: r.page_bytes,
             dests: receivers,
             rects,
-        }));
+        };
+        if let Some((first, rest)) = residents.split_first() {
+            let slabs = self.slabs(residents);
+            for s in 0..slabs {
+                if !self.reads_on_writer {
+                    sender.push(Call::SemWait {
+                        sem: LOADED,
+                        value: s + 1,
+                    });
+                }
+                sender.push(mcast(
+                    first,
+                    slab_pages(first, slabs, s) * first.per_dram_page,
+                ));
+            }
+            sender.extend(rest.iter().map(|r| mcast(r, r.pages)));
+        }
         sender.extend([
             Call::SemSet {
                 sem: VALID,
@@ -373,6 +440,81 @@ mod tests {
         let flags: Vec<bool> = g.rects.iter().map(|r| contains(r, g.sender)).collect();
         assert_eq!(flags, [true, false]);
         assert_eq!(multicast(Grid::TENSIX_DISPATCH, 110).receivers(), 109);
+    }
+
+    fn residents(weight_pages: u32) -> [Resident; 2] {
+        let resident = |cb, pages, per_dram_page| Resident {
+            cb,
+            buffer: format!("b{cb}"),
+            pages,
+            page_bytes: 2048,
+            per_dram_page,
+        };
+        [resident(1, weight_pages * 2, 2), resident(2, 2, 1)]
+    }
+
+    /// The reads a `load` or `send` issues and the `LOADED` values it sets or waits for.
+    fn slab_calls(calls: &[Call]) -> Vec<(char, u32)> {
+        calls
+            .iter()
+            .filter_map(|c| match c {
+                Call::DramRead { pages, cb: 1, .. } => Some(('r', *pages)),
+                Call::McastWrite { pages, cb: 1, .. } => Some(('m', *pages)),
+                Call::SemSet { sem: LOADED, value } => Some(('s', *value)),
+                Call::SemWait { sem: LOADED, value } => Some(('w', *value)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_readers_slabs_are_multicast_as_they_are_counted() {
+        // 10 L1 pages of 2 tiles: slabs of 2, 3, 2, 3 pages (s · 10 / 4 boundaries), each
+        // counted in LOADED by the reader and waited for by the writer before its multicast.
+        let m = multicast(Grid::ETH_DISPATCH, 30);
+        let r = residents(10);
+        assert_eq!(m.slabs(&r), SLABS);
+        let fill = m.fill(&r);
+        let reads = fill.start.iter().find_map(|c| match c {
+            Call::Loop {
+                trips: Trips::OnSender,
+                body,
+            } => Some(slab_calls(body)),
+            _ => None,
+        });
+        let expected = [
+            ('r', 2),
+            ('s', 1),
+            ('r', 3),
+            ('s', 2),
+            ('r', 2),
+            ('s', 3),
+            ('r', 3),
+            ('s', 4),
+        ];
+        assert_eq!(reads.as_deref(), Some(&expected[..]));
+        let sent = match &m.send(&r)[..] {
+            [Call::Loop { body, .. }] => slab_calls(body),
+            other => panic!("one loop on the sender, got {other:?}"),
+        };
+        let tiles = [
+            ('w', 1),
+            ('m', 4),
+            ('w', 2),
+            ('m', 6),
+            ('w', 3),
+            ('m', 4),
+            ('w', 4),
+            ('m', 6),
+        ];
+        assert_eq!(sent, tiles);
+        // Fewer pages than slabs: one slab a page; the writer reading them itself: one slab.
+        assert_eq!(m.slabs(&residents(3)), 3);
+        let on_writer = Multicast {
+            reads_on_writer: true,
+            ..m
+        };
+        assert_eq!(on_writer.slabs(&r), 1);
     }
 
     #[test]

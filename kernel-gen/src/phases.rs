@@ -1,11 +1,12 @@
 //! Phase facts of a kernel on one core, read off the kernel IR for the timeline cost model
 //! ([`tt_runtime::TimelineModel`]): what share of its work comes before its block loop (the
 //! prologue: weights fill or send, the input ring's first reads), how many blocks it runs,
-//! whether its prologue waits for or sends a multicast, and how many tiles a compute kernel's
-//! matmuls unpack per tile product. The emulator's counters give the totals; these facts say
-//! how they spread over time.
+//! whether its prologue waits for or sends a multicast (and how much of it comes before that
+//! wait), and how many tiles a compute kernel's matmuls unpack per tile product. The emulator's
+//! counters give the totals; these facts say how they spread over time.
 
 use crate::kir::{self, Call, OnCore, Trips};
+use crate::multicast::LOADED;
 
 /// The timeline facts of one kernel body on one core.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -16,6 +17,11 @@ pub struct Phases {
     pub blocks: u64,
     /// The prologue waits on a semaphore of a multicast sender (a receiver core).
     pub waits_for_sender: bool,
+    /// Share (0..=`prologue_share`) of the body's work before that wait.
+    pub before_wait_share: f64,
+    /// On a sender, the share of the body's work before it first sets [`LOADED`] for the
+    /// core's multicasting kernel (its first slab read; 0 when it does not).
+    pub loads_share: f64,
     /// The prologue multicasts (a sender core).
     pub sends: bool,
     /// Tiles unpacked per matmul tile product over the body's `Matmul` calls (2 when none).
@@ -73,13 +79,19 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
         Call::Loop { trips, .. } => block_trips(trips, on).unwrap_or(0),
         _ => 0,
     });
-    let mut before = 0.0;
+    let (mut before, mut before_wait, mut loaded) = (0.0, 0.0, None);
     let (mut waits, mut sends) = (false, false);
     kir::walk(prologue, on, 1, &mut |call, times| {
         before += times as f64 * weight(call);
         match call {
-            Call::SemWait { .. } if times > 0 && !on.sender => waits = true,
+            Call::SemWait { .. } if times > 0 && !on.sender && !waits => {
+                waits = true;
+                before_wait = before;
+            }
             Call::McastWrite { .. } if times > 0 => sends = true,
+            Call::SemSet { sem: LOADED, .. } if times > 0 && loaded.is_none() => {
+                loaded = Some(before)
+            }
             _ => {}
         }
     });
@@ -93,8 +105,15 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
             products += steps * f64::from(rt * ct);
         }
     });
+    let share = |work: f64| if all > 0.0 { work / all } else { 0.0 };
     Phases {
-        prologue_share: if all > 0.0 { before / all } else { 0.0 },
+        prologue_share: share(before),
+        before_wait_share: share(before_wait),
+        loads_share: if sends {
+            0.0
+        } else {
+            share(loaded.unwrap_or(0.0))
+        },
         blocks,
         waits_for_sender: waits,
         sends,
@@ -150,9 +169,46 @@ mod tests {
         assert!(!p.sends);
         // The sender does not wait for itself.
         assert!(!phases(&reader(), on(9, true)).waits_for_sender);
+        // Nothing before the wait.
+        assert_eq!(p.before_wait_share, 0.0);
+        // The ring read before the wait: all the prologue's work comes before it.
+        let mut ring_first = reader();
+        ring_first.swap(0, 1);
+        let p = phases(&ring_first, on(9, false));
+        assert!(p.waits_for_sender);
+        assert!((p.before_wait_share - 0.25).abs() < 1e-12);
         // No block loop: all prologue, no blocks.
         let flat = phases(&reader()[..2], on(9, false));
         assert_eq!((flat.prologue_share, flat.blocks), (1.0, 0));
+    }
+
+    #[test]
+    fn a_sender_that_loads_the_pages_says_how_much_comes_first() {
+        let read = |pages| Call::DramRead {
+            buffer: "w".into(),
+            pages,
+            page_bytes: 2048,
+            cb: 1,
+        };
+        let body = vec![
+            Call::Loop {
+                trips: Trips::OnSender,
+                body: vec![
+                    read(3),
+                    Call::SemSet {
+                        sem: LOADED,
+                        value: 1,
+                    },
+                ],
+            },
+            Call::Loop {
+                trips: Trips::Blocks,
+                body: vec![read(1)],
+            },
+        ];
+        // 3 pages before LOADED, 9 in the loop.
+        assert!((phases(&body, on(9, true)).loads_share - 0.25).abs() < 1e-12);
+        assert_eq!(phases(&body, on(9, false)).loads_share, 0.0);
     }
 
     #[test]

@@ -61,23 +61,42 @@ fn conv_residents(node: &NodePlan, c: &ConvPlan) -> Result<[Resident; 2], KirErr
 
 /// The weights and bias fill of a conv's reader ([`Multicast::fill`]; the sender's writer
 /// multicasts them, [`conv_writer`]): its runtime args (the multicast's, then `out_start`, the
-/// first output tile of the core's slice) appended, its calls first.
+/// first output tile of the core's slice) appended, its calls first, but for the wait for the
+/// pages and their push: after the reader's start-up (its zero tile and input ring prologue),
+/// before its first push or its block loop, so the ring fills while the weights travel.
 pub(crate) fn add_conv_weights_fill(
     reader: &mut Kernel,
     node: &NodePlan,
     c: &ConvPlan,
 ) -> Result<(), KirError> {
     let multicast = Multicast::of(node)?;
-    reader.compile_args.extend(multicast.compile_args());
+    let residents = conv_residents(node, c)?;
+    reader
+        .compile_args
+        .extend(multicast.compile_args(&residents));
     reader.runtime_arg_names.extend(Multicast::arg_names());
     reader.runtime_arg_names.push("out_start".to_string());
     for core in &mut reader.runtime_args {
         core.args.extend(multicast.args(core.core));
         core.args.push(Arg::Const(out_start(node, c, core.core)));
     }
-    reader
+    let fill = multicast.fill(&residents);
+    let started = reader
         .body
-        .splice(0..0, multicast.fill(&conv_residents(node, c)?));
+        .iter()
+        .position(|call| {
+            matches!(
+                call,
+                Call::CbPush { .. }
+                    | Call::Loop {
+                        trips: Trips::Blocks,
+                        ..
+                    }
+            )
+        })
+        .unwrap_or(reader.body.len());
+    reader.body.splice(started..started, fill.finish);
+    reader.body.splice(0..0, fill.start);
     Ok(())
 }
 
@@ -206,9 +225,10 @@ pub(crate) struct WeightsSend {
 impl WeightsSend {
     pub(crate) fn of(node: &NodePlan, c: &ConvPlan) -> Result<Self, KirError> {
         let multicast = Multicast::of(node)?;
+        let residents = conv_residents(node, c)?;
         Ok(WeightsSend {
-            compile_args: multicast.compile_args(),
-            body: multicast.send(&conv_residents(node, c)?),
+            compile_args: multicast.compile_args(&residents),
+            body: multicast.send(&residents),
             multicast,
         })
     }

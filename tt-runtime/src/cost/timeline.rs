@@ -20,8 +20,11 @@
 //! cycles, e.g. the weights fill and the input ring's first reads) and the core's block steps:
 //! as many as the kernel with the most [`PhasedKernel::blocks`] runs (a kernel whose loop runs
 //! fewer, e.g. once per two blocks, spreads its work over them). A kernel whose prologue waits
-//! for a multicast ([`PhasedKernel::waits_for_sender`]) starts it when the step's slowest
-//! sending prologue ([`PhasedKernel::sends`]) ends. The blocks then run as a three-stage
+//! for a multicast ([`PhasedKernel::waits_for_sender`]) does its work before that wait
+//! ([`PhasedKernel::before_wait_share`]) from the start and resumes when that work and the
+//! step's slowest sending prologue ([`PhasedKernel::sends`]) are both done; a sending prologue
+//! starts once the pages another kernel of its core loads for it are in
+//! ([`PhasedKernel::loads_share`]). The blocks then run as a three-stage
 //! pipeline (reader → compute → writer): the first block passes through every stage, each
 //! further one costs the slowest stage (the sum of a pair that takes turns,
 //! [`PhasedKernel::single_buffered`]). The core ends at the later of that pipeline and each
@@ -272,14 +275,17 @@ impl TimelineModel {
         for k in kernels {
             let cycles = self.kernel_cycles(k);
             let total = cycles.total();
-            let start = if k.waits_for_sender {
-                senders_done
-            } else {
-                0.0
-            };
             let prologue = total * k.prologue_share.clamp(0.0, 1.0);
-            prologues_done = prologues_done.max(start + prologue);
-            t.end = t.end.max(start + total);
+            // Work before the wait for the multicast runs from the start; the rest resumes
+            // when both it and the senders are done.
+            let (resumed, before) = if k.waits_for_sender {
+                let before = total * k.before_wait_share.clamp(0.0, k.prologue_share);
+                (before.max(senders_done), before)
+            } else {
+                (0.0, 0.0)
+            };
+            prologues_done = prologues_done.max(resumed + prologue - before);
+            t.end = t.end.max(resumed + total - before);
             if blocks > 0 {
                 let i = match k.role {
                     KernelRole::Reader => 0,
@@ -315,11 +321,21 @@ impl TimelineModel {
 
     /// The estimate of one step (program) whose cores ran the given kernels.
     pub fn step(&self, cores: &[Vec<PhasedKernel>]) -> TimelineStep {
+        let share = |k: &PhasedKernel, share: f64| self.kernel_cycles(k).total() * share;
         let sends = cores
             .iter()
-            .flatten()
-            .filter(|k| k.sends)
-            .map(|k| self.kernel_cycles(k).total() * k.prologue_share.clamp(0.0, 1.0))
+            .map(|core| {
+                // The sending prologue waits for the pages its core's other kernels load.
+                let loaded = core
+                    .iter()
+                    .filter(|k| !k.sends)
+                    .map(|k| share(k, k.loads_share.clamp(0.0, 1.0)))
+                    .fold(0.0, f64::max);
+                core.iter()
+                    .filter(|k| k.sends)
+                    .map(|k| loaded + share(k, k.prologue_share.clamp(0.0, 1.0)))
+                    .fold(0.0, f64::max)
+            })
             .fold(0.0, f64::max);
         let timelines: Vec<CoreTimeline> = cores.iter().map(|k| self.core(k, sends)).collect();
         let slowest = timelines
@@ -361,8 +377,14 @@ pub struct PhasedKernel {
     pub blocks: u64,
     /// Its prologue waits for another core's multicast.
     pub waits_for_sender: bool,
+    /// With [`PhasedKernel::waits_for_sender`]: the share (0..=`prologue_share`) of its work
+    /// done before that wait (e.g. an input ring filled while the weights arrive).
+    pub before_wait_share: f64,
     /// Its prologue multicasts to other cores.
     pub sends: bool,
+    /// On a sender core, the share (0..=1) of its work done before it tells the core's sending
+    /// kernel that the pages to multicast are loaded (0 when it loads none for it).
+    pub loads_share: f64,
     /// Compute only: tiles unpacked per matmul tile product, `(rt + ct) / (rt · ct)`.
     pub unpack_tiles_per_matmul: f64,
 }
@@ -379,7 +401,9 @@ impl PhasedKernel {
             prologue_share: 0.0,
             blocks: 1,
             waits_for_sender: false,
+            before_wait_share: 0.0,
             sends: false,
+            loads_share: 0.0,
             unpack_tiles_per_matmul: 2.0,
         }
     }
@@ -634,11 +658,47 @@ mod tests {
         let step = M.step(&[vec![sender], vec![receiver, compute]]);
         let sent = 32.0 * (374.6 + 2048.0 / 60.0);
         close(step.sender_cycles, sent);
+        // When the sender's reader loads the pages (its first 8 of 16 DRAM pages) before its
+        // writer multicasts them, the multicast starts after those reads.
+        let loader = PhasedKernel {
+            loads_share: 0.5,
+            ..kernel(KernelRole::Reader, dram_reads(16), 0, 1.0)
+        };
+        let loads = 0.5 * M.kernel_cycles(&loader).total();
+        let loaded = M.step(&[vec![loader, sender], vec![receiver, compute]]);
+        close(loaded.sender_cycles, loads + sent);
+        close(loaded.slowest.end, step.slowest.end + loads);
         let r = M.kernel_cycles(&receiver).total() / 4.0;
         close(step.slowest.end, sent + r + 320.0 + 3.0 * r.max(320.0));
         close(
             step.seconds(),
             step.slowest.end / 1.35e9 + TimelineModel::BLACKHOLE.dispatch_seconds,
+        );
+    }
+
+    #[test]
+    fn work_before_the_wait_overlaps_the_senders() {
+        // The receiver's reader reads 8 pages: 4 (its ring) before it waits for the multicast,
+        // then 1 per block for 4 blocks.
+        let receiver = |before: f64| PhasedKernel {
+            waits_for_sender: true,
+            before_wait_share: before,
+            ..kernel(KernelRole::Reader, dram_reads(8), 4, 0.5)
+        };
+        let r = M.kernel_cycles(&receiver(0.0)).total();
+        // Waiting first: the ring starts when the senders end.
+        close(M.core(&[receiver(0.0)], 1000.0).prologue, 1000.0 + 0.5 * r);
+        // The ring first: the prologue ends at the later of the ring and the senders.
+        close(
+            M.core(&[receiver(0.5)], 1000.0).prologue,
+            1000.0f64.max(0.5 * r),
+        );
+        close(M.core(&[receiver(0.5)], 10.0).prologue, 0.5 * r);
+        close(M.core(&[receiver(0.5)], 10.0).end, r);
+        // The share before the wait is at most the prologue's.
+        assert_eq!(
+            M.core(&[receiver(0.9)], 10.0),
+            M.core(&[receiver(0.5)], 10.0)
         );
     }
 

@@ -4,7 +4,8 @@
 // Fills the resident weights (weight_parts * k_tiles x slice_tiles bf16 tiles: the core's slice
 // of the out_tiles output tiles) and bias (slice_tiles tiles, bf16 or Float32 by their size) CBs:
 // conv2d/weights.cpp.tera, one DRAM read on the first core of the slice's group of cores,
-// multicast to the others.
+// multicast to the others; the pages are waited for and pushed only once the ring's first
+// blocks are issued, so those reads overlap the weights' read and multicast.
 // Then keeps a ring of the input pixel blocks (32 raster pixels x in_tiles channel tiles, DRAM
 // page block * in_tiles + c) that the taps of the current output block can touch: each block is
 // read from DRAM once, ring_reach blocks ahead of the output block, and dropped ring_reach
@@ -53,12 +54,16 @@ constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(15);
 constexpr uint32_t ring_blocks = get_compile_time_arg_val(16);
 constexpr uint32_t shifted = get_compile_time_arg_val(17);
 constexpr uint32_t weights_on_writer = get_compile_time_arg_val(18);
-constexpr uint32_t input_dram = get_compile_time_arg_val(19);
+constexpr uint32_t weight_slabs = get_compile_time_arg_val(19);
+constexpr uint32_t input_dram = get_compile_time_arg_val(20);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
 constexpr uint32_t cb_ring = 3;
 constexpr uint32_t cb_zero = 4;
+constexpr uint32_t cb_row = 5;
+constexpr uint32_t cb_select = 6;
+constexpr uint32_t cb_vmax = 7;
 constexpr uint32_t cb_out = 16;
 
 // Fills `bytes` (a multiple of 64) of the core's L1 from `l1` (NoC-aligned, 16 bytes) with the
@@ -170,13 +175,15 @@ void kernel_main() {
     // column out_start) and bias rows (slice_tiles) fill resident CBs: the sender (the first core
     // of the slice's group) reads them from DRAM once (conv2d/weights_read.cpp.tera; with
     // weights_on_writer, set when the senders also compute output blocks, its writer reads them
-    // and this waits for them), and its writer multicasts them to the same CB addresses on the
-    // group's other cores (conv2d/writer.cpp.tera), so the multicasts do not hold up this
-    // kernel. Handshake (kernel-gen src/multicast.rs): semaphore 2 on the sender says the pages
-    // are in its L1, semaphore 0 on the sender counts the receivers that reserved their CBs,
-    // semaphore 1 on the receivers says the pages landed. Nothing is reserved before this, so
-    // every core's write pointers are the CB bases.
-    {
+    // and weights_landed waits for them), and its writer multicasts them to the same CB
+    // addresses on the group's other cores (conv2d/writer.cpp.tera), so the multicasts do not
+    // hold up this kernel. Handshake (kernel-gen src/multicast.rs): semaphore 2 on the sender
+    // says the pages are in its L1, semaphore 0 on the sender counts the receivers that reserved
+    // their CBs, semaphore 1 on the receivers says the pages landed. Nothing is reserved before
+    // this, so every core's write pointers are the CB bases. The reader calls weights_landed
+    // once its own start-up (its input ring) is issued, so that fills while the pages travel.
+    constexpr uint32_t weight_pages = weight_parts * k_tiles * slice_tiles;
+    const uint32_t weight_receivers = [&] {
         const uint32_t rects[3][6] = {
             {mcast0_x0, mcast0_y0, mcast0_x1, mcast0_y1, mcast0_dests, mcast0_self},
             {mcast1_x0, mcast1_y0, mcast1_x1, mcast1_y1, mcast1_dests, mcast1_self},
@@ -186,17 +193,35 @@ void kernel_main() {
         for (const auto& r : rects) {
             receivers += r[4] - r[5];
         }
-        constexpr uint32_t weight_pages = weight_parts * k_tiles * slice_tiles;
+        return receivers;
+    }();
+    {
         cb_reserve_back(cb_weights, weight_pages);
         cb_reserve_back(cb_bias, slice_tiles);
         const uint32_t weights_l1 = get_write_ptr(cb_weights);
         const uint32_t bias_l1 = get_write_ptr(cb_bias);
-        if (weights_sender != 0 && (weights_on_writer == 0 || receivers == 0)) {
+        if (weights_sender != 0 && (weights_on_writer == 0 || weight_receivers == 0)) {
+            // With receivers, semaphore 2 counts the weight_slabs slabs of the weights in L1
+            // (slab s: L1 pages [s * n / weight_slabs, (s + 1) * n / weight_slabs) of n, the
+            // bias with the last), so the writer multicasts each while the next is read.
+            constexpr uint32_t weight_l1_pages = weight_pages / weight_page_tiles;
+            auto slabs_loaded = [](uint32_t slabs) {
+                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), slabs);
+            };
+            uint32_t slabs_read = 0;
+            auto weights_page_read = [&](uint32_t page) {
+                const uint32_t end = (slabs_read + 1) * weight_l1_pages / weight_slabs;
+                if (weight_receivers > 0 && slabs_read + 1 < weight_slabs && page + 1 == end) {
+                    noc_async_read_barrier();
+                    slabs_loaded(++slabs_read);
+                }
+            };
             // The slice's weights and bias from DRAM into the resident CBs at weights_l1 and
             // bias_l1 (conv2d/weights.cpp.tera; on the reader or, when the sender also has output
             // blocks, on its writer): the weights' buffer is the whole matrix (row-major tiles,
             // weight_page_tiles a page): the slice is one run of the whole matrix when it is every
-            // column, else a run of slice_tiles tiles in each row (pages inside it).
+            // column, else a run of slice_tiles tiles in each row (pages inside it). After each
+            // page's read is issued, weights_page_read(its L1 page) (the includer's).
             {
                 constexpr uint32_t runs = slice_tiles == out_tiles ? 1 : weight_parts * k_tiles;
                 constexpr uint32_t run_tiles = weight_parts * k_tiles * slice_tiles / runs;
@@ -207,7 +232,9 @@ void kernel_main() {
                 for (uint32_t r = 0; r < runs; ++r) {
                     const uint32_t first = (r * out_tiles + out_start) / weight_page_tiles;
                     for (uint32_t p = 0; p < run_tiles / weight_page_tiles; ++p) {
-                        noc_async_read_page(first + p, weights, weights_l1 + (r * run_tiles / weight_page_tiles + p) * weights.page_size);
+                        const uint32_t page = r * run_tiles / weight_page_tiles + p;
+                        noc_async_read_page(first + p, weights, weights_l1 + page * weights.page_size);
+                        weights_page_read(page);
                     }
                 }
                 for (uint32_t p = 0; p < slice_tiles; ++p) {
@@ -215,18 +242,24 @@ void kernel_main() {
                 }
                 noc_async_read_barrier();
             }
-            if (receivers > 0) {
-                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), 1);
+            if (weight_receivers > 0) {
+                slabs_loaded(weight_slabs);
             }
-        } else if (weights_sender != 0) {
-            noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), 1);
-        } else {
+        } else if (weights_sender == 0) {
             noc_semaphore_inc(get_noc_addr(sender_x, sender_y, get_semaphore(0)), 1);
+        }
+    }
+    // The pages are in this core's L1 (on the sender whose writer read them, semaphore 2; on a
+    // receiver, semaphore 1): push them for the compute.
+    auto weights_landed = [&] {
+        if (weights_sender != 0 && weights_on_writer != 0 && weight_receivers > 0) {
+            noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), 1);
+        } else if (weights_sender == 0) {
             noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);
         }
         cb_push_back(cb_weights, weight_pages);
         cb_push_back(cb_bias, slice_tiles);
-    }
+    };
 
 
     cb_reserve_back(cb_zero, 1);
@@ -259,6 +292,7 @@ void kernel_main() {
 
     // A core without output blocks (the weights' sender, plan::Split::sender_light) reads none.
     if (block_count == 0) {
+        weights_landed();
         if constexpr (shifted != 0) {
             cb_push_back(cb_ring, ring_pages);
         }
@@ -349,6 +383,7 @@ void kernel_main() {
             }
             noc_async_read_barrier();
         }
+        weights_landed();
         cb_push_back(cb_ring, ring_pages);
 
         // In output block b, once the compute is done with block b - 2 (its page of cb_im2col
@@ -371,6 +406,7 @@ void kernel_main() {
     for (int32_t q = first - static_cast<int32_t>(ring_reach); q < first + static_cast<int32_t>(ring_reach); ++q) {
         fetch(q);
     }
+    weights_landed();
 
     for (uint32_t b = block_start; b < block_start + block_count; ++b) {
         const int32_t p0 = static_cast<int32_t>(b * 32);

@@ -19,7 +19,8 @@ constexpr uint32_t fp32 = get_compile_time_arg_val(9);
 constexpr uint32_t weight_parts = get_compile_time_arg_val(10);
 constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(11);
 constexpr uint32_t weights_on_writer = get_compile_time_arg_val(12);
-constexpr uint32_t output_dram = get_compile_time_arg_val(13);
+constexpr uint32_t weight_slabs = get_compile_time_arg_val(13);
+constexpr uint32_t output_dram = get_compile_time_arg_val(14);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -58,10 +59,12 @@ void kernel_main() {
     // and bias to the group's other cores, one multicast per rectangle of the group; the
     // rectangle that holds the sender (r[5]) takes the loopback variant, its destination count
     // r[4] including the sender. With weights_on_writer this kernel reads them from DRAM first
-    // and sets semaphore 2 for the reader, else waits for the reader's semaphore 2 (its pages
-    // are in L1); then waits for semaphore 0 (every receiver reserved its CBs) and sets
-    // semaphore 1 on the receivers. The CBs are the reader's and the compute's: this kernel
-    // reserves none, so their write pointers are the CB bases on every core.
+    // and sets semaphore 2 for the reader; then waits for semaphore 0 (every receiver reserved
+    // its CBs); then multicasts the weights in weight_slabs slabs (1 with weights_on_writer),
+    // without weights_on_writer each once the reader's semaphore 2 counts it in L1
+    // (conv2d/weights.cpp.tera), the bias with the last; then sets semaphore 1 on the
+    // receivers. The CBs are the reader's and the compute's: this kernel reserves none, so their
+    // write pointers are the CB bases on every core.
     {
         const uint32_t rects[3][6] = {
             {mcast0_x0, mcast0_y0, mcast0_x1, mcast0_y1, mcast0_dests, mcast0_self},
@@ -75,14 +78,18 @@ void kernel_main() {
         if (weights_sender != 0 && receivers > 0) {
             const uint32_t weights_l1 = get_write_ptr(cb_weights);
             const uint32_t bias_l1 = get_write_ptr(cb_bias);
-            const uint32_t weight_bytes = weight_parts * k_tiles * slice_tiles * get_tile_size(cb_weights);
+            constexpr uint32_t weight_l1_pages = weight_parts * k_tiles * slice_tiles / weight_page_tiles;
+            const uint32_t page_bytes = weight_page_tiles * get_tile_size(cb_weights);
             const uint32_t bias_bytes = slice_tiles * get_tile_size(cb_bias);
+            volatile uint32_t* const slabs_loaded = reinterpret_cast<volatile uint32_t*>(get_semaphore(2));
             if constexpr (weights_on_writer != 0) {
+                auto weights_page_read = [](uint32_t) {};
             // The slice's weights and bias from DRAM into the resident CBs at weights_l1 and
             // bias_l1 (conv2d/weights.cpp.tera; on the reader or, when the sender also has output
             // blocks, on its writer): the weights' buffer is the whole matrix (row-major tiles,
             // weight_page_tiles a page): the slice is one run of the whole matrix when it is every
-            // column, else a run of slice_tiles tiles in each row (pages inside it).
+            // column, else a run of slice_tiles tiles in each row (pages inside it). After each
+            // page's read is issued, weights_page_read(its L1 page) (the includer's).
             {
                 constexpr uint32_t runs = slice_tiles == out_tiles ? 1 : weight_parts * k_tiles;
                 constexpr uint32_t run_tiles = weight_parts * k_tiles * slice_tiles / runs;
@@ -93,7 +100,9 @@ void kernel_main() {
                 for (uint32_t r = 0; r < runs; ++r) {
                     const uint32_t first = (r * out_tiles + out_start) / weight_page_tiles;
                     for (uint32_t p = 0; p < run_tiles / weight_page_tiles; ++p) {
-                        noc_async_read_page(first + p, weights, weights_l1 + (r * run_tiles / weight_page_tiles + p) * weights.page_size);
+                        const uint32_t page = r * run_tiles / weight_page_tiles + p;
+                        noc_async_read_page(first + p, weights, weights_l1 + page * weights.page_size);
+                        weights_page_read(page);
                     }
                 }
                 for (uint32_t p = 0; p < slice_tiles; ++p) {
@@ -101,25 +110,32 @@ void kernel_main() {
                 }
                 noc_async_read_barrier();
             }
-                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), 1);
-            } else {
-                noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), 1);
+                noc_semaphore_set(slabs_loaded, 1);
             }
             noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), receivers);
-            for (const auto& r : rects) {
-                if (r[4] <= r[5]) {
-                    continue;
+            // One multicast of `bytes` at `l1` (the same address on every core) per rectangle.
+            auto multicast = [&](uint32_t l1, uint32_t bytes) {
+                for (const auto& r : rects) {
+                    if (r[4] <= r[5]) {
+                        continue;
+                    }
+                    const uint64_t dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], l1);
+                    if (r[5] != 0) {
+                        noc_async_write_multicast_loopback_src(l1, dst, bytes, r[4]);
+                    } else {
+                        noc_async_write_multicast(l1, dst, bytes, r[4]);
+                    }
                 }
-                const uint64_t weights_dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], weights_l1);
-                const uint64_t bias_dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], bias_l1);
-                if (r[5] != 0) {
-                    noc_async_write_multicast_loopback_src(weights_l1, weights_dst, weight_bytes, r[4]);
-                    noc_async_write_multicast_loopback_src(bias_l1, bias_dst, bias_bytes, r[4]);
-                } else {
-                    noc_async_write_multicast(weights_l1, weights_dst, weight_bytes, r[4]);
-                    noc_async_write_multicast(bias_l1, bias_dst, bias_bytes, r[4]);
+            };
+            for (uint32_t s = 0; s < weight_slabs; ++s) {
+                if constexpr (weights_on_writer == 0) {
+                    noc_semaphore_wait_min(slabs_loaded, s + 1);
                 }
+                const uint32_t start = s * weight_l1_pages / weight_slabs;
+                const uint32_t end = (s + 1) * weight_l1_pages / weight_slabs;
+                multicast(weights_l1 + start * page_bytes, (end - start) * page_bytes);
             }
+            multicast(bias_l1, bias_bytes);
             noc_async_write_barrier();
             const uint32_t valid = get_semaphore(1);
             noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(valid), 1);
