@@ -11,7 +11,7 @@ use clap::ValueEnum;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use superpoint::backend::tensix::{TensixConfig, TensixGrid, TensixPrecision};
-use superpoint::{Backend, Input, SuperPoint};
+use superpoint::{Backend, DeviceSet, Input, SuperPoint};
 
 use crate::errors::{invalid_option, loading_to_py, raise, to_py};
 use crate::input::input_from;
@@ -48,7 +48,8 @@ impl Model {
 #[pymethods]
 impl Model {
     /// Loads the weights (a safetensors file, or the pinned pretrained checkpoint from the HF
-    /// cache when `weights` is None) and opens the backend.
+    /// cache when `weights` is None) and opens the backend: on the Tensix backend, device
+    /// `device_id`, or every device (a pool) when it is None.
     #[new]
     #[pyo3(signature = (weights=None, backend="auto".to_string(), device_id=0, grid=None,
         precision="port".to_string()))]
@@ -56,18 +57,21 @@ impl Model {
         py: Python<'_>,
         weights: Option<PathBuf>,
         backend: String,
-        device_id: i64,
+        device_id: Option<i64>,
         grid: Option<String>,
         precision: String,
     ) -> PyResult<Self> {
         let backend: Backend = choice("backend", &backend, "use \"auto\", \"cpu\" or \"tensix\"")?;
-        if device_id != 0 {
-            return Err(invalid_option(
-                "device_id",
-                device_id,
-                "this build drives one device, 0 (the p150a, or its emulator)",
-            ));
-        }
+        let devices = match device_id {
+            None => DeviceSet::All,
+            Some(id) => DeviceSet::Ids(vec![u32::try_from(id).map_err(|_| {
+                invalid_option(
+                    "device_id",
+                    id,
+                    "use a device index (0 for the first), or None for every device",
+                )
+            })?]),
+        };
         let mut tensix = TensixConfig {
             precision: choice::<TensixPrecision>(
                 "precision",
@@ -83,7 +87,10 @@ impl Model {
                 "use \"12x10\" or \"11x10\", or None to follow the dispatch obtained",
             )?);
         }
-        let mut builder = SuperPoint::builder().backend(backend).tensix(tensix);
+        let mut builder = SuperPoint::builder()
+            .backend(backend)
+            .tensix(tensix)
+            .devices(devices);
         if let Some(path) = weights {
             builder = builder.weights(path);
         }

@@ -27,8 +27,10 @@ class SuperPoint:
     ``SuperPoint.from_pretrained()`` takes the pinned ``magic-leap-community/superpoint`` from
     the Hugging Face cache (downloading it when absent and online). ``backend`` is "auto" (the
     Tensix device when a card is present, else the CPU), "cpu" or "tensix" (on this build without
-    a card: the p150a emulator). ``grid`` ("12x10" or "11x10") and ``precision`` ("port" or
-    "accurate") configure the Tensix backend. ``warmup_variants`` prepares the device programs
+    a card: the p150a emulator). ``device_id`` picks the Tensix device; ``None`` loads the model
+    on every device and spreads the frames over them (each output's ``device`` says which ran
+    it). ``grid`` ("12x10" or "11x10") and ``precision`` ("port" or "accurate") configure the
+    Tensix backend. ``warmup_variants`` prepares the device programs
     of common input sizes at load ("common"), only 640x480 ("minimal") or none ("none");
     ``precompile_sizes`` adds (width, height) sizes of your own. Use it in a ``with`` block, or
     call ``close()``; one model may be shared by threads.
@@ -39,7 +41,7 @@ class SuperPoint:
         weights: Union[str, "os.PathLike[str]", None] = None,
         *,
         backend: str = "auto",
-        device_id: int = 0,
+        device_id: Optional[int] = 0,
         grid: Optional[str] = None,
         precision: str = "port",
         warmup_variants: str = "common",
@@ -67,7 +69,7 @@ class SuperPoint:
         cls,
         weights: Union[str, "os.PathLike[str]", None] = None,
         backend: str = "auto",
-        device_id: int = 0,
+        device_id: Optional[int] = 0,
         grid: Optional[str] = None,
         precision: str = "port",
         warmup_variants: str = "common",

@@ -48,7 +48,7 @@ class Model:
         self,
         weights: Optional[str] = None,
         backend: str = "auto",
-        device_id: int = 0,
+        device_id: Optional[int] = 0,
         grid: Optional[str] = None,
         precision: str = "port",
     ) -> None: ...

@@ -53,7 +53,7 @@ def test_option_types_are_checked(model: SuperPoint) -> None:
         ({"backend": "gpu"}, 'invalid option backend = gpu: use "auto", "cpu" or "tensix"'),
         ({"grid": "10x10"}, 'invalid option grid = 10x10: use "12x10" or "11x10"'),
         ({"precision": "fp8"}, 'invalid option precision = fp8: use "port" or "accurate"'),
-        ({"device_id": 1}, "invalid option device_id = 1: this build drives one device"),
+        ({"device_id": -1}, "invalid option device_id = -1: use a device index"),
         ({"warmup_variants": "all"}, 'invalid option warmup_variants = all: use "common", "minimal", "none"'),
     ],
 )
