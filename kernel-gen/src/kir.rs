@@ -535,6 +535,18 @@ pub(crate) fn per_core(node: &NodePlan, f: impl Fn(u32, u32) -> Vec<Arg>) -> Vec
         .collect()
 }
 
+/// The per-core args of a kernel that walks its core's share of the node's split: the
+/// addresses of `buffers`, then the share's start and count.
+pub(crate) fn share_args(node: &NodePlan, buffers: &[&str]) -> Vec<CoreArgs> {
+    per_core(node, |start, count| {
+        buffers
+            .iter()
+            .map(|b| Arg::BufferAddress(b.to_string()))
+            .chain([Arg::Const(start), Arg::Const(count)])
+            .collect()
+    })
+}
+
 /// `fill_words` (`common/zero_fill.cpp.tera`) of `pages` pages of CB `cb`, one call each: 64
 /// bytes stored, doubled by local NoC copies.
 pub(crate) fn filled_pages(cb: u32, pages: u32) -> [Call; 2] {

@@ -7,7 +7,7 @@
 use crate::device::Core;
 use crate::kir::{
     args, blocks, cb_format, cb_id, cb_plan, exact_fp32_copies, format_args, input, names,
-    per_core, Arg, Call, CompileArg, CoreArgs, Kernel, KirError, Lowering, Role, Trips,
+    per_core, share_args, Arg, Call, CompileArg, CoreArgs, Kernel, KirError, Lowering, Role, Trips,
 };
 use crate::multicast::{Multicast, Resident};
 use crate::plan::{ConvPlan, CoreWork, NodePlan};
@@ -499,15 +499,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
             "block_start",
             "block_count",
         ]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(input.clone()),
-                Arg::BufferAddress(c.weights.clone()),
-                Arg::BufferAddress(c.bias.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
+        runtime_args: share_args(node, &[&input, &c.weights, &c.bias]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: conv_reader_body(c, &input, [im2col, ring, zero]),

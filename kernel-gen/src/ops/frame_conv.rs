@@ -17,8 +17,8 @@
 //! * the writer is the generic conv writer over the core's blocks.
 
 use crate::kir::{
-    args, blocks, cb_id, cb_plan, exact_fp32_copies, format_args, input, names, per_core, Arg,
-    Call, Kernel, KirError, Role, Trips,
+    args, blocks, cb_id, cb_plan, exact_fp32_copies, format_args, input, names, per_core,
+    share_args, Arg, Call, Kernel, KirError, Role, Trips,
 };
 use crate::plan::{ConvPlan, NodePlan};
 
@@ -66,15 +66,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             "row_start",
             "row_count",
         ]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(frame.clone()),
-                Arg::BufferAddress(c.weights.clone()),
-                Arg::BufferAddress(c.bias.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
+        runtime_args: share_args(node, &[&frame, &c.weights, &c.bias]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: vec![

@@ -16,8 +16,8 @@
 
 use crate::kir::{
     args, blocks, cb_format, cb_id, exact_fp32_copies, filled_pages, format_args, input, names,
-    per_core, reduce_scaler, Arg, BinaryOp, Call, Kernel, KirError, Lowering, ReduceOp, Role,
-    SfpuOp, Trips,
+    per_core, reduce_scaler, share_args, Arg, BinaryOp, Call, Kernel, KirError, Lowering, ReduceOp,
+    Role, SfpuOp, Trips,
 };
 use crate::plan::l2_normalize::L2NormalizePlan;
 use crate::plan::NodePlan;
@@ -59,13 +59,7 @@ fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirError
         ranges: node.split.ranges.clone(),
         compile_args: shape.clone(),
         runtime_arg_names: names(&["input_addr", "block_start", "block_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(source.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
+        runtime_args: share_args(node, &[&source]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: [
@@ -245,13 +239,7 @@ fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirError
         ranges: node.split.ranges.clone(),
         compile_args: shape,
         runtime_arg_names: names(&["output_addr", "block_start", "block_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(node.output.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
+        runtime_args: share_args(node, &[&node.output]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: vec![blocks(

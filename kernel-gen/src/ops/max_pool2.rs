@@ -4,8 +4,8 @@
 //! pieces are shared with the pool fused into a conv ([`super::conv_pool`]).
 
 use crate::kir::{
-    args, blocks, cb_format, cb_id, exact_fp32_copies, format_args, input, names, per_core, Arg,
-    Call, CompileArg, Kernel, KirError, Lowering, Role, SfpuOp, Trips,
+    args, blocks, cb_format, cb_id, exact_fp32_copies, format_args, input, names, per_core,
+    share_args, Arg, Call, CompileArg, Kernel, KirError, Lowering, Role, SfpuOp, Trips,
 };
 use crate::plan::{NodePlan, PoolPlan};
 
@@ -44,13 +44,7 @@ fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> 
         ranges: node.split.ranges.clone(),
         compile_args: shape.clone(),
         runtime_arg_names: names(&["input_addr", "block_start", "block_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(input.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
+        runtime_args: share_args(node, &[&input]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: vec![
@@ -125,13 +119,7 @@ fn pool_writer(node: &NodePlan, p: &PoolPlan, shape: Vec<CompileArg>) -> Result<
         ranges: node.split.ranges.clone(),
         compile_args: shape,
         runtime_arg_names: names(&["output_addr", "block_start", "block_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(node.output.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
+        runtime_args: share_args(node, &[&node.output]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: vec![pooled_writes(node, out, tile, p.in_tiles, Trips::Blocks)],
@@ -239,13 +227,7 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
         ranges: node.split.ranges.clone(),
         compile_args: shape.clone(),
         runtime_arg_names: names(&["input_addr", "block_start", "block_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(input.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
+        runtime_args: share_args(node, &[&input]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: [

@@ -62,8 +62,8 @@
 
 use crate::device::Core;
 use crate::kir::{
-    args, blocks, cb_id, exact_fp32_copies, input, names, per_core, Arg, Call, CompileArg,
-    CoreArgs, CountSource, Kernel, KirError, Lowering, Role, SfpuOp, Trips,
+    args, blocks, cb_id, exact_fp32_copies, input, names, per_core, share_args, Arg, Call,
+    CompileArg, CoreArgs, CountSource, Kernel, KirError, Lowering, Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::plan::nms::{NmsPlan, FACE_ROW_BYTES};
@@ -227,14 +227,7 @@ fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
         ranges: node.split.ranges.clone(),
         compile_args: reader_args,
         runtime_arg_names: names(&["scores_addr", "vertical_addr", "tile_start", "tile_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(scores.clone()),
-                Arg::BufferAddress(p.vertical.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
+        runtime_args: share_args(node, &[&scores, &p.vertical]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: vec![

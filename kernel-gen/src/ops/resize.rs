@@ -57,8 +57,8 @@
 
 use crate::device::Format;
 use crate::kir::{
-    args, blocks, cb_format, cb_id, format_args, input, names, per_core, Arg, Call, Kernel,
-    KirError, Lowering, Role, SfpuOp, Trips,
+    args, blocks, cb_format, cb_id, format_args, input, names, per_core, share_args, Arg, Call,
+    Kernel, KirError, Lowering, Role, SfpuOp, Trips,
 };
 use crate::plan::resize::ResizePlan;
 use crate::plan::resize_filter::PARTS;
@@ -196,16 +196,7 @@ fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError> {
             "unit_start",
             "unit_count",
         ]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(plane.clone()),
-                Arg::BufferAddress(r.vweights.clone()),
-                Arg::BufferAddress(r.hweights.clone()),
-                Arg::BufferAddress(r.bands.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
+        runtime_args: share_args(node, &[&plane, &r.vweights, &r.hweights, &r.bands]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: vec![
@@ -461,13 +452,7 @@ fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError> {
         ranges: node.split.ranges.clone(),
         compile_args: shape,
         runtime_arg_names: names(&["output_addr", "unit_start", "unit_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(node.output.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
+        runtime_args: share_args(node, &[&node.output]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: vec![blocks(

@@ -24,8 +24,8 @@
 //! final multiply puts the broadcast reciprocal in SrcB, which HiFi2 truncates to 7 bits (up to
 //! 1.6 % per pixel).
 use crate::kir::{
-    args, blocks, cb_format, cb_id, format_args, input, names, per_core, reduce_scaler, Arg,
-    BinaryOp, Call, Kernel, KirError, Lowering, ReduceOp, Role, SfpuOp, Trips,
+    args, blocks, cb_format, cb_id, format_args, input, names, per_core, reduce_scaler, share_args,
+    Arg, BinaryOp, Call, Kernel, KirError, Lowering, ReduceOp, Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::plan::softmax_fold::{SoftmaxFoldPlan, CELLS_PER_TILE_SIDE};
@@ -81,13 +81,7 @@ fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirError
         ranges: node.split.ranges.clone(),
         compile_args: shape.clone(),
         runtime_arg_names: names(&["input_addr", "tile_start", "tile_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(logits.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
+        runtime_args: share_args(node, &[&logits]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: [
@@ -270,13 +264,7 @@ fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirError
         ranges: node.split.ranges.clone(),
         compile_args: shape,
         runtime_arg_names: names(&["output_addr", "tile_start", "tile_count"]),
-        runtime_args: per_core(node, |start, count| {
-            vec![
-                Arg::BufferAddress(node.output.clone()),
-                Arg::Const(start),
-                Arg::Const(count),
-            ]
-        }),
+        runtime_args: share_args(node, &[&node.output]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: vec![
