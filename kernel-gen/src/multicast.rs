@@ -19,7 +19,10 @@
 //! `LOADED`; the sender's writer waits until `READY` counts every receiver of its group,
 //! multicasts each slab once `LOADED` counts it (so the reads and multicasts overlap), waits for
 //! the writes, sets its own `VALID` to 1 and multicasts that word; the receivers wait for it and
-//! push. The CBs are reserved first thing in the reader, and no other kernel reserves them, so
+//! push. When the group is one rectangle (every group on a full grid), the slabs, the bias and
+//! `VALID` go as one linked NoC transaction (`linked = true` on all but the last multicast): the
+//! path stays reserved between them, which tt-low-level-documentation measures at 41.6 B/cycle
+//! to 110 cores against 25.0 unlinked, and `VALID` lands after the data without a barrier. The CBs are reserved first thing in the reader, and no other kernel reserves them, so
 //! their write pointer is the CB base on every core and the sender's addresses are the
 //! receivers'. A single-core group reads from DRAM alone; a node
 //! whose groups are all single cores has no semaphores.

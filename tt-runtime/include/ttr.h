@@ -101,6 +101,9 @@ typedef struct ttr_counters {
     uint64_t noc_mcasts;                                 /* multicast writes */
     uint64_t noc_mcast_bytes;                            /* bytes sent once per multicast */
     uint64_t noc_mcast_dests;                            /* destinations reached, summed */
+    uint64_t noc_linked_mcasts;      /* of the multicast writes, those issued with linked = true */
+    uint64_t noc_linked_mcast_bytes; /* their bytes, once per multicast */
+    uint64_t noc_linked_mcast_dests; /* their destinations, summed */
     uint64_t noc_sem_ops;                                /* semaphore inc / remote set / multicast set */
     uint64_t dram_read_bytes;
     uint64_t dram_write_bytes;

@@ -86,6 +86,13 @@ pub struct Counters {
     pub noc_mcast_bytes: u64,
     /// Destinations reached by multicast writes.
     pub noc_mcast_dests: u64,
+    /// Of the multicast writes, those issued with `linked = true` (the NoC path stays reserved
+    /// for the next request of the same transaction).
+    pub noc_linked_mcasts: u64,
+    /// Their bytes (once per multicast).
+    pub noc_linked_mcast_bytes: u64,
+    /// Their destinations.
+    pub noc_linked_mcast_dests: u64,
     /// Semaphore increments and remote or multicast sets.
     pub noc_sem_ops: u64,
     /// Bytes read from DRAM.
@@ -148,6 +155,9 @@ impl Counters {
             noc_mcasts: c.noc_mcasts,
             noc_mcast_bytes: c.noc_mcast_bytes,
             noc_mcast_dests: c.noc_mcast_dests,
+            noc_linked_mcasts: c.noc_linked_mcasts,
+            noc_linked_mcast_bytes: c.noc_linked_mcast_bytes,
+            noc_linked_mcast_dests: c.noc_linked_mcast_dests,
             noc_sem_ops: c.noc_sem_ops,
             dram_read_bytes: c.dram_read_bytes,
             dram_write_bytes: c.dram_write_bytes,

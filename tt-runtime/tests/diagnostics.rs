@@ -131,6 +131,22 @@ const CASES: &[Case] = &[
         "noc_async_read: no core or DRAM bank at NoC (0,0)",
     ),
     case(
+        "%s on %s while a linked multicast transaction to NoC (%u,%u)-(%u,%u) opened by kernel '%s' is open on \
+         NoC %u of this core: a request after a linked one must be a multicast to the same rectangle; end the \
+         transaction first with an unlinked multicast to it (NOC_CMD_VC_LINKED)",
+        Reader("noc_async_write_multicast(get_write_ptr(0), get_noc_multicast_addr(x0, y0, x1, y1, l1_buf), 16, 1, true);\n\
+                noc_async_read(get_noc_addr(x1, y1, l1_buf), get_write_ptr(0), 16);"),
+        "noc_async_read on core (0,0) reader 'probe' while a linked multicast transaction to NoC (1,2)-(2,2) opened by \
+         kernel 'probe' is open on NoC 0 of this core",
+    ),
+    case(
+        "%s ended with a linked multicast transaction open on NoC %u: its last multicast must be issued with \
+         linked = false (NOC_CMD_VC_LINKED)",
+        Reader("noc_async_write_multicast(get_write_ptr(0), get_noc_multicast_addr(x0, y0, x1, y1, l1_buf), 16, 1, true);\n\
+                noc_async_write_barrier();"),
+        "core (0,0) reader 'probe' ended with a linked multicast transaction open on NoC 0",
+    ),
+    case(
         "%s: the destination is not a multicast address (use get_noc_multicast_addr) on %s",
         Reader("noc_async_write_multicast(get_write_ptr(0), get_noc_addr(x1, y1, l1_buf), 16, 1);"),
         "noc_async_write_multicast: the destination is not a multicast address",

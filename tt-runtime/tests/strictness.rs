@@ -394,6 +394,141 @@ fn multicast_excludes_the_sender_unless_loopback() {
     );
 }
 
+/// A writer on (0,0) (NoC 1) whose `body` multicasts over logical (0,0)-(1,0) (args 1-4: the
+/// rectangle's NoC corners, `dst` the L1 buffer there) plus, when `reader` is given, a reader on
+/// the same core and `reader_noc`; returns the run's error or the two cores' first words.
+fn linked_run(body: &str, reader: Option<(&str, u32)>) -> tt_runtime::Result<(u32, u32)> {
+    let dev: Device = device();
+    let buf = dev.l1_buffer(32).unwrap();
+    for x in 0..2 {
+        buf.write_core(CoreCoord::new(x, 0), 0, &[0u8; 32]).unwrap();
+    }
+    let mut prog = dev.program().unwrap();
+    prog.add_cb(&CbSpec {
+        id: 0,
+        cores: vec![core0()],
+        total_size: 16,
+        page_size: 16,
+        format: DataFormat::UInt32,
+    })
+    .unwrap();
+    for _ in 0..2 {
+        prog.add_semaphore(&[core0()], 0).unwrap();
+    }
+    let src = dm(&format!(
+        "const uint32_t buf = get_arg_val<uint32_t>(0);\n\
+         volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));\n\
+         *w = 7;\n\
+         uint64_t dst = get_noc_multicast_addr(get_arg_val<uint32_t>(1), get_arg_val<uint32_t>(2),\n\
+                                               get_arg_val<uint32_t>(3), get_arg_val<uint32_t>(4), buf);\n\
+         {body}"
+    ));
+    let k = prog
+        .add_kernel(&KernelSpec::writer("sender", &src, &[core0()]))
+        .unwrap();
+    let lo = dev.worker_core(CoreCoord::new(0, 0)).unwrap();
+    let hi = dev.worker_core(CoreCoord::new(1, 0)).unwrap();
+    let args = [buf.address(), lo.x, lo.y, hi.x, hi.y];
+    prog.set_runtime_args(k, CoreCoord::new(0, 0), &args)
+        .unwrap();
+    if let Some((reader_body, noc)) = reader {
+        let mut spec = KernelSpec::reader("other", &dm(reader_body), &[core0()]);
+        spec.noc = noc;
+        let r = prog.add_kernel(&spec).unwrap();
+        prog.set_runtime_args(r, CoreCoord::new(0, 0), &args)
+            .unwrap();
+    }
+    dev.enqueue(&prog)?;
+    let mut words = [0u32; 2];
+    for (x, w) in words.iter_mut().enumerate() {
+        let mut b = [0u8; 4];
+        buf.read_core(CoreCoord::new(x as u32, 0), 0, &mut b)
+            .unwrap();
+        *w = u32::from_le_bytes(b);
+    }
+    Ok((words[0], words[1]))
+}
+
+#[test]
+fn a_linked_transaction_stays_on_its_rectangle_and_is_closed() {
+    // Allowed: two linked multicasts, then the unlinked semaphore multicast to the same
+    // rectangle that ends the transaction (ordered after the data: no barrier before it).
+    let ok = "noc_async_write_multicast(get_write_ptr(0), dst, 16, 1, true);\n\
+              noc_async_write_multicast(get_write_ptr(0), dst, 16, 1, true);\n\
+              const uint32_t sem = get_semaphore(0);\n\
+              noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(sem), 1);\n\
+              noc_semaphore_set_multicast(sem, get_noc_multicast_addr(get_arg_val<uint32_t>(1),\n\
+                  get_arg_val<uint32_t>(2), get_arg_val<uint32_t>(3), get_arg_val<uint32_t>(4), sem), 1);\n\
+              noc_async_write_barrier();";
+    assert_eq!(linked_run(ok, None).unwrap(), (0, 7));
+    // A unicast write while the transaction is open.
+    let m = expect_err(linked_run(
+        "noc_async_write_multicast(get_write_ptr(0), dst, 16, 1, true);\n\
+         noc_async_write(get_write_ptr(0), get_noc_addr(get_arg_val<uint32_t>(3), get_arg_val<uint32_t>(4), buf + 16), 16);\n\
+         noc_async_write_barrier();",
+        None,
+    ))
+    .to_string();
+    assert!(
+        m.contains("noc_async_write on core (0,0) writer 'sender' while a linked multicast transaction to NoC"),
+        "{m}"
+    );
+    assert!(
+        m.contains("opened by kernel 'sender' is open on NoC 1"),
+        "{m}"
+    );
+    // A multicast to another rectangle (the receiver alone) while it is open.
+    let m = expect_err(linked_run(
+        "noc_async_write_multicast(get_write_ptr(0), dst, 16, 1, true);\n\
+         noc_async_write_multicast(get_write_ptr(0), get_noc_multicast_addr(get_arg_val<uint32_t>(3),\n\
+             get_arg_val<uint32_t>(4), get_arg_val<uint32_t>(3), get_arg_val<uint32_t>(4), buf), 16, 1);\n\
+         noc_async_write_barrier();",
+        None,
+    ))
+    .to_string();
+    assert!(
+        m.contains("must be a multicast to the same rectangle"),
+        "{m}"
+    );
+    // The kernel ends with the transaction open.
+    let m = expect_err(linked_run(
+        "noc_async_write_multicast(get_write_ptr(0), dst, 16, 1, true);\n\
+         noc_async_write_barrier();",
+        None,
+    ))
+    .to_string();
+    assert!(
+        m.contains("writer 'sender' ended with a linked multicast transaction open on NoC 1"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_linked_transaction_holds_the_cores_niu_for_every_kernel_on_its_noc() {
+    // The writer (NoC 1) opens a transaction, tells the reader (semaphore 0) and waits for it
+    // (semaphore 1) before ending it; the reader's read, on NoC 1 too, is a request of that
+    // NIU mid-transaction.
+    let writer = "noc_async_write_multicast(get_write_ptr(0), dst, 16, 1, true);\n\
+                  noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), 1);\n\
+                  noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);\n\
+                  noc_async_write_multicast(get_write_ptr(0), dst, 16, 1);\n\
+                  noc_async_write_barrier();";
+    let reader = "noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), 1);\n\
+                  noc_async_read(get_noc_addr(get_arg_val<uint32_t>(3), get_arg_val<uint32_t>(4),\n\
+                      get_arg_val<uint32_t>(0)), get_arg_val<uint32_t>(0) + 16, 16);\n\
+                  noc_async_read_barrier();\n\
+                  noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);";
+    let m = expect_err(linked_run(writer, Some((reader, 1)))).to_string();
+    assert!(
+        m.contains(
+            "noc_async_read on core (0,0) reader 'other' while a linked multicast transaction"
+        ),
+        "{m}"
+    );
+    // On the other NoC the reader has its own NIU: allowed.
+    assert_eq!(linked_run(writer, Some((reader, 0))).unwrap().1, 7);
+}
+
 #[test]
 fn more_than_341_runtime_args() {
     let dev = device();

@@ -22,6 +22,10 @@
 //!   gives 23.2 at 16 KiB and 24.6 at 64 KiB); of 2 KiB against that sweep's 4.98 B/cycle
 //!   (2048 B × 64 transactions), where the fixed cost per multicast dominates. The model's
 //!   multicast constants come from other rows of the same sweeps (64 B and 64 KiB × 256).
+//! * **Linked multicast**: the same 64 multicasts of 16 KiB as one linked transaction (all but
+//!   the last `linked = true`) to all 110 cores, the sender included, against `One to All
+//!   Multicast Linked 11x10 Packet Sizes with Loopback.csv`'s 16 KiB × 64 row (40.75 B/cycle;
+//!   the model's linked constants come from its 64 B and 64 KiB × 256 rows).
 //! * **SFPU** (tt-metal PR #49820, a one-instruction unary op, `BitwiseNot`, 135.43 cycles/tile
 //!   on Blackhole): 64 tiles through one relu pass each, the math thread's SFPU cycles per tile.
 //!   This checks that the emulator counts one SFPU pass per tile and the model's per-pass floor
@@ -49,9 +53,9 @@ pub enum Kind {
     DramRead,
     /// One core writing DRAM, B/cycle.
     DramWrite,
-    /// One core multicasting pages of `page` bytes to the 109 other cores of 11×10 (not
-    /// linked), B/cycle.
-    Multicast { page: u32 },
+    /// One core multicasting pages of `page` bytes to the 109 other cores of 11×10, or with
+    /// `linked` as one linked transaction to all 110 (the sender included), B/cycle.
+    Multicast { page: u32, linked: bool },
     /// A one-instruction unary SFPU op, cycles per tile.
     Sfpu,
 }
@@ -67,7 +71,7 @@ pub struct Reference {
 }
 
 /// The published measurements the model is calibrated against.
-pub const REFERENCES: [Reference; 8] = [
+pub const REFERENCES: [Reference; 9] = [
     Reference {
         name: "GEMM 640x832x832 BF16 HiFi2",
         kind: Kind::Gemm {
@@ -117,17 +121,33 @@ pub const REFERENCES: [Reference; 8] = [
     },
     Reference {
         name: "multicast 16 KiB to 109 cores",
-        kind: Kind::Multicast { page: 16384 },
+        kind: Kind::Multicast {
+            page: 16384,
+            linked: false,
+        },
         published: 24.0,
         unit: "B/cycle",
         source: "tt-low-level-documentation ideal_performance.md",
     },
     Reference {
         name: "multicast 2 KiB to 109 cores",
-        kind: Kind::Multicast { page: 2048 },
+        kind: Kind::Multicast {
+            page: 2048,
+            linked: false,
+        },
         published: 4.98,
         unit: "B/cycle",
         source: "tt-low-level-documentation One to All Multicast 11x10 csv",
+    },
+    Reference {
+        name: "linked multicast 16 KiB to 110",
+        kind: Kind::Multicast {
+            page: 16384,
+            linked: true,
+        },
+        published: 40.75,
+        unit: "B/cycle",
+        source: "tt-low-level-documentation One to All Multicast Linked 11x10 csv",
     },
     Reference {
         name: "SFPU unary op (BitwiseNot)",
@@ -163,7 +183,7 @@ pub fn calibrate(dev: &Device, model: &TimelineModel) -> Result<Vec<Calibration>
                 }
                 Kind::DramRead => programs::dram_stream(dev, model, false)?,
                 Kind::DramWrite => programs::dram_stream(dev, model, true)?,
-                Kind::Multicast { page } => programs::multicast(dev, model, page)?,
+                Kind::Multicast { page, linked } => programs::multicast(dev, model, page, linked)?,
                 Kind::Sfpu => programs::sfpu(dev, model)?,
             };
             Ok(Calibration {

@@ -74,15 +74,18 @@ pub fn dram_stream(dev: &Device, model: &TimelineModel, write: bool) -> Result<f
     ))
 }
 
-/// Core (0, 0) multicasts 64 pages of `page` bytes to the rest of an 11×10 rectangle: modeled
-/// B/cycle.
-pub fn multicast(dev: &Device, model: &TimelineModel, page: u32) -> Result<f64> {
+/// Core (0, 0) multicasts 64 pages of `page` bytes to the rest of an 11×10 rectangle (with
+/// `linked`, as one linked transaction to all of it, itself included): modeled B/cycle.
+pub fn multicast(dev: &Device, model: &TimelineModel, page: u32, linked: bool) -> Result<f64> {
     let (cols, rows) = (11, 10);
     let l1 = dev.l1_buffer(page)?;
     let mut program = dev.program()?;
     let kernel = program.add_kernel(
-        &KernelSpec::reader("calibrate_mcast", MCAST, &one_core())
-            .compile_args(&[STREAM_PAGES, page]),
+        &KernelSpec::reader("calibrate_mcast", MCAST, &one_core()).compile_args(&[
+            STREAM_PAGES,
+            page,
+            u32::from(linked),
+        ]),
     )?;
     let lo = dev.worker_core(CoreCoord::new(0, 0))?;
     let hi = dev.worker_core(CoreCoord::new(cols - 1, rows - 1))?;
@@ -90,7 +93,14 @@ pub fn multicast(dev: &Device, model: &TimelineModel, page: u32) -> Result<f64> 
     program.set_runtime_args(
         kernel,
         core,
-        &[l1.address(), lo.x, lo.y, hi.x, hi.y, cols * rows - 1],
+        &[
+            l1.address(),
+            lo.x,
+            lo.y,
+            hi.x,
+            hi.y,
+            cols * rows - u32::from(!linked),
+        ],
     )?;
     let counters = run_counters(dev, &program, kernel, core)?;
     Ok(rate(

@@ -62,6 +62,10 @@ pub struct TimelineModel {
     /// Measured multicasts (not linked) by destinations, fewest first: the cost of one multicast
     /// is interpolated between them ([`TimelineModel::multicast_cycles`]).
     pub mcast: [McastPoint; 3],
+    /// Measured linked multicasts (`linked = true`: the path stays reserved for the next
+    /// multicast of the same transaction) by destinations, the sender included
+    /// ([`TimelineModel::linked_multicast_cycles`]).
+    pub mcast_linked: [McastPoint; 3],
     /// RISC-V cycles to issue one NoC transfer or semaphore update.
     pub noc_issue_cycles: f64,
     /// Cycles a NoC packet takes per hop.
@@ -72,6 +76,24 @@ pub struct TimelineModel {
     pub dispatch_seconds: f64,
     /// Bytes of one tile the unpackers and the packer move (bf16).
     pub tile_bytes: f64,
+}
+
+/// Sender cycles of one multicast of `bytes` to `destinations` cores by the measured `points`:
+/// at least the fixed cost plus the bytes at `l1_rate`, at most the bulk rate, interpolated
+/// linearly between the measured destination counts and clamped outside them.
+fn multicast_cost(points: &[McastPoint; 3], l1_rate: f64, bytes: f64, destinations: f64) -> f64 {
+    let [first, .., last] = *points;
+    let (lo, hi) = points
+        .windows(2)
+        .map(|w| (w[0], w[1]))
+        .find(|(_, hi)| destinations <= hi.destinations)
+        .unwrap_or((first, last));
+    let t =
+        ((destinations - lo.destinations) / (hi.destinations - lo.destinations)).clamp(0.0, 1.0);
+    let at = |a: f64, b: f64| a + t * (b - a);
+    let fixed = at(lo.fixed_cycles, hi.fixed_cycles);
+    let bulk = at(lo.bytes_per_cycle, hi.bytes_per_cycle);
+    (bytes / bulk).max(fixed + bytes / l1_rate)
 }
 
 /// One measured multicast figure: the sender's cost of multicasting to `destinations` cores.
@@ -114,6 +136,23 @@ impl TimelineModel {
                 destinations: 109.0,
                 fixed_cycles: 374.6,
                 bytes_per_cycle: 24.6,
+            },
+        ],
+        mcast_linked: [
+            McastPoint {
+                destinations: 4.0,
+                fixed_cycles: 25.5,
+                bytes_per_cycle: 60.0,
+            },
+            McastPoint {
+                destinations: 25.0,
+                fixed_cycles: 29.4,
+                bytes_per_cycle: 54.7,
+            },
+            McastPoint {
+                destinations: 110.0,
+                fixed_cycles: 114.4,
+                bytes_per_cycle: 41.6,
             },
         ],
         noc_issue_cycles: 8.0,
@@ -198,11 +237,30 @@ impl TimelineModel {
                 * (dram_written / rate(self.dram_write_bytes_per_cycle)
                     + (1.0 - dram_written) / l1);
         }
-        if c.noc_mcasts > 0 {
-            // The counters keep totals: every multicast at the mean size and destinations.
-            let n = c.noc_mcasts as f64;
-            cycles += n * self
-                .multicast_cycles(c.noc_mcast_bytes as f64 / n, c.noc_mcast_dests as f64 / n);
+        // The counters keep totals: every multicast at the mean size and destinations of its
+        // kind (linked or not).
+        let unlinked = (
+            c.noc_mcasts - c.noc_linked_mcasts,
+            c.noc_mcast_bytes - c.noc_linked_mcast_bytes,
+            c.noc_mcast_dests - c.noc_linked_mcast_dests,
+        );
+        let linked = (
+            c.noc_linked_mcasts,
+            c.noc_linked_mcast_bytes,
+            c.noc_linked_mcast_dests,
+        );
+        for ((count, bytes, dests), points) in
+            [(unlinked, &self.mcast), (linked, &self.mcast_linked)]
+        {
+            if count > 0 {
+                let n = count as f64;
+                cycles += n * multicast_cost(
+                    points,
+                    self.l1_bytes_per_cycle,
+                    bytes as f64 / n,
+                    dests as f64 / n,
+                );
+            }
         }
         // A multicast's measured fixed cost includes its issue.
         let issued = c.noc_transactions() - c.noc_mcasts;
@@ -214,19 +272,18 @@ impl TimelineModel {
     /// most the measured bulk rate to that many ([`McastPoint`], interpolated linearly between
     /// the measured destination counts, clamped outside them).
     pub fn multicast_cycles(&self, bytes: f64, destinations: f64) -> f64 {
-        let [first, .., last] = self.mcast;
-        let (lo, hi) = self
-            .mcast
-            .windows(2)
-            .map(|w| (w[0], w[1]))
-            .find(|(_, hi)| destinations <= hi.destinations)
-            .unwrap_or((first, last));
-        let t = ((destinations - lo.destinations) / (hi.destinations - lo.destinations))
-            .clamp(0.0, 1.0);
-        let at = |a: f64, b: f64| a + t * (b - a);
-        let fixed = at(lo.fixed_cycles, hi.fixed_cycles);
-        let bulk = at(lo.bytes_per_cycle, hi.bytes_per_cycle);
-        (bytes / bulk).max(fixed + bytes / self.l1_bytes_per_cycle)
+        multicast_cost(&self.mcast, self.l1_bytes_per_cycle, bytes, destinations)
+    }
+
+    /// Sender cycles of one linked multicast (one whose path the previous multicast of the same
+    /// transaction reserved): as [`TimelineModel::multicast_cycles`], at the linked measurements.
+    pub fn linked_multicast_cycles(&self, bytes: f64, destinations: f64) -> f64 {
+        multicast_cost(
+            &self.mcast_linked,
+            self.l1_bytes_per_cycle,
+            bytes,
+            destinations,
+        )
     }
 
     /// NoC flight time the kernel waits for: each barrier and semaphore wait waits for a
@@ -577,6 +634,27 @@ mod tests {
         };
         close(M.noc_cycles(&m(4096)), 2.0 * (374.6 + 4096.0 / 60.0));
         close(M.noc_cycles(&m(65536)), 2.0 * 65536.0 / 24.6);
+    }
+
+    #[test]
+    fn linked_multicasts_run_at_the_linked_measurements() {
+        // A transaction of three 64 KiB multicasts to the 120 cores of 12×10 (the sender
+        // included, clamped to the 110-core measurement), the first two linked: those stream at
+        // 41.6 B/cycle, the last (unlinked, to 120 clamped to 109) at 24.6.
+        let c = Counters {
+            noc_mcasts: 3,
+            noc_mcast_bytes: 3 * 65536,
+            noc_mcast_dests: 3 * 120,
+            noc_linked_mcasts: 2,
+            noc_linked_mcast_bytes: 2 * 65536,
+            noc_linked_mcast_dests: 2 * 120,
+            ..Counters::default()
+        };
+        close(M.noc_cycles(&c), 2.0 * 65536.0 / 41.6 + 65536.0 / 24.6);
+        // Small linked multicasts pay the linked fixed cost (25.5 cycles to 4 cores), far below
+        // the unlinked one's 40.3 to 3.
+        close(M.linked_multicast_cycles(64.0, 4.0), 25.5 + 64.0 / 60.0);
+        close(M.linked_multicast_cycles(64.0, 25.0), 29.4 + 64.0 / 60.0);
     }
 
     #[test]

@@ -183,6 +183,30 @@ std::vector<uint32_t> mcast_dests(Ctx &c, uint64_t noc, uint32_t num_dests, bool
     return dests;
 }
 
+// The rectangle bits of a multicast NoC address (x0, y0, x1, y1).
+uint64_t mcast_rect(uint64_t noc) { return (noc >> 36) & ((1ull << 24) - 1); }
+
+// A request on the kernel's NoC: `rect` is the multicast rectangle's bits for a multicast, else
+// none. tt-isa-documentation (NoC MemoryMap, NOC_CMD_VC_LINKED): the request after a linked one is
+// part of the same transaction, which must go to the same destination rectangle ("failure to
+// comply ... will lead to complete NoC failure"), and the NIU initiates nothing else until the
+// transaction's last (unlinked) request.
+void niu_request(Ctx &c, const char *op, const uint64_t *rect, bool linked) {
+    LinkedTxn &t = c.run->linked[static_cast<size_t>(c.core) * 2 + c.def->build.noc];
+    if (t.open && (rect == nullptr || *rect != t.rect)) {
+        const uint64_t r = t.rect;
+        kfail("%s on %s while a linked multicast transaction to NoC (%u,%u)-(%u,%u) opened by kernel '%s' is open on "
+              "NoC %u of this core: a request after a linked one must be a multicast to the same rectangle; end the "
+              "transaction first with an unlinked multicast to it (NOC_CMD_VC_LINKED)",
+              op, who(c).c_str(), static_cast<uint32_t>(r & 63), static_cast<uint32_t>((r >> 6) & 63),
+              static_cast<uint32_t>((r >> 12) & 63), static_cast<uint32_t>((r >> 18) & 63),
+              c.run->prog->kernels[t.kernel].build.name.c_str(), c.def->build.noc);
+    }
+    t.open = linked;
+    t.rect = rect != nullptr ? *rect : 0;
+    t.kernel = c.kernel;
+}
+
 void flush_reads(Ctx &c) {
     for (const Xfer &x : c.reads) {
         memmove(x.dst, x.src, x.size);
@@ -462,6 +486,7 @@ uint64_t api_noc_page_addr(uint32_t dram, uint32_t base, uint32_t page_size, uin
 
 void api_noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
     Ctx &c = current();
+    niu_request(c, "noc_async_read", nullptr, false);
     uint32_t off = l1_offset(c, dst_l1, "noc_async_read");
     check_l1_range(c, off, size, "noc_async_read", "destination");
     Target t = resolve(c, src, size, "noc_async_read", true);
@@ -481,6 +506,7 @@ void api_noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
 
 void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
     Ctx &c = current();
+    niu_request(c, "noc_async_write", nullptr, false);
     uint32_t off = l1_offset(c, src_l1, "noc_async_write");
     check_l1_range(c, off, size, "noc_async_write", "source");
     Target t = resolve(c, dst, size, "noc_async_write", false);
@@ -497,6 +523,8 @@ void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
 void api_noc_write_mcast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t num_dests, uint32_t flags) {
     Ctx &c = current();
     const char *op = (flags & 1) != 0 ? "noc_async_write_multicast_loopback_src" : "noc_async_write_multicast";
+    const uint64_t rect = mcast_rect(dst);
+    niu_request(c, op, &rect, (flags & 2) != 0);
     uint32_t off = l1_offset(c, src_l1, op);
     check_l1_range(c, off, size, op, "source");
     uint32_t doff = 0;
@@ -512,6 +540,11 @@ void api_noc_write_mcast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
     c.counters->noc_mcasts++;
     c.counters->noc_mcast_bytes += size;
     c.counters->noc_mcast_dests += dests.size();
+    if ((flags & 2) != 0) {
+        c.counters->noc_linked_mcasts++;
+        c.counters->noc_linked_mcast_bytes += size;
+        c.counters->noc_linked_mcast_dests += dests.size();
+    }
     c.counters->noc_hops += farthest(c, dests);
 }
 
@@ -588,6 +621,7 @@ volatile uint32_t *remote_word(Ctx &c, uint64_t noc, const char *op) {
 
 void api_sem_inc(uint64_t addr, uint32_t incr) {
     Ctx &c = current();
+    niu_request(c, "noc_semaphore_inc", nullptr, false);
     before_signal(c, "noc_semaphore_inc");
     volatile uint32_t *w = remote_word(c, addr, "noc_semaphore_inc");
     *w = *w + incr;
@@ -598,6 +632,7 @@ void api_sem_inc(uint64_t addr, uint32_t incr) {
 
 void api_sem_set_remote(uint32_t src_l1, uint64_t dst) {
     Ctx &c = current();
+    niu_request(c, "noc_semaphore_set_remote", nullptr, false);
     before_signal(c, "noc_semaphore_set_remote");
     uint32_t off = l1_offset(c, src_l1, "noc_semaphore_set_remote");
     check_l1_range(c, off, 4, "noc_semaphore_set_remote", "source");
@@ -613,6 +648,8 @@ void api_sem_set_mcast(uint32_t src_l1, uint64_t dst, uint32_t num_dests, uint32
     Ctx &c = current();
     const char *op =
         (flags & 1) != 0 ? "noc_semaphore_set_multicast_loopback_src" : "noc_semaphore_set_multicast";
+    const uint64_t rect = mcast_rect(dst);
+    niu_request(c, op, &rect, (flags & 2) != 0);
     before_signal(c, op);
     uint32_t off = l1_offset(c, src_l1, op);
     check_l1_range(c, off, 4, op, "source");
@@ -683,6 +720,14 @@ void end_checks(Ctx &c) {
     }
     if (c.cs && c.cs->regs != Regs::Idle) {
         kfail("%s ended holding the DST registers (tile_regs_release missing)", who(c).c_str());
+    }
+    if (c.def->build.role != TTR_ROLE_COMPUTE) {
+        const LinkedTxn &t = c.run->linked[static_cast<size_t>(c.core) * 2 + c.def->build.noc];
+        if (t.open && t.kernel == c.kernel) {
+            kfail("%s ended with a linked multicast transaction open on NoC %u: its last multicast must be issued with "
+                  "linked = false (NOC_CMD_VC_LINKED)",
+                  who(c).c_str(), c.def->build.noc);
+        }
     }
 }
 
@@ -860,6 +905,7 @@ ttr_status run_program(Device &dev, Program &prog, const ArgTables &args, std::s
     run.dev = &dev;
     run.prog = &prog;
     run.cbs.resize(static_cast<size_t>(ncores) * NUM_CBS);
+    run.linked.resize(static_cast<size_t>(ncores) * 2);
     const KernelConfigLayout config = layout_kernel_config(prog, args);
     run.sem_base = KERNEL_CONFIG_BASE + config.sem_offset;
     for (uint32_t i = 0; i < ncores; ++i) {

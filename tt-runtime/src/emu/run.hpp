@@ -76,11 +76,20 @@ struct Ctx {
     std::unique_ptr<ComputeState> cs;
 };
 
+// A linked NoC transaction open on one core's NIU of one NoC (NOC_CMD_VC_LINKED): the next
+// request that NIU issues, from any of the core's kernels on that NoC, belongs to it.
+struct LinkedTxn {
+    bool open = false;
+    uint64_t rect = 0;    // the multicast rectangle's coordinate bits
+    uint32_t kernel = 0;  // the kernel that opened it
+};
+
 struct Run {
     Device *dev;
     Program *prog;
     std::vector<CbState> cbs;  // [core * NUM_CBS + id]
     std::vector<Ctx> ctxs;
+    std::vector<LinkedTxn> linked;  // [core * 2 + noc]
     ucontext_t sched;
     uint32_t sem_base = 0;  // L1 offset of semaphore 0 (KernelConfigLayout)
     bool failed = false;

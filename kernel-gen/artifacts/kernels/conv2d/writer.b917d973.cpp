@@ -63,8 +63,13 @@ void kernel_main() {
     // its CBs); then multicasts the weights in weight_slabs slabs (1 with weights_on_writer),
     // without weights_on_writer each once the reader's semaphore 2 counts it in L1
     // (conv2d/weights.cpp.tera), the bias with the last; then sets semaphore 1 on the
-    // receivers. The CBs are the reader's and the compute's: this kernel reserves none, so their
-    // write pointers are the CB bases on every core.
+    // receivers. With one rectangle, the multicasts and the semaphore's are one linked NoC
+    // transaction (NOC_CMD_VC_LINKED: the path stays reserved between them, and the semaphore
+    // lands after the data, so no barrier comes before it); this kernel's NoC issues nothing
+    // else until the semaphore's multicast, unlinked, ends it. With more rectangles the
+    // destinations alternate, so nothing is linked. The CBs are the reader's and the
+    // compute's: this kernel reserves none, so their write pointers are the CB bases on every
+    // core.
     {
         const uint32_t rects[3][6] = {
             {mcast0_x0, mcast0_y0, mcast0_x1, mcast0_y1, mcast0_dests, mcast0_self},
@@ -72,9 +77,12 @@ void kernel_main() {
             {mcast2_x0, mcast2_y0, mcast2_x1, mcast2_y1, mcast2_dests, mcast2_self},
         };
         uint32_t receivers = 0;  // on the sender; the receivers' rectangles are empty
+        uint32_t used_rects = 0;
         for (const auto& r : rects) {
             receivers += r[4] - r[5];
+            used_rects += r[4] > r[5] ? 1 : 0;
         }
+        const bool linked = used_rects == 1;
         if (weights_sender != 0 && receivers > 0) {
             const uint32_t weights_l1 = get_write_ptr(cb_weights);
             const uint32_t bias_l1 = get_write_ptr(cb_bias);
@@ -121,9 +129,9 @@ void kernel_main() {
                     }
                     const uint64_t dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], l1);
                     if (r[5] != 0) {
-                        noc_async_write_multicast_loopback_src(l1, dst, bytes, r[4]);
+                        noc_async_write_multicast_loopback_src(l1, dst, bytes, r[4], linked);
                     } else {
-                        noc_async_write_multicast(l1, dst, bytes, r[4]);
+                        noc_async_write_multicast(l1, dst, bytes, r[4], linked);
                     }
                 }
             };
@@ -136,7 +144,9 @@ void kernel_main() {
                 multicast(weights_l1 + start * page_bytes, (end - start) * page_bytes);
             }
             multicast(bias_l1, bias_bytes);
-            noc_async_write_barrier();
+            if (!linked) {
+                noc_async_write_barrier();
+            }
             const uint32_t valid = get_semaphore(1);
             noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(valid), 1);
             for (const auto& r : rects) {
