@@ -41,9 +41,11 @@
 //! charged as bf16); the packer's real rate; kernel launch skew between cores; instruction-cache
 //! and RISC-V stalls beyond the scalar work the caller supplies.
 
+pub mod contention;
 pub mod roofline;
 pub mod timeline;
 
+pub use contention::Contention;
 pub use roofline::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
 pub use timeline::{
     CoreTimeline, KernelCycles, McastPoint, PhasedKernel, TimelineModel, TimelineStep,
