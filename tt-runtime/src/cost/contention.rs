@@ -66,3 +66,34 @@ impl TimelineModel {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counters::Counters;
+    use crate::device::CoreCoord;
+    use crate::program::KernelRole;
+
+    #[test]
+    fn the_busiest_link_bounds_a_step_its_cores_would_finish_sooner() {
+        // 1 MiB on NoC 0 from (1,2) to (3,4): each of its 4 links carries 1 MiB, 16384 cycles at
+        // 64 B/cycle; the one core's kernel counted nothing.
+        let at = CoreCoord::new;
+        let o = Occupancy::default()
+            .route(0, at(1, 2), at(3, 4), at(3, 4), false, 1 << 20)
+            .expect("route");
+        let m = TimelineModel::BLACKHOLE;
+        let idle = [vec![PhasedKernel::flat(
+            KernelRole::Reader,
+            Counters::default(),
+        )]];
+        let step = m.contended_step(&idle, &o);
+        let link_seconds = 16384.0 / 1.35e9;
+        assert!((step.contention.link_seconds - link_seconds).abs() < 1e-15);
+        assert_eq!(step.contention.bank, None);
+        assert_eq!(step.dominant(), "NoC link");
+        assert!((step.seconds() - (link_seconds + 1e-6)).abs() < 1e-15);
+        // The same step without its occupancy is the dispatch alone.
+        assert_eq!(m.step(&idle).seconds(), 1e-6);
+    }
+}

@@ -29,7 +29,8 @@
 //! further one costs the slowest stage (the sum of a pair that takes turns,
 //! [`PhasedKernel::single_buffered`]). The core ends at the later of that pipeline and each
 //! kernel's own start plus total. A step takes its slowest core, at least its DRAM bytes at the
-//! aggregate DRAM rate, plus the dispatch of one program.
+//! aggregate DRAM rate (and, built by [`TimelineModel::contended_step`], its busiest link's and
+//! bank's bytes at one link's and one bank's rate), plus the dispatch of one program.
 
 use crate::counters::{Counters, TileOp, NOC_SIZE_CLASSES};
 use crate::program::{KernelRole, MathFidelity};
