@@ -48,17 +48,9 @@ pub struct Link {
 }
 
 /// Bytes per NoC link and per DRAM bank.
-#[derive(Clone)]
+#[derive(Clone, Default)]
 pub struct Occupancy {
     raw: Box<sys::ttr_occupancy>,
-}
-
-impl Default for Occupancy {
-    fn default() -> Self {
-        Occupancy {
-            raw: Box::default(),
-        }
-    }
 }
 
 impl std::fmt::Debug for Occupancy {
