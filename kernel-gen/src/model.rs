@@ -17,7 +17,8 @@ use std::collections::BTreeMap;
 
 use thiserror::Error;
 use tt_runtime::{
-    CostModel, KernelRole, KernelWork, PhasedKernel, StepEstimate, TimelineModel, TimelineStep,
+    Axis, Contention, CostModel, KernelRole, KernelWork, PhasedKernel, StepEstimate, TimelineModel,
+    TimelineStep,
 };
 
 use crate::device::Core;
@@ -302,7 +303,8 @@ pub fn timeline(
 ) -> Result<Vec<NodeTimeline>, ModelError> {
     let flat = estimate(kir, steps, counts, &CostModel::BLACKHOLE)?;
     flat.into_iter()
-        .map(|n| {
+        .zip(steps)
+        .map(|(n, counted)| {
             let node = kir
                 .nodes
                 .iter()
@@ -344,7 +346,7 @@ pub fn timeline(
             Ok(NodeTimeline {
                 node: n.node,
                 op: n.op,
-                step: model.step(&cores),
+                step: model.contended_step(&cores, &counted.occupancy),
             })
         })
         .collect()
@@ -355,7 +357,7 @@ pub fn why_timeline(t: &TimelineStep, clock_hz: f64) -> String {
     let s = &t.slowest;
     let us = |cycles: f64| cycles / clock_hz * 1e6;
     format!(
-        "start-up {:.1} (senders {:.1}) first block {:.1} steady {:.1} | rd {:.1} cmp {:.1} wr {:.1} | dram {:.1}",
+        "start-up {:.1} (senders {:.1}) first block {:.1} steady {:.1} | rd {:.1} cmp {:.1} wr {:.1} | dram {:.1} | {}",
         us(s.prologue),
         us(t.sender_cycles),
         us(s.first_block),
@@ -363,8 +365,32 @@ pub fn why_timeline(t: &TimelineStep, clock_hz: f64) -> String {
         us(s.of(KernelRole::Reader)),
         us(s.of(KernelRole::Compute)),
         us(s.of(KernelRole::Writer)),
-        t.dram_seconds * 1e6
+        t.dram_seconds * 1e6,
+        busiest(&t.contention)
     )
+}
+
+/// The busiest NoC link and DRAM bank of a step, for a report line: where they are, their KiB
+/// and their modeled µs at one link's or bank's rate.
+pub fn busiest(c: &Contention) -> String {
+    let link = c.link.map_or("no link used".to_string(), |(l, bytes)| {
+        format!(
+            "link NoC{} ({},{}) {} {} KiB {:.1}",
+            l.noc,
+            l.x,
+            l.y,
+            match l.axis {
+                Axis::X => "x",
+                Axis::Y => "y",
+            },
+            bytes / 1024,
+            c.link_seconds * 1e6
+        )
+    });
+    let bank = c.bank.map_or("no bank used".to_string(), |(b, bytes)| {
+        format!("bank {b} {} KiB {:.1}", bytes / 1024, c.bank_seconds * 1e6)
+    });
+    format!("{link}, {bank}")
 }
 
 /// What the slowest core and DRAM spend, in modeled µs, for a report line.
@@ -463,6 +489,7 @@ mod tests {
                 counters(Role::Reader, "s_reader"),
                 counters(Role::Writer, "s_writer"),
             ],
+            occupancy: Default::default(),
         }]
     }
 

@@ -16,7 +16,7 @@ use superpoint_graph::WeightSet;
 use thiserror::Error;
 use tt_runtime::{
     Buffer, CbSpec, CoreCoord, Counters, DataFormat, Device, KernelId, KernelSpec, MathFidelity,
-    Program, Trace,
+    Occupancy, Program, Trace,
 };
 
 use crate::device::{Core, CoreRange, Fidelity, Format};
@@ -85,6 +85,8 @@ pub struct StepCounters {
     pub node: String,
     pub op: String,
     pub kernels: Vec<KernelCounters>,
+    /// Bytes over each NoC link and DRAM bank, every kernel and core of the step.
+    pub occupancy: Occupancy,
 }
 
 /// The bytes of every weight and resize-filter buffer of `program`, by buffer name: convolution
@@ -594,6 +596,7 @@ impl Loaded {
                     node: s.node.clone(),
                     op: s.op.clone(),
                     kernels,
+                    occupancy: s.program.occupancy()?,
                 })
             })
             .collect()

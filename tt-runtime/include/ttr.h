@@ -120,6 +120,17 @@ typedef struct ttr_core {
     uint32_t y;
 } ttr_core;
 
+/* NoC link and DRAM bank occupancy of a program's runs (reset with its counters). Blackhole's NoCs are
+ * 17x12 tori; from each router one link leaves along x and one along y per NoC, in the NoC's direction
+ * (NoC 0: +x, +y; NoC 1: -x, -y). Data bytes only: a read's response from its source to the reader, a
+ * write from the writer to its target, a multicast over its tree, each on the issuing kernel's NoC;
+ * requests, acknowledgements, semaphore updates and packet headers are not counted. */
+enum { TTR_NOCS = 2, TTR_NOC_TORUS_X = 17, TTR_NOC_TORUS_Y = 12, TTR_DRAM_BANKS = 8 };
+typedef struct ttr_occupancy {
+    uint64_t link_bytes[TTR_NOCS][TTR_NOC_TORUS_Y][TTR_NOC_TORUS_X][2]; /* [noc][y][x][0: x link, 1: y link] */
+    uint64_t dram_bank_bytes[TTR_DRAM_BANKS];                           /* read and written, by bank */
+} ttr_occupancy;
+
 /* An inclusive rectangle of logical cores. */
 typedef struct ttr_core_range {
     ttr_core start;
@@ -242,6 +253,13 @@ ttr_status ttr_program_counters(const ttr_program *program, int32_t kernel_id, t
 ttr_status ttr_program_core_counters(const ttr_program *program, uint32_t kernel_id, ttr_core core,
                                      ttr_counters *out);
 ttr_status ttr_program_reset_counters(ttr_program *program);
+/* NoC link and DRAM bank occupancy of every run since creation or the last counter reset. */
+ttr_status ttr_program_occupancy(const ttr_program *program, ttr_occupancy *out);
+/* Adds `bytes` to `into` along the route the emulator charges for data sent on NoC `noc` from NoC
+ * coordinates `from` to `to_lo`..`to_hi` (inclusive corners, lo <= hi): a unicast (to_lo == to_hi, not
+ * multicast) or a multicast to the rectangle. */
+ttr_status ttr_noc_route(uint32_t noc, ttr_core from, ttr_core to_lo, ttr_core to_hi, uint32_t multicast,
+                         uint64_t bytes, ttr_occupancy *into);
 
 /* Runs (or, during trace capture, records) a program. The emulator runs it to completion before returning. */
 ttr_status ttr_enqueue_program(ttr_device *device, ttr_program *program, uint32_t blocking);

@@ -86,6 +86,7 @@ pub mod device;
 pub mod error;
 pub mod host;
 pub mod install;
+pub mod occupancy;
 pub mod program;
 pub mod selftest;
 pub mod sys;
@@ -94,7 +95,7 @@ pub mod workload;
 
 pub use buffer::Buffer;
 pub use cost::{
-    Bound, CoreEstimate, CoreTimeline, CostModel, KernelCycles, KernelWork, McastPoint,
+    Bound, Contention, CoreEstimate, CoreTimeline, CostModel, KernelCycles, KernelWork, McastPoint,
     PhasedKernel, StepEstimate, TimelineModel, TimelineStep,
 };
 pub use counters::{
@@ -103,6 +104,7 @@ pub use counters::{
 pub use device::{CoreCoord, CoreRange, Device, DeviceInfo, Dispatch, Opening, ProgramTime};
 pub use error::{Error, Result};
 pub use install::{EthDispatch, Installation};
+pub use occupancy::{Axis, Link, Occupancy};
 pub use program::{
     CbSpec, DataFormat, KernelId, KernelRole, KernelSpec, MathFidelity, Program, UnpackToDestMode,
 };

@@ -6,6 +6,7 @@ use std::ptr::NonNull;
 use crate::counters::Counters;
 use crate::device::{CoreCoord, CoreRange, Device};
 use crate::error::{check, Error, Result};
+use crate::occupancy::Occupancy;
 use crate::sys;
 
 /// The processor a kernel runs on.
@@ -387,7 +388,16 @@ impl Program {
         Ok(Counters::from_raw(&c))
     }
 
-    /// Zeroes the counters.
+    /// NoC link and DRAM bank occupancy of every run since creation or the last
+    /// [`Program::reset_counters`].
+    pub fn occupancy(&self) -> Result<Occupancy> {
+        let mut raw = Box::<sys::ttr_occupancy>::default();
+        // SAFETY: valid program and out-pointer.
+        check(unsafe { sys::ttr_program_occupancy(self.raw(), &mut *raw) })?;
+        Ok(Occupancy::from_raw(raw))
+    }
+
+    /// Zeroes the counters and the occupancy.
     pub fn reset_counters(&mut self) -> Result<()> {
         // SAFETY: valid program.
         check(unsafe { sys::ttr_program_reset_counters(self.raw()) })

@@ -110,7 +110,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             precision.name()
         );
         println!(
-            "{:<18} {:>5} {:>8} {:<10} {:>8} {:<13} {:>14}  v2: slowest core's timeline, modeled µs | v1: slowest core and DRAM",
+            "{:<18} {:>5} {:>8} {:<10} {:>8} {:<13} {:>14}  v2: slowest core's timeline, busiest NoC link and DRAM bank, modeled µs | v1: slowest core and DRAM",
             "node", "cores", "v2 µs", "v2 bound", "v1 µs", "v1 bound", "v1 w/o scalar"
         );
         let (mut total, mut total_without, mut total_v2) = (0.0, 0.0, 0.0);

@@ -5,7 +5,7 @@
 //!   totals. A floor: silicon cannot beat it, and it hides every serialised phase.
 //! * [`timeline`] (v2, [`TimelineModel`]): measured rates, unpack limits, SFPU cycles by op,
 //!   multicast cost by destinations, NoC flight, and each core's timeline of prologue, pipelined
-//!   blocks and drain. The estimate.
+//!   blocks and drain; [`contention`]: the busiest NoC link and DRAM bank. The estimate.
 //!
 //! `superpoint bench --calibrate` runs programs like the published measurements below on the
 //! emulator and prints v2 beside them (docs/cost-model.md has the table and the method).
@@ -31,20 +31,26 @@
 //! | NoC hop | 9 cycles | TENSIX_FACTS (tt-isa-documentation, BlackholeA0 NoC); hops counted on the 17×12 torus per the kernel's NoC |
 //! | issue | 8 RISC-V cycles per transfer | assumption, as the roofline |
 //! | aggregate DRAM | 512 GB/s | p150a specification (TENSIX_FACTS) |
+//! | NoC link ([`contention`]) | 64 B/cycle per directed link per NoC | tenstorrent/tt-isa-documentation `WormholeB0/NoC/README.md` "Performance": one flit per cycle per link, router to router; a Blackhole flit is 64 B (TENSIX_FACTS). Assumption: header flits left out; tt-npe's Blackhole model charges every link 60.9 B/cycle |
+//! | DRAM bank ([`contention`]) | 64 GB/s | assumption: the 512 GB/s shared evenly by the 8 banks (no per-bank measurement found; tt-npe's Blackhole model gives a DRAM endpoint 54 GB/s each way) |
+//! | NoC routes ([`Occupancy`](crate::Occupancy)) | NoC 0 +x then +y, NoC 1 −y then −x, torus wrap; multicasts on the x-major tree | tenstorrent/tt-isa-documentation `WormholeB0/NoC/RoutingPaths.md`; tt-metal's `noc_nonblocking_api.h` multicasts with `NOC_CMD_BRCST_PACKET` and without `NOC_CMD_BRCST_XY` |
 //! | dispatch | 1 µs per program | tenstorrent/tt-metal issue #15605: op-to-op gaps of about 1 µs in a trace, tt-metal's target |
 //!
 //! # What v2 leaves out
 //! Init and format-reconfig calls (`copy_init`, `matmul_block_init`, `reconfig_data_format`: not
-//! counted by the emulator, estimated at 10–20 % in issue 18); NoC link and DRAM bank contention
-//! (DRAM is bounded in aggregate only, with uniformly interleaved pages); DRAM latency beyond the
+//! counted by the emulator, estimated at 10–20 % in issue 18); contention in time (the busiest
+//! link's and bank's bytes bound the whole program, not each phase; NIU limits, header flits and
+//! semaphore traffic are left out, each DRAM bank has one NoC endpoint); DRAM latency beyond the
 //! hop flight; each kernel's multicasts at their mean size and destinations, semaphore
 //! multicasts without a multicast's fixed cost; fp32 tiles' double unpack bytes (every tile is
 //! charged as bf16); the packer's real rate; kernel launch skew between cores; instruction-cache
 //! and RISC-V stalls beyond the scalar work the caller supplies.
 
+pub mod contention;
 pub mod roofline;
 pub mod timeline;
 
+pub use contention::Contention;
 pub use roofline::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
 pub use timeline::{
     CoreTimeline, KernelCycles, McastPoint, PhasedKernel, TimelineModel, TimelineStep,

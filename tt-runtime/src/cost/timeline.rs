@@ -29,11 +29,13 @@
 //! further one costs the slowest stage (the sum of a pair that takes turns,
 //! [`PhasedKernel::single_buffered`]). The core ends at the later of that pipeline and each
 //! kernel's own start plus total. A step takes its slowest core, at least its DRAM bytes at the
-//! aggregate DRAM rate, plus the dispatch of one program.
+//! aggregate DRAM rate (and, built by [`TimelineModel::contended_step`], its busiest link's and
+//! bank's bytes at one link's and one bank's rate), plus the dispatch of one program.
 
 use crate::counters::{Counters, TileOp, NOC_SIZE_CLASSES};
 use crate::program::{KernelRole, MathFidelity};
 
+use super::contention::Contention;
 use super::roofline::CostModel;
 
 /// The constants of the timeline model (sources: the [`cost`](super) module docs).
@@ -72,6 +74,10 @@ pub struct TimelineModel {
     pub hop_cycles: f64,
     /// Aggregate DRAM bandwidth, bytes per second.
     pub dram_bytes_per_second: f64,
+    /// Bytes per cycle one NoC link carries ([`TimelineModel::contention`]).
+    pub noc_link_bytes_per_cycle: f64,
+    /// Bytes per second one DRAM bank moves ([`TimelineModel::contention`]).
+    pub dram_bank_bytes_per_second: f64,
     /// Dispatch cost of one program inside a trace, seconds.
     pub dispatch_seconds: f64,
     /// Bytes of one tile the unpackers and the packer move (bf16).
@@ -158,6 +164,8 @@ impl TimelineModel {
         noc_issue_cycles: 8.0,
         hop_cycles: 9.0,
         dram_bytes_per_second: 512e9,
+        noc_link_bytes_per_cycle: 64.0,
+        dram_bank_bytes_per_second: 512e9 / 8.0,
         dispatch_seconds: 1e-6,
         tile_bytes: 2048.0,
     };
@@ -409,6 +417,7 @@ impl TimelineModel {
             dispatch_seconds: self.dispatch_seconds,
             sender_cycles: sends,
             slowest,
+            contention: Contention::default(),
         }
     }
 }
@@ -531,10 +540,13 @@ pub struct TimelineStep {
     pub dispatch_seconds: f64,
     /// When the step's slowest multicast prologue ends, cycles.
     pub sender_cycles: f64,
+    /// Its busiest NoC link and DRAM bank (none unless built by
+    /// [`TimelineModel::contended_step`]).
+    pub contention: Contention,
 }
 
 impl TimelineStep {
-    /// Modeled time: max(slowest core, DRAM) + dispatch.
+    /// Modeled time: max(slowest core, DRAM, busiest link and bank) + dispatch.
     pub fn seconds(&self) -> f64 {
         self.kernel_seconds() + self.dispatch_seconds
     }
@@ -542,13 +554,19 @@ impl TimelineStep {
     /// Modeled time without the dispatch (what tt-metal's profiler reports as the device kernel
     /// duration).
     pub fn kernel_seconds(&self) -> f64 {
-        self.core_seconds.max(self.dram_seconds)
+        self.core_seconds
+            .max(self.dram_seconds)
+            .max(self.contention.seconds())
     }
 
-    /// What dominates the slowest core, for a report: "dram", "start-up" (its prologue and the
-    /// first block), or the busiest kernel of its steady state.
+    /// What dominates the step, for a report: "DRAM bank" or "NoC link" (contention), "DRAM"
+    /// (aggregate), or in the slowest core "start-up" (its prologue and the first block) or the
+    /// busiest kernel of its steady state.
     pub fn dominant(&self) -> &'static str {
         let s = &self.slowest;
+        if self.contention.seconds() > self.core_seconds.max(self.dram_seconds) {
+            return self.contention.bound();
+        }
         if self.dram_seconds > self.core_seconds {
             return "DRAM";
         }

@@ -5,6 +5,7 @@
 #include <new>
 
 #include "emu.hpp"
+#include "noc_route.hpp"
 
 struct ttr_device {
     std::shared_ptr<ttr::Device> d;
@@ -674,6 +675,44 @@ ttr_status ttr_program_reset_counters(ttr_program *program) {
             for (ttr_counters &c : per_core) {
                 c = ttr_counters{};
             }
+        }
+        p.occupancy = ttr_occupancy{};
+    });
+}
+
+ttr_status ttr_program_occupancy(const ttr_program *program, ttr_occupancy *out) {
+    return guard([&] {
+        need(program, "program");
+        need(out, "out");
+        const ttr::Program &p = *program->p;
+        std::lock_guard<std::mutex> lock(p.device->mu);
+        *out = p.occupancy;
+    });
+}
+
+ttr_status ttr_noc_route(uint32_t noc, ttr_core from, ttr_core to_lo, ttr_core to_hi, uint32_t multicast,
+                         uint64_t bytes, ttr_occupancy *into) {
+    return guard([&] {
+        need(into, "into");
+        if (noc >= TTR_NOCS) {
+            bad(fmt("NoC %u does not exist (there are %u)", noc, static_cast<unsigned>(TTR_NOCS)));
+        }
+        for (const ttr_core &c : {from, to_lo, to_hi}) {
+            if (c.x >= TTR_NOC_TORUS_X || c.y >= TTR_NOC_TORUS_Y) {
+                bad(fmt("NoC coordinates (%u,%u) are outside the %ux%u torus", c.x, c.y,
+                        static_cast<unsigned>(TTR_NOC_TORUS_X), static_cast<unsigned>(TTR_NOC_TORUS_Y)));
+            }
+        }
+        if (to_lo.x > to_hi.x || to_lo.y > to_hi.y) {
+            bad(fmt("the destination corners (%u,%u)..(%u,%u) are not lowest first", to_lo.x, to_lo.y, to_hi.x,
+                    to_hi.y));
+        }
+        if (multicast != 0) {
+            ttr::route_multicast(*into, noc, from.x, from.y, to_lo, to_hi, bytes);
+        } else if (to_lo.x != to_hi.x || to_lo.y != to_hi.y) {
+            bad("a unicast route has one destination: to_lo and to_hi must be equal");
+        } else {
+            ttr::route_unicast(*into, noc, from.x, from.y, to_lo.x, to_lo.y, bytes);
         }
     });
 }

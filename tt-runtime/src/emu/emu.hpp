@@ -163,6 +163,7 @@ struct Program {
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> sems;  // [core] (id, initial)
     ArgTables args;
     std::vector<std::vector<ttr_counters>> counters;  // [kernel][core]
+    ttr_occupancy occupancy{};                          // NoC links and DRAM banks, every kernel and core
     bool ran = false;
 };
 

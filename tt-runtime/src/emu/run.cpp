@@ -1,6 +1,7 @@
 // The scheduler and the data-movement half of the kernel API: runtime args, CBs, NoC transfers,
 // multicast and semaphores, with the emulator's strictness checks.
 #include "run.hpp"
+#include "noc_route.hpp"
 
 #include <sys/mman.h>
 
@@ -63,6 +64,16 @@ uint64_t farthest(Ctx &c, const std::vector<uint32_t> &dests) {
         most = std::max(most, hops(c, k.nx, k.ny, d.nx, d.ny));
     }
     return most;
+}
+
+// Occupancy of the data of a unicast transfer from NoC (sx, sy) to (dx, dy) on this kernel's NoC, and of
+// the DRAM bank it reads or writes (bank < 0: none).
+void occupy(Ctx &c, uint32_t sx, uint32_t sy, uint32_t dx, uint32_t dy, int32_t bank, uint32_t size) {
+    ttr_occupancy &o = c.run->prog->occupancy;
+    route_unicast(o, c.def->build.noc == 1 ? 1 : 0, sx, sy, dx, dy, size);
+    if (bank >= 0) {
+        o.dram_bank_bytes[bank] += size;
+    }
 }
 
 // Turns a kernel-visible L1 address (a device offset or this core's host window) into an offset.
@@ -501,6 +512,8 @@ void api_noc_read(uint64_t src, uint32_t dst_l1, uint32_t size) {
     if (t.bank >= 0) {
         c.counters->dram_read_bytes += size;
     }
+    occupy(c, static_cast<uint32_t>((src >> 36) & 63), static_cast<uint32_t>((src >> 42) & 63), core_of(c).nx,
+           core_of(c).ny, t.bank, size);
     c.reads.push_back(Xfer{core_of(c).l1 + off, t.ptr, size, off, false});
 }
 
@@ -517,6 +530,8 @@ void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
     if (t.bank >= 0) {
         c.counters->dram_write_bytes += size;
     }
+    occupy(c, core_of(c).nx, core_of(c).ny, static_cast<uint32_t>((dst >> 36) & 63),
+           static_cast<uint32_t>((dst >> 42) & 63), t.bank, size);
     c.writes.push_back(Xfer{t.ptr, core_of(c).l1 + off, size, off, false});
 }
 
@@ -546,6 +561,13 @@ void api_noc_write_mcast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
         c.counters->noc_linked_mcast_dests += dests.size();
     }
     c.counters->noc_hops += farthest(c, dests);
+    if (!dests.empty()) {
+        uint32_t x0 = static_cast<uint32_t>((dst >> 36) & 63), y0 = static_cast<uint32_t>((dst >> 42) & 63);
+        uint32_t x1 = static_cast<uint32_t>((dst >> 48) & 63), y1 = static_cast<uint32_t>((dst >> 54) & 63);
+        route_multicast(c.run->prog->occupancy, c.def->build.noc == 1 ? 1 : 0, core_of(c).nx, core_of(c).ny,
+                        ttr_core{std::min(x0, x1), std::min(y0, y1)}, ttr_core{std::max(x0, x1), std::max(y0, y1)},
+                        size);
+    }
 }
 
 // A barrier that finds transfers in flight waits for them.

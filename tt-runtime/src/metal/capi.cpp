@@ -1070,6 +1070,30 @@ ttr_status ttr_program_reset_counters(ttr_program *program) {
     return guard(TTR_ERR_INTERNAL, [&] { need(program, "program"); });
 }
 
+ttr_status ttr_program_occupancy(const ttr_program *program, ttr_occupancy *out) {
+    return guard(TTR_ERR_INTERNAL, [&] {
+        need(program, "program");
+        need(out, "out");
+        no_counters();
+    });
+}
+
+ttr_status ttr_noc_route(uint32_t noc, ttr_core from, ttr_core to_lo, ttr_core to_hi, uint32_t multicast,
+                         uint64_t bytes, ttr_occupancy *into) {
+    (void)noc;
+    (void)from;
+    (void)to_lo;
+    (void)to_hi;
+    (void)multicast;
+    (void)bytes;
+    return guard(TTR_ERR_INTERNAL, [&] {
+        need(into, "into");
+        throw HostError{TTR_ERR_UNSUPPORTED,
+                        "the NoC route model is the emulator's occupancy accounting; build without the `metal` "
+                        "feature to use it"};
+    });
+}
+
 ttr_status ttr_enqueue_program(ttr_device *device, ttr_program *program, uint32_t blocking) {
     return guard(TTR_ERR_INTERNAL, [&] {
         need(device, "device");
