@@ -86,6 +86,18 @@ enum {
     TTR_SFPU_SCALAR = 6, /* add/sub/mul/div by a scalar */
     TTR_SFPU_COUNT = 7
 };
+/* Op inits and format reconfigs by kind (what each one programs differs, so does its cost). */
+enum {
+    TTR_INIT_COPY = 0,            /* copy_tile_init / copy_init / transpose inits: datacopy unpack + math */
+    TTR_INIT_MATMUL = 1,          /* matmul_init / matmul_block_init */
+    TTR_INIT_BINARY = 2,          /* add/sub/mul (and broadcast) inits, binary_op_init_common */
+    TTR_INIT_REDUCE = 3,          /* reduce_init */
+    TTR_INIT_LAYOUT = 4,          /* tilize / untilize / pack_untilize inits and their uninits, reduce_uninit */
+    TTR_INIT_SFPU = 5,            /* an SFPU op's init */
+    TTR_INIT_UNPACK_RECONFIG = 6, /* one unpacker source (SrcA or SrcB) reprogrammed for another format */
+    TTR_INIT_PACK_RECONFIG = 7,   /* the packer reprogrammed: format, ReLU, L1 accumulation */
+    TTR_INIT_COUNT = 8
+};
 /* NoC transfer size classes: <=64, <=128, <=256, <=512, <=1K, <=2K, <=4K, <=8K, <=16K, >16K bytes. */
 enum { TTR_NOC_SIZE_CLASSES = 10 };
 
@@ -113,6 +125,8 @@ typedef struct ttr_counters {
                                multicasts to their farthest destination (Blackhole's 17x12 torus, per the kernel's NoC) */
     uint64_t noc_barriers;  /* read and write barriers that waited on at least one transfer */
     uint64_t sem_waits;     /* noc_semaphore_wait / _wait_min calls */
+    uint64_t inits[TTR_INIT_COUNT]; /* op inits and format reconfigs by kind; a conditional reconfig
+                                       (old, new) counts only when the formats differ, as the LLK skips it */
 } ttr_counters;
 
 typedef struct ttr_core {

@@ -49,6 +49,30 @@ pub enum SfpuOp {
     Scalar = 6,
 }
 
+/// Op inits and data format reconfigs by what they program (each costs differently).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InitKind {
+    /// `copy_tile_init`, `copy_init`, the transpose inits: the datacopy unpack and math setup.
+    Copy = 0,
+    /// `matmul_init`, `matmul_block_init`.
+    Matmul = 1,
+    /// Element-wise add, subtract, multiply (and broadcast) inits, `binary_op_init_common`.
+    Binary = 2,
+    /// `reduce_init`.
+    Reduce = 3,
+    /// Tilize, untilize and pack-untilize inits and the uninits.
+    Layout = 4,
+    /// An SFPU op's init.
+    Sfpu = 5,
+    /// One unpacker source (SrcA or SrcB) reprogrammed for a CB's format.
+    UnpackReconfig = 6,
+    /// The packer reprogrammed: its output format, ReLU or L1 accumulation.
+    PackReconfig = 7,
+}
+
+/// Number of [`InitKind`]s.
+pub const INIT_KINDS: usize = 8;
+
 /// Upper bounds (bytes) of the NoC transfer size classes; the last class is everything larger.
 pub const NOC_SIZE_CLASS_LIMITS: [u32; 9] = [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
 
@@ -110,6 +134,9 @@ pub struct Counters {
     pub noc_barriers: u64,
     /// Semaphore waits.
     pub sem_waits: u64,
+    /// Op inits and format reconfigs by [`InitKind`]; a conditional reconfig `(old, new)` counts
+    /// only when the two formats differ, as the LLK skips it otherwise.
+    pub inits: [u64; INIT_KINDS],
 }
 
 impl Counters {
@@ -126,6 +153,11 @@ impl Counters {
     /// SFPU instructions of one kind.
     pub fn sfpu(&self, op: SfpuOp) -> u64 {
         self.sfpu_ops[op as usize]
+    }
+
+    /// Inits or reconfigs of one kind.
+    pub fn inits(&self, kind: InitKind) -> u64 {
+        self.inits[kind as usize]
     }
 
     /// NoC transactions: unicast reads and writes, multicasts and semaphore updates.
@@ -166,6 +198,7 @@ impl Counters {
             noc_hops: c.noc_hops,
             noc_barriers: c.noc_barriers,
             sem_waits: c.sem_waits,
+            inits: c.inits,
         }
     }
 }

@@ -99,7 +99,8 @@ pub use cost::{
     PhasedKernel, StepEstimate, TimelineModel, TimelineStep,
 };
 pub use counters::{
-    noc_size_class, Counters, SfpuOp, TileOp, NOC_SIZE_CLASSES, NOC_SIZE_CLASS_LIMITS,
+    noc_size_class, Counters, InitKind, SfpuOp, TileOp, INIT_KINDS, NOC_SIZE_CLASSES,
+    NOC_SIZE_CLASS_LIMITS,
 };
 pub use device::{CoreCoord, CoreRange, Device, DeviceInfo, Dispatch, Opening, ProgramTime};
 pub use error::{Error, Result};

@@ -11,16 +11,18 @@
 //!   row misses at column-tile edges (FrameRows' copies ±1 hold 0 there) from copy 0, on the
 //!   RISC-V;
 //! * the compute kernel tilizes the block into W/32 tiles T_j (row k = tap k, column c =
-//!   output pixel 32j + c) and, for each output block j, transposes T_j into the im2col tile
-//!   (row c = pixel, column k = tap; exact), packs it, and runs the conv's block
-//!   (`conv2d/block.cpp.tera`: bias, matmul, ReLU), the same operands as the generic reader's;
+//!   output pixel 32j + c) and, for each batch of output blocks (as many as `cb_im2col` holds
+//!   and divide W/32), transposes their T_j into im2col tiles (row c = pixel, column k = tap;
+//!   exact) under one transpose init, packs them, and runs the conv's block
+//!   (`conv2d/block.cpp.tera`: bias, matmul, ReLU) for each, the same operands as the generic
+//!   reader's; the packer's ReLU is switched on and off once per batch;
 //! * the writer is the generic conv writer over the core's blocks.
 
 use crate::kir::{
     args, blocks, cb_id, cb_plan, exact_fp32_copies, format_args, input, names, per_core,
     share_args, Arg, Call, Kernel, KirError, Role, Trips,
 };
-use crate::plan::{ConvPlan, NodePlan};
+use crate::plan::{largest_divisor_within, ConvPlan, NodePlan};
 
 use super::conv2d::{add_conv_weights_fill, conv_block_groups, conv_writer};
 
@@ -111,40 +113,44 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         ],
     };
     add_conv_weights_fill(&mut reader, node, c)?;
+    let batch = largest_divisor_within(row_tiles, cb_plan(node, "cb_im2col")?.pages);
     let block = vec![
         Call::CbReserve {
             cb: im2col,
-            pages: 1,
+            pages: batch,
         },
         Call::Dst {
-            tiles: 1,
+            tiles: batch,
             body: vec![
-                Call::Transpose { tiles: 1 },
+                Call::Transpose { tiles: batch },
                 Call::Pack {
                     cb: im2col,
-                    tiles: 1,
+                    tiles: batch,
                 },
             ],
         },
         Call::CbPush {
             cb: im2col,
-            pages: 1,
+            pages: batch,
         },
         Call::CbWait {
             cb: im2col,
-            pages: 1,
+            pages: batch,
         },
-        conv_block_groups(c, out),
+        Call::Loop {
+            trips: Trips::Fixed(batch),
+            body: vec![conv_block_groups(c, out)],
+        },
         Call::CbPop {
             cb: im2col,
-            pages: 1,
+            pages: batch,
         },
     ];
     let compute = Kernel {
         role: Role::Compute,
         template: "conv2d/frame_compute.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
-        compile_args: shape.clone(),
+        compile_args: [shape.clone(), args(&[("batch", batch)])].concat(),
         runtime_arg_names: names(&["row_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
@@ -190,7 +196,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
                         pages: row_tiles,
                     },
                     Call::Loop {
-                        trips: Trips::Fixed(row_tiles),
+                        trips: Trips::Fixed(row_tiles / batch),
                         body: block,
                     },
                     Call::CbPop {

@@ -35,10 +35,21 @@
 //! | DRAM bank ([`contention`]) | 64 GB/s | assumption: the 512 GB/s shared evenly by the 8 banks (no per-bank measurement found; tt-npe's Blackhole model gives a DRAM endpoint 54 GB/s each way) |
 //! | NoC routes ([`Occupancy`](crate::Occupancy)) | NoC 0 +x then +y, NoC 1 −y then −x, torus wrap; multicasts on the x-major tree | tenstorrent/tt-isa-documentation `WormholeB0/NoC/RoutingPaths.md`; tt-metal's `noc_nonblocking_api.h` multicasts with `NOC_CMD_BRCST_PACKET` and without `NOC_CMD_BRCST_XY` |
 //! | dispatch | 1 µs per program | tenstorrent/tt-metal issue #15605: op-to-op gaps of about 1 µs in a trace, tt-metal's target |
+//! | matmul init (`matmul_block_init`) | 70 cycles | tenstorrent/tt-metal issue #56692 (Blackhole p100a, SDPA: 139,214 cycles in 12 reconfig and matmul re-init sites per k step, ≈ 167 steps: ≈ 70 a site) and #55760 (74 fixed cycles of matmul overhead per q tile per k step); tt-llk `llk_math_matmul.h`: 5 ADDR_MODs, a 16-instruction replay buffer and the MOP, the unpacker's matmul MOP beside it |
+//! | copy / transpose init | 40 cycles | **estimate** from tt-llk `llk_math_eltwise_unary_datacopy.h` and `llk_unpack_A.h`: 3 ADDR_MODs, the MOP, a counter reset (≈ 20 instructions) on math, the unpack-A MOP beside it, after the previous MOP drains |
+//! | element-wise binary init | 40 cycles | **estimate**, the same shape as the copy init |
+//! | reduce init | 50 cycles | **estimate**: the copy init's shape plus the unpacker's reduce setup |
+//! | tilize / untilize init or uninit | 80 cycles | **estimate**: the unpacker's tile geometry and the packer reprogrammed |
+//! | SFPU op init | 20 cycles | **estimate**: the SFPU config register, ADDR_MOD_7, a counter reset |
+//! | unpack reconfig, per source | 35 cycles | tt-llk `llk_unpack_common.h` `_llk_unpack_reconfig_data_format_srca_impl_`: a STALLWAIT for the unpacker, 7 config read-modify-writes, a GPR and an ADC write, plus the math side's format write; tenstorrent/tt-metal PR #42446 ("tens of cycles each"). Charged only when it reprograms: a conditional `(old, new)` reconfig between CBs of one format is skipped by the LLK and not counted |
+//! | pack reconfig (format, ReLU, L1 accumulation) | 35 cycles | **estimate**: a STALLWAIT for the packer and its config writes; PR #42446 |
+//!
+//! Inits and reconfigs run on the compute threads in series with the tile operations; the
+//! emulator counts them by kind ([`InitKind`](crate::InitKind)).
 //!
 //! # What v2 leaves out
-//! Init and format-reconfig calls (`copy_init`, `matmul_block_init`, `reconfig_data_format`: not
-//! counted by the emulator, estimated at 10–20 % in issue 18); contention in time (the busiest
+//! The per-kernel `compute_kernel_hw_startup` (a full configure, once per kernel); the drain an
+//! init's stall forces beyond its own cycles; contention in time (the busiest
 //! link's and bank's bytes bound the whole program, not each phase; NIU limits, header flits and
 //! semaphore traffic are left out, each DRAM bank has one NoC endpoint); DRAM latency beyond the
 //! hop flight; each kernel's multicasts at their mean size and destinations, semaphore

@@ -32,7 +32,7 @@
 //! aggregate DRAM rate (and, built by [`TimelineModel::contended_step`], its busiest link's and
 //! bank's bytes at one link's and one bank's rate), plus the dispatch of one program.
 
-use crate::counters::{Counters, TileOp, NOC_SIZE_CLASSES};
+use crate::counters::{Counters, TileOp, INIT_KINDS, NOC_SIZE_CLASSES};
 use crate::program::{KernelRole, MathFidelity};
 
 use super::contention::Contention;
@@ -82,6 +82,9 @@ pub struct TimelineModel {
     pub dispatch_seconds: f64,
     /// Bytes of one tile the unpackers and the packer move (bf16).
     pub tile_bytes: f64,
+    /// Compute-thread cycles of one op init or format reconfig by
+    /// [`InitKind`](crate::InitKind) ([`TimelineModel::init_cycles`]).
+    pub init_cycles: [f64; INIT_KINDS],
 }
 
 /// Sender cycles of one multicast of `bytes` to `destinations` cores by the measured `points`:
@@ -168,6 +171,8 @@ impl TimelineModel {
         dram_bank_bytes_per_second: 512e9 / 8.0,
         dispatch_seconds: 1e-6,
         tile_bytes: 2048.0,
+        // Copy, Matmul, Binary, Reduce, Layout, Sfpu, UnpackReconfig, PackReconfig.
+        init_cycles: [40.0, 70.0, 40.0, 50.0, 80.0, 20.0, 35.0, 35.0],
     };
 
     /// Unpacker cycles of `tiles` tiles.
@@ -208,6 +213,16 @@ impl TimelineModel {
         c.sfpu_ops
             .iter()
             .zip(self.sfpu_cycles)
+            .map(|(&n, cycles)| n as f64 * cycles)
+            .sum()
+    }
+
+    /// Cycles a compute kernel spends in op inits and format reconfigs: each reprograms the
+    /// unpackers, the math or the packer after a stall, in series with its tile operations.
+    pub fn init_cycles(&self, c: &Counters) -> f64 {
+        c.inits
+            .iter()
+            .zip(self.init_cycles)
             .map(|(&n, cycles)| n as f64 * cycles)
             .sum()
     }
@@ -316,6 +331,7 @@ impl TimelineModel {
                 KernelCycles {
                     fpu,
                     sfpu,
+                    init: self.init_cycles(c),
                     pack,
                     noc: 0.0,
                     scalar: k.scalar_cycles,
@@ -481,6 +497,8 @@ pub struct KernelCycles {
     /// FPU operations, each the longer of math and unpack.
     pub fpu: f64,
     pub sfpu: f64,
+    /// Op inits and format reconfigs.
+    pub init: f64,
     pub pack: f64,
     /// NoC transfers, issue and flight.
     pub noc: f64,
@@ -488,10 +506,10 @@ pub struct KernelCycles {
 }
 
 impl KernelCycles {
-    /// The kernel's cycles: the math thread (FPU, SFPU, scalar) against the packer, or the
-    /// data-movement core's NoC and scalar work.
+    /// The kernel's cycles: the math thread (FPU, SFPU, inits, scalar) against the packer, or
+    /// the data-movement core's NoC and scalar work.
     pub fn total(&self) -> f64 {
-        (self.fpu + self.sfpu + self.scalar).max(self.pack) + self.noc
+        (self.fpu + self.sfpu + self.init + self.scalar).max(self.pack) + self.noc
     }
 }
 
@@ -627,6 +645,25 @@ mod tests {
         c.sfpu_ops[SfpuOp::Relu as usize] = 2;
         c.sfpu_ops[SfpuOp::Exp as usize] = 1;
         close(M.sfpu_cycles(&c), 2.0 * 124.0 + 1150.0);
+    }
+
+    #[test]
+    fn every_init_in_a_loop_is_charged_once_more_than_a_hoisted_one() {
+        use crate::InitKind;
+        // 8 copies: copy_init before each (8 inits) against once before the loop (1), and two
+        // unpack reconfigs per copy against none.
+        let copies = |inits: u64, reconfigs: u64| {
+            let mut c = Counters::default();
+            c.tile_ops[TileOp::Copy as usize][MathFidelity::HiFi2 as usize] = 8;
+            c.inits[InitKind::Copy as usize] = inits;
+            c.inits[InitKind::UnpackReconfig as usize] = reconfigs;
+            M.kernel_cycles(&PhasedKernel::flat(KernelRole::Compute, c))
+                .total()
+        };
+        // Each copy unpacks one tile: 2048 / 64 = 32 cycles.
+        close(copies(1, 0), 8.0 * 32.0 + 40.0);
+        close(copies(8, 0) - copies(1, 0), 7.0 * 40.0);
+        close(copies(8, 16) - copies(8, 0), 16.0 * 35.0);
     }
 
     #[test]

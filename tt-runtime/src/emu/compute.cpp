@@ -242,6 +242,26 @@ void api_hw_startup(uint32_t icb0, uint32_t icb1, uint32_t ocb) {
     s.relu_mode = RELU_NONE;
 }
 
+// The counter class (TTR_INIT_*) of an op init: what it programs.
+uint32_t init_class(uint32_t kind) {
+    switch (kind) {
+        case ttr_emu::INIT_COPY:
+        case ttr_emu::INIT_TRANSPOSE:
+            return TTR_INIT_COPY;
+        case ttr_emu::INIT_MATMUL:
+            return TTR_INIT_MATMUL;
+        case ttr_emu::INIT_ADD:
+        case ttr_emu::INIT_SUB:
+        case ttr_emu::INIT_MUL:
+        case ttr_emu::INIT_BINARY_COMMON:
+            return TTR_INIT_BINARY;
+        case ttr_emu::INIT_REDUCE:
+            return TTR_INIT_REDUCE;
+        default:
+            return TTR_INIT_LAYOUT;
+    }
+}
+
 void api_op_init(uint32_t kind, uint32_t a, uint32_t b, uint32_t) {
     Ctx &c = current();
     const char *op = init_name(kind);
@@ -249,6 +269,7 @@ void api_op_init(uint32_t kind, uint32_t a, uint32_t b, uint32_t) {
     if (!s.started) {
         kfail("%s before compute_kernel_hw_startup on %s", op, who(c).c_str());
     }
+    c.counters->inits[init_class(kind)]++;
     switch (kind) {
         case ttr_emu::INIT_MATMUL:
         case ttr_emu::INIT_ADD:
@@ -267,7 +288,35 @@ void api_op_init(uint32_t kind, uint32_t a, uint32_t b, uint32_t) {
     s.init = kind == ttr_emu::INIT_UNINIT ? UINT32_MAX : kind;
 }
 
-void api_sfpu_init(uint32_t op) { cs(current(), "sfpu init").sfpu_inits |= 1u << op; }
+void api_sfpu_init(uint32_t op) {
+    Ctx &c = current();
+    cs(c, "sfpu init").sfpu_inits |= 1u << op;
+    // binop_with_scalar_tile_init is one init; the stand-in enables its four ops one by one and
+    // counts the first.
+    if (op != ttr_emu::SFPU_SUB_SCALAR && op != ttr_emu::SFPU_MUL_SCALAR && op != ttr_emu::SFPU_DIV_SCALAR) {
+        c.counters->inits[TTR_INIT_SFPU]++;
+    }
+}
+
+// reconfig_data_format_src{a,b} / pack_reconfig_data_format: counted when they reprogram, i.e.
+// always for the one-operand forms and when the two CBs' formats differ for (old, new).
+void api_reconfig(uint32_t what, uint32_t old_cb, uint32_t new_cb) {
+    Ctx &c = current();
+    static const char *const NAMES[] = {"reconfig_data_format_srca", "reconfig_data_format_srcb",
+                                        "pack_reconfig_data_format"};
+    const char *op = what < 3 ? NAMES[what] : "reconfig";
+    cs(c, op);
+    const CbConfig &to = cb_config(c, static_cast<int32_t>(new_cb), op);
+    bool differs = true;
+    if (old_cb != ttr_emu::NO_CB) {
+        // The unpackers' destination format also follows a CB's UnpackToDestFp32 mode.
+        differs = cb_config(c, static_cast<int32_t>(old_cb), op).format != to.format ||
+                  (what != ttr_emu::RECONFIG_PACK && unpack_to_dest_fp32(c, old_cb) != unpack_to_dest_fp32(c, new_cb));
+    }
+    if (differs) {
+        c.counters->inits[what == ttr_emu::RECONFIG_PACK ? TTR_INIT_PACK_RECONFIG : TTR_INIT_UNPACK_RECONFIG]++;
+    }
+}
 
 void api_regs(uint32_t step) {
     Ctx &c = current();
@@ -853,7 +902,11 @@ uint32_t api_cb_read_value(uint32_t cb, uint32_t page, uint32_t word) {
     return v;
 }
 
-void api_pack_l1_acc(uint32_t enable) { cs(current(), "pack_reconfig_l1_acc").l1_acc = enable != 0; }
+void api_pack_l1_acc(uint32_t enable) {
+    Ctx &c = current();
+    cs(c, "pack_reconfig_l1_acc").l1_acc = enable != 0;
+    c.counters->inits[TTR_INIT_PACK_RECONFIG]++;
+}
 // pack_relu_config: `config` is ReluConfig's packed form (mode in bits 0-1, the bf16 threshold in
 // bits 16-31), as the LLK writes it to STACC_RELU. Silicon's threshold modes are undefined for a
 // threshold with the sign bit set.
@@ -869,6 +922,7 @@ void api_pack_relu(uint32_t config) {
     }
     s.relu_mode = mode;
     s.relu_threshold = num::bf16_to_f32(threshold);
+    c.counters->inits[TTR_INIT_PACK_RECONFIG]++;
 }
 
 }  // namespace
@@ -892,6 +946,7 @@ void fill_compute_abi(ttr_emu::Abi &a) {
     a.pack_l1_acc = api_pack_l1_acc;
     a.pack_relu = api_pack_relu;
     a.cb_read_value = api_cb_read_value;
+    a.reconfig = api_reconfig;
 }
 
 }  // namespace ttr

@@ -83,6 +83,9 @@ uint32_t act_tile(int32_t b, uint32_t t) {
 // the group's DST tiles 0..group (and above them), then pack. Im2col tile t is tile
 // `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to CB `out` in the format
 // the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
+// SrcA's format changes only where cb_weights' format and the activation format (the bias and
+// every other CB a conv compute unpacks) differ: the conditional reconfigs name cb_weights as the
+// previous operand of the bias copy, since SrcA then holds cb_weights or an activation CB.
 struct NoEpilogue {
     void operator()(uint32_t) const {}
 };
@@ -91,12 +94,12 @@ template <typename ActTile, typename Epilogue = NoEpilogue>
 void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue epilogue = Epilogue{}) {
     for (uint32_t g = 0; g < slice_tiles / group; ++g) {
         tile_regs_acquire();
-        reconfig_data_format_srca(cb_bias);
+        reconfig_data_format_srca(cb_weights, cb_bias);
         copy_init(cb_bias);
         for (uint32_t j = 0; j < group; ++j) {
             copy_tile(cb_bias, g * group + j, j);
         }
-        reconfig_data_format_srca(cb_weights);
+        reconfig_data_format_srca(cb_bias, cb_weights);
         matmul_block_init(act, cb_weights, 0, group, 1, k_tiles);
         for (uint32_t k = 0; k < weight_parts * k_tiles; ++k) {
             matmul_block(act, cb_weights, act_tile(k % k_tiles), k * slice_tiles + g * group, 0, 0, group, 1, k_tiles);

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#define TTR_EMU_ABI_VERSION 2u
+#define TTR_EMU_ABI_VERSION 3u
 
 namespace ttr_emu {
 
@@ -62,6 +62,11 @@ enum SfpuOp : uint32_t {
     SFPU_EQ_BINARY = 14,
     SFPU_WHERE = 15,  // the false operand's DST index is the call's param
 };
+
+// What a format reconfig reprograms; `old_cb` NO_CB: unconditionally, else only when the formats
+// of `old_cb` and `new_cb` differ (the LLK's two-operand forms).
+enum Reconfig : uint32_t { RECONFIG_SRCA = 0, RECONFIG_SRCB = 1, RECONFIG_PACK = 2 };
+constexpr uint32_t NO_CB = 0xFFFFFFFFu;
 
 enum PoolKind : uint32_t { POOL_SUM = 0, POOL_AVG = 1, POOL_MAX = 2 };
 enum ReduceKind : uint32_t { REDUCE_ROW = 0, REDUCE_COL = 1, REDUCE_SCALAR = 2 };
@@ -131,6 +136,8 @@ struct Abi {
     void (*fail)(const char *message);
     // Compute: word `word` of page `page` of the waited front of a CB (read_tile_value).
     uint32_t (*cb_read_value)(uint32_t cb, uint32_t page, uint32_t word);
+    // Compute: a data format reconfig (Reconfig) of the unpackers' sources or the packer.
+    void (*reconfig)(uint32_t what, uint32_t old_cb, uint32_t new_cb);
 };
 
 }  // namespace ttr_emu

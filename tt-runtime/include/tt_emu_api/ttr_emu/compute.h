@@ -439,22 +439,30 @@ ALWI void pack_tile_block(uint32_t ifrom_dst, uint32_t icb, uint32_t ntiles) {
         pack_tile(ifrom_dst + i, icb);
     }
 }
+// Format reconfigs: the one-operand forms always reprogram; the (old, new) forms only when the
+// two CBs' formats differ, as the LLK compares them.
 template <bool is_tile_dim_reconfig_en = false>
 ALWI void pack_reconfig_data_format(const uint32_t new_cb_id) {
-    (void)new_cb_id;
+    ttr_detail::api().reconfig(ttr_emu::RECONFIG_PACK, ttr_emu::NO_CB, new_cb_id);
 }
 template <bool is_tile_dim_reconfig_en = false>
 ALWI void pack_reconfig_data_format(const uint32_t old_cb_id, const uint32_t new_cb_id) {
-    (void)old_cb_id;
-    (void)new_cb_id;
+    ttr_detail::api().reconfig(ttr_emu::RECONFIG_PACK, old_cb_id, new_cb_id);
+}
+ALWI void reconfig_data_format_srca(uint32_t srca_new) {
+    ttr_detail::api().reconfig(ttr_emu::RECONFIG_SRCA, ttr_emu::NO_CB, srca_new);
+}
+ALWI void reconfig_data_format_srca(uint32_t srca_old, uint32_t srca_new) {
+    ttr_detail::api().reconfig(ttr_emu::RECONFIG_SRCA, srca_old, srca_new);
+}
+ALWI void reconfig_data_format_srcb(uint32_t srcb_new) {
+    ttr_detail::api().reconfig(ttr_emu::RECONFIG_SRCB, ttr_emu::NO_CB, srcb_new);
 }
 template <SrcOrder src_order = SrcOrder::Regular>
 ALWI void reconfig_data_format(const uint32_t srca_new, const uint32_t srcb_new) {
-    (void)srca_new;
-    (void)srcb_new;
+    reconfig_data_format_srca(srca_new);
+    reconfig_data_format_srcb(srcb_new);
 }
-ALWI void reconfig_data_format_srca(uint32_t srca_new) { (void)srca_new; }
-ALWI void reconfig_data_format_srcb(uint32_t srcb_new) { (void)srcb_new; }
 ALWI void pack_reconfig_l1_acc(uint32_t l1_acc_en) { ttr_detail::api().pack_l1_acc(l1_acc_en); }
 // Every later pack (pack_tile, tilize, untilize) goes through the packer's ReLU stage.
 ALWI void pack_relu_config(const ReluConfig &config) {
