@@ -333,49 +333,10 @@ fn compute_op_needs_its_init() {
 
 /// Multicast from (0,0) over logical (0,0)-(1,0); returns the error or the two cores' words.
 fn multicast(variant: &str, num_dests: u32) -> tt_runtime::Result<(u32, u32)> {
-    let dev: Device = device();
-    let buf = dev.l1_buffer(16).unwrap();
-    for x in 0..2 {
-        buf.write_core(CoreCoord::new(x, 0), 0, &[0u8; 16]).unwrap();
-    }
-    let mut prog = dev.program().unwrap();
-    prog.add_cb(&CbSpec {
-        id: 0,
-        cores: vec![core0()],
-        total_size: 16,
-        page_size: 16,
-        format: DataFormat::UInt32,
-    })
-    .unwrap();
-    let src = dm(&format!(
-        "const uint32_t buf = get_arg_val<uint32_t>(0);\n\
-         volatile uint32_t* w = reinterpret_cast<volatile uint32_t*>(get_write_ptr(0));\n\
-         *w = 7;\n\
-         uint64_t dst = get_noc_multicast_addr(get_arg_val<uint32_t>(1), get_arg_val<uint32_t>(2),\n\
-                                               get_arg_val<uint32_t>(3), get_arg_val<uint32_t>(4), buf);\n\
-         {variant}(get_write_ptr(0), dst, 16, {num_dests});\n\
-         noc_async_write_barrier();"
-    ));
-    let k = prog
-        .add_kernel(&KernelSpec::writer("sender", &src, &[core0()]))
-        .unwrap();
-    let lo = dev.worker_core(CoreCoord::new(0, 0)).unwrap();
-    let hi = dev.worker_core(CoreCoord::new(1, 0)).unwrap();
-    prog.set_runtime_args(
-        k,
-        CoreCoord::new(0, 0),
-        &[buf.address(), lo.x, lo.y, hi.x, hi.y],
+    sender_run(
+        &format!("{variant}(get_write_ptr(0), dst, 16, {num_dests});\nnoc_async_write_barrier();"),
+        None,
     )
-    .unwrap();
-    dev.enqueue(&prog)?;
-    let mut words = [0u32; 2];
-    for (x, w) in words.iter_mut().enumerate() {
-        let mut b = [0u8; 4];
-        buf.read_core(CoreCoord::new(x as u32, 0), 0, &mut b)
-            .unwrap();
-        *w = u32::from_le_bytes(b);
-    }
-    Ok((words[0], words[1]))
 }
 
 #[test]
@@ -396,8 +357,9 @@ fn multicast_excludes_the_sender_unless_loopback() {
 
 /// A writer on (0,0) (NoC 1) whose `body` multicasts over logical (0,0)-(1,0) (args 1-4: the
 /// rectangle's NoC corners, `dst` the L1 buffer there) plus, when `reader` is given, a reader on
-/// the same core and `reader_noc`; returns the run's error or the two cores' first words.
-fn linked_run(body: &str, reader: Option<(&str, u32)>) -> tt_runtime::Result<(u32, u32)> {
+/// the same core running the given body on the given NoC; returns the run's error or the two
+/// cores' first words.
+fn sender_run(body: &str, reader: Option<(&str, u32)>) -> tt_runtime::Result<(u32, u32)> {
     let dev: Device = device();
     let buf = dev.l1_buffer(32).unwrap();
     for x in 0..2 {
@@ -460,9 +422,9 @@ fn a_linked_transaction_stays_on_its_rectangle_and_is_closed() {
               noc_semaphore_set_multicast(sem, get_noc_multicast_addr(get_arg_val<uint32_t>(1),\n\
                   get_arg_val<uint32_t>(2), get_arg_val<uint32_t>(3), get_arg_val<uint32_t>(4), sem), 1);\n\
               noc_async_write_barrier();";
-    assert_eq!(linked_run(ok, None).unwrap(), (0, 7));
+    assert_eq!(sender_run(ok, None).unwrap(), (0, 7));
     // A unicast write while the transaction is open.
-    let m = expect_err(linked_run(
+    let m = expect_err(sender_run(
         "noc_async_write_multicast(get_write_ptr(0), dst, 16, 1, true);\n\
          noc_async_write(get_write_ptr(0), get_noc_addr(get_arg_val<uint32_t>(3), get_arg_val<uint32_t>(4), buf + 16), 16);\n\
          noc_async_write_barrier();",
@@ -478,7 +440,7 @@ fn a_linked_transaction_stays_on_its_rectangle_and_is_closed() {
         "{m}"
     );
     // A multicast to another rectangle (the receiver alone) while it is open.
-    let m = expect_err(linked_run(
+    let m = expect_err(sender_run(
         "noc_async_write_multicast(get_write_ptr(0), dst, 16, 1, true);\n\
          noc_async_write_multicast(get_write_ptr(0), get_noc_multicast_addr(get_arg_val<uint32_t>(3),\n\
              get_arg_val<uint32_t>(4), get_arg_val<uint32_t>(3), get_arg_val<uint32_t>(4), buf), 16, 1);\n\
@@ -491,7 +453,7 @@ fn a_linked_transaction_stays_on_its_rectangle_and_is_closed() {
         "{m}"
     );
     // The kernel ends with the transaction open.
-    let m = expect_err(linked_run(
+    let m = expect_err(sender_run(
         "noc_async_write_multicast(get_write_ptr(0), dst, 16, 1, true);\n\
          noc_async_write_barrier();",
         None,
@@ -518,7 +480,7 @@ fn a_linked_transaction_holds_the_cores_niu_for_every_kernel_on_its_noc() {
                       get_arg_val<uint32_t>(0)), get_arg_val<uint32_t>(0) + 16, 16);\n\
                   noc_async_read_barrier();\n\
                   noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);";
-    let m = expect_err(linked_run(writer, Some((reader, 1)))).to_string();
+    let m = expect_err(sender_run(writer, Some((reader, 1)))).to_string();
     assert!(
         m.contains(
             "noc_async_read on core (0,0) reader 'other' while a linked multicast transaction"
@@ -526,7 +488,7 @@ fn a_linked_transaction_holds_the_cores_niu_for_every_kernel_on_its_noc() {
         "{m}"
     );
     // On the other NoC the reader has its own NIU: allowed.
-    assert_eq!(linked_run(writer, Some((reader, 0))).unwrap().1, 7);
+    assert_eq!(sender_run(writer, Some((reader, 0))).unwrap().1, 7);
 }
 
 #[test]
