@@ -336,8 +336,6 @@ pub fn timeline(
                                 before_wait_share: p.map_or(0.0, |p| p.before_wait_share),
                                 sends: p.is_some_and(|p| p.sends),
                                 loads_share: p.map_or(0.0, |p| p.loads_share),
-                                unpack_tiles_per_matmul: p
-                                    .map_or(2.0, |p| p.unpack_tiles_per_matmul),
                             }
                         })
                         .collect()

@@ -2,8 +2,7 @@
 //! ([`tt_runtime::TimelineModel`]): what share of its work comes before its block loop (the
 //! prologue: weights fill or send, the input ring's first reads), how many blocks it runs,
 //! whether its prologue waits for or sends a multicast (and how much of it comes before that
-//! wait), and how many tiles a compute kernel's matmuls unpack per tile product. The emulator's
-//! counters give the totals; these facts say how they spread over time.
+//! wait). The emulator's counters give the totals; these facts say how they spread over time.
 
 use crate::kir::{self, Call, OnCore, Trips};
 use crate::multicast::LOADED;
@@ -24,8 +23,6 @@ pub struct Phases {
     pub loads_share: f64,
     /// The prologue multicasts (a sender core).
     pub sends: bool,
-    /// Tiles unpacked per matmul tile product over the body's `Matmul` calls (2 when none).
-    pub unpack_tiles_per_matmul: f64,
 }
 
 /// Rough cycles of one call, only to split a body's work between its phases: NoC bytes at the
@@ -96,14 +93,8 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
         }
     });
     let mut all = 0.0;
-    let (mut unpacked, mut products) = (0.0, 0.0);
     kir::walk(body, on, 1, &mut |call, times| {
         all += times as f64 * weight(call);
-        if let Call::Matmul { ct, rt, kt } = call {
-            let steps = times as f64 * f64::from(*kt);
-            unpacked += steps * f64::from(rt + ct);
-            products += steps * f64::from(rt * ct);
-        }
     });
     let share = |work: f64| if all > 0.0 { work / all } else { 0.0 };
     Phases {
@@ -117,11 +108,6 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
         blocks,
         waits_for_sender: waits,
         sends,
-        unpack_tiles_per_matmul: if products > 0.0 {
-            unpacked / products
-        } else {
-            2.0
-        },
     }
 }
 
@@ -209,29 +195,5 @@ mod tests {
         // 3 pages before LOADED, 9 in the loop.
         assert!((phases(&body, on(9, true)).loads_share - 0.25).abs() < 1e-12);
         assert_eq!(phases(&body, on(9, false)).loads_share, 0.0);
-    }
-
-    #[test]
-    fn matmuls_give_their_unpack_per_product() {
-        let body = vec![Call::Loop {
-            trips: Trips::Blocks,
-            body: vec![
-                Call::Matmul {
-                    ct: 2,
-                    rt: 1,
-                    kt: 4,
-                },
-                Call::Matmul {
-                    ct: 2,
-                    rt: 2,
-                    kt: 4,
-                },
-            ],
-        }];
-        // (3 + 4) tiles per (2 + 4) products each K step.
-        let p = phases(&body, on(5, false));
-        assert!((p.unpack_tiles_per_matmul - 7.0 / 6.0).abs() < 1e-12);
-        assert_eq!(p.prologue_share, 0.0);
-        assert_eq!(phases(&[], on(1, false)).unpack_tiles_per_matmul, 2.0);
     }
 }

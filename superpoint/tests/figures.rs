@@ -37,7 +37,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "port",
-        timeline_us: 528.8,
+        timeline_us: 453.5,
         total_us: 247.9,
         without_scalar_us: 245.3,
         at_bound_us: 368.3,
@@ -46,7 +46,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "port",
-        timeline_us: 560.0,
+        timeline_us: 477.6,
         total_us: 271.9,
         without_scalar_us: 269.0,
         at_bound_us: 392.3,

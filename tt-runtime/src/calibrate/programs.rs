@@ -278,14 +278,12 @@ pub fn matmul(dev: &Device, model: &TimelineModel, shape: GemmShape) -> Result<f
         c
     };
     let blocks = u64::from(nb);
-    let unpack = f64::from(s.sh + s.sw) / f64::from(s.sh * s.sw);
     let mut cores = Vec::new();
     for y in 0..rows {
         for x in 0..cols {
             let at = CoreCoord::new(x, y);
             let kernel = |role, counters| PhasedKernel {
                 blocks,
-                unpack_tiles_per_matmul: unpack,
                 ..PhasedKernel::flat(role, counters)
             };
             cores.push(vec![

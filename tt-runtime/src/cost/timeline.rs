@@ -6,9 +6,9 @@
 //! Per kernel (counters from the emulator, phase facts from the caller, e.g. kernel-gen's kernel
 //! IR through `kernel_gen::phases` and `kernel_gen::model::timeline`):
 //! * **compute**: every FPU tile operation takes the longer of its math cycles and the
-//!   unpacker's L1 reads for it (the unpackers stream at most 64 B/cycle between them; a matmul
-//!   unpacks `(rt + ct)` tiles per `rt × ct` products of one K step,
-//!   [`PhasedKernel::unpack_tiles_per_matmul`]); SFPU passes add their measured cycles per tile
+//!   unpackers' L1 reads for it (each unpacker reads at most 64 B/cycle; a matmul's busier
+//!   unpacker reads one tile per product whatever the block, [`TimelineModel::fpu_cycles`]);
+//!   SFPU passes add their measured cycles per tile
 //!   by kind; the packer runs beside the math.
 //! * **data movement**: each transfer at the lower of its size's rate (the roofline's table) and
 //!   the measured bulk rate of its kind (DRAM read, DRAM write, core to core), plus the issue
@@ -47,7 +47,7 @@ pub struct TimelineModel {
     pub matmul_cycles_per_phase: f64,
     /// FPU cycles of one element-wise tile operation (per phase for multiply and reduce).
     pub eltwise_cycles: f64,
-    /// Bytes per cycle both unpackers read from L1 together.
+    /// Bytes per cycle one unpacker reads from L1.
     pub unpack_bytes_per_cycle: f64,
     /// Bytes per cycle the packer writes to L1.
     pub pack_bytes_per_cycle: f64,
@@ -182,15 +182,25 @@ impl TimelineModel {
 
     /// Math-thread cycles of a compute kernel's FPU operations, each the longer of its math and
     /// its unpack.
-    pub fn fpu_cycles(&self, c: &Counters, unpack_tiles_per_matmul: f64) -> f64 {
+    ///
+    /// A matmul block's K step, as tt-llk's `_llk_unpack_AB_matmul_` issues it, reads the
+    /// operand it reuses once per output row (`ct >= rt`: in0 into SrcB) or column (in1 into
+    /// SrcA) and the other operand's tiles again for each, `rt · ct` of them, on the other
+    /// unpacker; the two unpackers run side by side, so the busier one reads one tile per
+    /// product for any block shape. (Both together read `rt · ct + min(rt, ct)` tiles: were
+    /// those bytes limited to 64 B/cycle between the unpackers, as the Wormhole ISA's
+    /// interference rule has it, the 4×2 blocks of tt-metal's GEMM benchmark could not pass 80 %
+    /// of the BF16 HiFi2 peak, nor BFP8 LoFi 75 %; P150 measures 90.25 % and 87.5 %.)
+    pub fn fpu_cycles(&self, c: &Counters) -> f64 {
         let mut cycles = 0.0;
         for fidelity in MathFidelity::ALL {
             let phases = (fidelity as u32 + 1) as f64;
             let at = |op| c.tile_ops_at(op, fidelity) as f64;
-            let matmul =
-                (self.matmul_cycles_per_phase * phases).max(self.unpack(unpack_tiles_per_matmul));
+            let matmul = (self.matmul_cycles_per_phase * phases).max(self.unpack(1.0));
             cycles += at(TileOp::Matmul) * matmul;
-            // Two operands unpacked, fidelity phases on the FPU.
+            // Two operands unpacked, charged as if through one unpacker (the Wormhole rule: both
+            // at x4 get x2 each; no Blackhole measurement of element-wise ops says otherwise),
+            // fidelity phases on the FPU.
             cycles += at(TileOp::Mul) * (self.eltwise_cycles * phases).max(self.unpack(2.0));
             cycles +=
                 (at(TileOp::Add) + at(TileOp::Sub)) * self.eltwise_cycles.max(self.unpack(2.0));
@@ -325,7 +335,7 @@ impl TimelineModel {
         let c = &k.counters;
         match k.role {
             KernelRole::Compute => {
-                let fpu = self.fpu_cycles(c, k.unpack_tiles_per_matmul);
+                let fpu = self.fpu_cycles(c);
                 let sfpu = self.sfpu_cycles(c);
                 let pack = self.pack_cycles(c);
                 KernelCycles {
@@ -467,13 +477,10 @@ pub struct PhasedKernel {
     /// On a sender core, the share (0..=1) of its work done before it tells the core's sending
     /// kernel that the pages to multicast are loaded (0 when it loads none for it).
     pub loads_share: f64,
-    /// Compute only: tiles unpacked per matmul tile product, `(rt + ct) / (rt · ct)`.
-    pub unpack_tiles_per_matmul: f64,
 }
 
 impl PhasedKernel {
-    /// A kernel with no phase facts: all its work in one block, no multicast, a matmul
-    /// unpacking both operands for every product.
+    /// A kernel with no phase facts: all its work in one block, no multicast.
     pub fn flat(role: KernelRole, counters: Counters) -> PhasedKernel {
         PhasedKernel {
             role,
@@ -486,7 +493,6 @@ impl PhasedKernel {
             before_wait_share: 0.0,
             sends: false,
             loads_share: 0.0,
-            unpack_tiles_per_matmul: 2.0,
         }
     }
 }
@@ -626,16 +632,21 @@ mod tests {
     }
 
     #[test]
-    fn a_narrow_matmul_block_is_unpack_bound() {
-        // HiFi2: 32 FPU cycles a product. A 1×2 block unpacks 3 tiles per 2 products:
-        // 1.5 × 2048 / 64 = 48 cycles a product (67 % FPU use); 2×2 unpacks 1 tile a product
-        // (32 cycles): FPU bound.
-        close(M.fpu_cycles(&matmuls(100), 1.5), 4800.0);
-        close(M.fpu_cycles(&matmuls(100), 1.0), 3200.0);
+    fn a_matmul_is_unpack_bound_below_hifi2() {
+        // The busier unpacker reads a 2048-byte tile per product: 32 cycles at 64 B/cycle.
+        // HiFi2: 32 FPU cycles a product, FPU and unpack even; LoFi: 16, unpack bound.
+        close(M.fpu_cycles(&matmuls(100)), 3200.0);
+        let mut lofi = Counters::default();
+        lofi.tile_ops[TileOp::Matmul as usize][MathFidelity::LoFi as usize] = 100;
+        close(M.fpu_cycles(&lofi), 3200.0);
+        // HiFi4: 64 FPU cycles a product.
+        let mut hifi4 = Counters::default();
+        hifi4.tile_ops[TileOp::Matmul as usize][MathFidelity::HiFi4 as usize] = 100;
+        close(M.fpu_cycles(&hifi4), 6400.0);
         // Element-wise add: 8 FPU cycles, two tiles unpacked (64 cycles).
         let mut add = Counters::default();
         add.tile_ops[TileOp::Add as usize][0] = 10;
-        close(M.fpu_cycles(&add, 1.0), 640.0);
+        close(M.fpu_cycles(&add), 640.0);
     }
 
     #[test]
@@ -727,7 +738,6 @@ mod tests {
         PhasedKernel {
             blocks,
             prologue_share: prologue,
-            unpack_tiles_per_matmul: 1.0,
             ..PhasedKernel::flat(role, counters)
         }
     }
