@@ -11,6 +11,8 @@
 #      mangled name (so with the same signature), else each missing one is named and the check
 #      fails; a probe object that calls a function absent from the library must fail it (the
 #      check's own test);
+#   4b. the device-lost classifier takes the library's hang messages (checked present word for word)
+#      for a lost device and its other failures not (tt-runtime/tests/metal/device_lost.cpp);
 #   5. the example open_device links, runs, and must end with the typed "no device" error
 #      (tt-metal's "No chips detected"), not a crash.
 # The last line is `metal: <N> tt-metal symbols resolved in libtt_metal.so 0.78.0`.
@@ -140,6 +142,37 @@ fi
 echo "metal-check: the symbol check names a call absent from libtt_metal.so (probe: tt::tt_metal::CreateProgram(int))"
 
 resolved=$(check_symbols "$backend")
+
+# 4b. The device-lost classifier (tt-runtime/src/metal/device_lost.hpp) on the library's own texts:
+# the hang messages below (each must be in libtt_metal.so word for word, as a format string) must
+# be taken for a lost device once formatted, and the library's other failures must not.
+library_strings=$scratch/strings.txt
+strings "$lib/libtt_metal.so" >"$library_strings"
+hang_formats=(
+  "TIMEOUT: device timeout, potential hang detected, the device is unrecoverable"
+  "TIMEOUT: device timeout in fetch queue wait, potential hang detected"
+  "Device {}: Timeout ({} ms) waiting for physical cores to finish: {}."
+)
+other_formats=(
+  "Fabric Router Sync: Timeout after {} ms on Device {}. Expected status 0x{:08x} ({}) at edm_status_address=0x{:08x}. Per-router status:"
+  "Timeout waiting for host to acknowledge data over D2H socket. Bytes sent: {}, Bytes acknowledged: {}. Barrier was potentially issued on host before all required reads were completed."
+)
+for text in "${hang_formats[@]}" "${other_formats[@]}"; do
+  if ! grep -qxF "$text" "$library_strings"; then
+    echo "metal-check: libtt_metal.so $version no longer holds \"$text\": update device_lost.hpp and this list" >&2
+    exit 1
+  fi
+done
+# tt-metal's {} filled in as a run would.
+formatted() { sed -e 's/{:08x}/0000beef/g' -e 's/{}/0/' -e 's/{}/30000/' -e 's/{}/14-3, 14-2/' -e 's/{}/7/g' <<<"$1"; }
+args=()
+for text in "${hang_formats[@]}"; do args+=("hang:$(formatted "$text")"); done
+for text in "${other_formats[@]}"; do args+=("other:$(formatted "$text")"); done
+args+=("other:No chips detected in the cluster"
+  "other:Out of Memory: Not enough space to allocate 1048576 B DRAM buffer across 8 banks")
+g++ -std=c++17 -Wall -Werror tt-runtime/tests/metal/device_lost.cpp -o "$scratch/device_lost"
+"$scratch/device_lost" "${args[@]}"
+echo "metal-check: the device-lost check takes libtt_metal.so's ${#hang_formats[@]} hang messages for a lost device, and not its other failures"
 
 # 5. An example that opens a device: it links and runs, and without a card it must report the
 # typed "no device" error (exit status 2), not crash.

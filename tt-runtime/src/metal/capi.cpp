@@ -64,7 +64,9 @@
 //
 // What the hardware backend cannot do that the emulator does: count work (the counters queries
 // return TTR_ERR_UNSUPPORTED), detect CB protocol violations, out-of-bounds or misaligned NoC
-// accesses, or deadlocks (a deadlocked kernel makes ttr_finish hang). Kernels are compiled by
+// accesses, or name a deadlock: a hung kernel makes tt-metal's dispatch wait time out
+// (TT_METAL_OPERATION_TIMEOUT_SECONDS, 30 s unless set; device_lost.hpp), and the device is then
+// lost (TTR_ERR_DEVICE_LOST from that call and every later run, finish and host transfer). Kernels are compiled by
 // tt-metal's JIT at the first enqueue of a program, not at ttr_program_add_kernel, so compile errors
 // surface as TTR_ERR_COMPILE from ttr_enqueue_program.
 //
@@ -99,6 +101,7 @@
 #include <tt-metalium/tt_metal.hpp>
 
 #include "../../include/ttr.h"
+#include "device_lost.hpp"
 
 // Declared inside tt-metal's namespace so that `CoreType` and `DEFAULT_L1_SMALL_SIZE` are looked up
 // exactly as mesh_device.hpp looks them up (UMD re-exports CoreType there).
@@ -213,6 +216,10 @@ struct MTrace;
 struct MDevice {
     std::mutex mu;
     std::shared_ptr<dist::MeshDevice> mesh;
+    uint32_t id = 0;
+    // Once tt-metal reported the device hung: why. Every later run, finish and host transfer fails
+    // with it (TTR_ERR_DEVICE_LOST), as the emulator's lost devices do.
+    std::string lost;
     ttr_dispatch dispatch = TTR_DISPATCH_TENSIX;
     ttr_device_info info{};
     uint32_t gx = 0, gy = 0;
@@ -238,6 +245,29 @@ struct MDevice {
     // The one physical device of the unit mesh (for the direct L1 access helpers).
     ttm::IDevice *chip() const { return mesh->get_device(static_cast<size_t>(0), static_cast<size_t>(0)); }
 };
+
+// Runs f, which waits on the device `d` (a run, a finish, a host transfer); the caller holds d.mu.
+// A lost device fails at once; a tt-metal exception that reports a hang (device_lost.hpp) makes the
+// device lost. Other exceptions pass through to the caller's handling.
+template <typename F>
+void on_card(MDevice &d, const char *op, F &&f) {
+    if (!d.lost.empty()) {
+        throw HostError{TTR_ERR_DEVICE_LOST, d.lost};
+    }
+    try {
+        f();
+    } catch (const HostError &) {
+        throw;
+    } catch (const std::exception &e) {
+        if (!ttr_metal::reports_hang(e.what())) {
+            throw;
+        }
+        d.lost = strf("device %u stopped responding during %s (tt-metal: %s); close it and reset the card "
+                      "(tt-smi -r) before opening it again",
+                      d.id, op, e.what());
+        throw HostError{TTR_ERR_DEVICE_LOST, d.lost};
+    }
+}
 
 struct MBuffer {
     std::shared_ptr<MDevice> dev;    // declared first so it is destroyed last
@@ -497,11 +527,14 @@ ttr_status ttr_device_open(uint32_t device_id, ttr_dispatch dispatch, ttr_device
             bad(strf("unknown dispatch core type %u", dispatch));
         }
         auto d = std::make_shared<MDevice>();
+        d->id = device_id;
         d->dispatch = dispatch;
         ttm::DispatchCoreConfig config(dispatch == TTR_DISPATCH_ETH ? ttm::DispatchCoreType::ETH
                                                                     : ttm::DispatchCoreType::WORKER);
         size_t trace_region = trace_region_bytes();
         default_runtime_root();
+        // Without a timeout tt-metal's dispatch waits never return on a hung card (device_lost.hpp).
+        setenv("TT_METAL_OPERATION_TIMEOUT_SECONDS", ttr_metal::DEFAULT_OPERATION_TIMEOUT_SECONDS, 0);
         try {
             d->mesh = dist::MeshDevice::create_unit_mesh(static_cast<int>(device_id), dist::ttr_default_l1_small_size,
                                                          trace_region, 1, config);
@@ -723,7 +756,7 @@ ttr_status ttr_buffer_write(ttr_buffer *buffer, const void *data, uint64_t size)
         const auto *p = static_cast<const uint8_t *>(data);
         std::vector<uint8_t> host(p, p + size);
         // Blocking: the host copy dies with this call.
-        dist::EnqueueWriteMeshBuffer(b.dev->cq(), b.buf, host, true);
+        on_card(*b.dev, "ttr_buffer_write", [&] { dist::EnqueueWriteMeshBuffer(b.dev->cq(), b.buf, host, true); });
     });
 }
 
@@ -742,7 +775,7 @@ ttr_status ttr_buffer_read(ttr_buffer *buffer, void *data, uint64_t size) {
                      static_cast<unsigned long long>(b.size)));
         }
         std::vector<uint8_t> host(size);
-        dist::EnqueueReadMeshBuffer(b.dev->cq(), host, b.buf, true);
+        on_card(*b.dev, "ttr_buffer_read", [&] { dist::EnqueueReadMeshBuffer(b.dev->cq(), host, b.buf, true); });
         if (host.size() != size) {
             throw HostError{TTR_ERR_INTERNAL, strf("tt-metal returned %zu bytes for a %llu-byte buffer", host.size(),
                                                    static_cast<unsigned long long>(size))};
@@ -770,7 +803,8 @@ ttr_status ttr_buffer_read_pages(ttr_buffer *buffer, uint64_t first, uint64_t pa
                      static_cast<unsigned long long>(size), static_cast<unsigned long long>(total), b.page_size));
         }
         std::vector<uint8_t> host(b.size);
-        dist::EnqueueReadMeshBuffer(b.dev->cq(), host, b.buf, true);
+        on_card(*b.dev, "ttr_buffer_read_pages",
+                [&] { dist::EnqueueReadMeshBuffer(b.dev->cq(), host, b.buf, true); });
         memcpy(data, host.data() + first * b.page_size, size);
     });
 }
@@ -787,18 +821,20 @@ ttr_status ttr_buffer_write_core(ttr_buffer *buffer, ttr_core core, uint32_t off
         if (size == 0) {
             return;
         }
-        // Direct writes bypass the command queue: let enqueued work finish first.
-        dist::Finish(b.dev->cq());
-        auto [lo, hi] = word_window(b, addr, size);
-        std::vector<uint32_t> words;
-        CoreCoord c(core.x, core.y);
-        if (lo != addr || hi != addr + size) {
-            // Read-modify-write of the partial words at either end.
-            ttm::detail::ReadFromDeviceL1(b.dev->chip(), c, lo, hi - lo, words);
-        }
-        words.resize((hi - lo) / 4);
-        memcpy(reinterpret_cast<uint8_t *>(words.data()) + (addr - lo), data, size);
-        ttm::detail::WriteToDeviceL1(b.dev->chip(), c, lo, words);
+        on_card(*b.dev, "ttr_buffer_write_core", [&] {
+            // Direct writes bypass the command queue: let enqueued work finish first.
+            dist::Finish(b.dev->cq());
+            auto [lo, hi] = word_window(b, addr, size);
+            std::vector<uint32_t> words;
+            CoreCoord c(core.x, core.y);
+            if (lo != addr || hi != addr + size) {
+                // Read-modify-write of the partial words at either end.
+                ttm::detail::ReadFromDeviceL1(b.dev->chip(), c, lo, hi - lo, words);
+            }
+            words.resize((hi - lo) / 4);
+            memcpy(reinterpret_cast<uint8_t *>(words.data()) + (addr - lo), data, size);
+            ttm::detail::WriteToDeviceL1(b.dev->chip(), c, lo, words);
+        });
     });
 }
 
@@ -813,10 +849,12 @@ ttr_status ttr_buffer_read_core(ttr_buffer *buffer, ttr_core core, uint32_t offs
         if (size == 0) {
             return;
         }
-        dist::Finish(b.dev->cq());
         auto [lo, hi] = word_window(b, addr, size);
         std::vector<uint32_t> words;
-        ttm::detail::ReadFromDeviceL1(b.dev->chip(), CoreCoord(core.x, core.y), lo, hi - lo, words);
+        on_card(*b.dev, "ttr_buffer_read_core", [&] {
+            dist::Finish(b.dev->cq());
+            ttm::detail::ReadFromDeviceL1(b.dev->chip(), CoreCoord(core.x, core.y), lo, hi - lo, words);
+        });
         if (words.size() * 4 < hi - lo) {
             throw HostError{TTR_ERR_INTERNAL, "tt-metal returned fewer L1 bytes than asked for"};
         }
@@ -1120,7 +1158,8 @@ ttr_status ttr_enqueue_program(ttr_device *device, ttr_program *program, uint32_
         }
         try {
             // Blocking enqueues are not allowed while a trace is being captured.
-            dist::EnqueueMeshWorkload(d.cq(), *p.workload, d.capturing == nullptr && blocking != 0);
+            on_card(d, "ttr_enqueue_program",
+                    [&] { dist::EnqueueMeshWorkload(d.cq(), *p.workload, d.capturing == nullptr && blocking != 0); });
         } catch (const HostError &) {
             throw;
         } catch (const std::exception &e) {
@@ -1145,7 +1184,7 @@ ttr_status ttr_finish(ttr_device *device) {
         if (d.capturing != nullptr) {
             return;  // nothing has been issued for execution; the emulator also treats this as a no-op
         }
-        dist::Finish(d.cq());
+        on_card(d, "ttr_finish", [&] { dist::Finish(d.cq()); });
     });
 }
 
@@ -1196,7 +1235,7 @@ ttr_status ttr_trace_replay(ttr_device *device, ttr_trace *trace, uint32_t block
         if (d.capturing != nullptr) {
             throw HostError{TTR_ERR_TRACE, "cannot replay a trace during trace capture"};
         }
-        d.mesh->replay_mesh_trace(CQ_ID, *trace->t->id, blocking != 0);
+        on_card(d, "ttr_trace_replay", [&] { d.mesh->replay_mesh_trace(CQ_ID, *trace->t->id, blocking != 0); });
     });
 }
 
@@ -1250,7 +1289,7 @@ extern "C" ttr_status ttr_device_profiler_read(ttr_device *device, ttr_program_t
         }
         MDevice &d = *device->d;
         std::lock_guard<std::mutex> lock(d.mu);
-        tt::tt_metal::ReadMeshDeviceProfilerResults(*d.mesh);
+        on_card(d, "ttr_device_profiler_read", [&] { tt::tt_metal::ReadMeshDeviceProfilerResults(*d.mesh); });
         std::vector<ttr_program_time> times;
         for (const auto &chip : tt::tt_metal::experimental::GetLatestProgramsPerfData()) {
             for (const auto &program : chip.second) {
