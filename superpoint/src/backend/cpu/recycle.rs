@@ -1,4 +1,4 @@
-//! Recycled tensor buffers. A 640×480 frame allocates about 250 MB of activations; fresh
+//! Recycled tensor buffers (and the growth rule of workers' scratch buffers, [`scratch`]). A 640×480 frame allocates about 250 MB of activations; fresh
 //! allocations that large come from the OS as untouched pages, and touching them (a page fault
 //! and a page clear per 4 KiB) costs about a third of a convolution's time. Large buffers of
 //! dropped [`super::Hwc`]s are kept here (at most [`MAX_BYTES`] in all, process-wide) and handed
@@ -79,6 +79,16 @@ pub(crate) fn take(len: usize) -> Vec<f32> {
     });
     buf.truncate(len);
     buf
+}
+
+/// The first `len` elements of a worker's scratch buffer `buf`, grown if it is shorter (the new
+/// part zeroed) but never shrunk, so that chunks and layers of every size reuse it without
+/// writing it: the caller overwrites every element it reads.
+pub(crate) fn scratch(buf: &mut Vec<f32>, len: usize) -> &mut [f32] {
+    if buf.len() < len {
+        buf.resize(len, 0.0);
+    }
+    &mut buf[..len]
 }
 
 #[cfg(test)]
