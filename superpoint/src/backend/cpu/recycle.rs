@@ -93,9 +93,13 @@ pub(crate) fn scratch(buf: &mut Vec<f32>, len: usize) -> &mut [f32] {
 
 #[cfg(test)]
 mod tests {
+    use superpoint_graph::reference;
+
     use super::super::conv::testing::{check, Rng};
     use super::super::conv::Packed;
+    use super::super::head::dustbin_fold;
     use super::super::isa::Isa;
+    use super::super::nms::nms;
     use super::super::pool::max_pool2;
     use super::super::tensor::Hwc;
     use super::{give_back, Returned, MIN_LEN};
@@ -124,5 +128,17 @@ mod tests {
         let pooled = max_pool2(isa, &big).to_planar();
         let want = superpoint_graph::reference::pool::max_pool2(&big.to_planar());
         assert_eq!(pooled, want);
+
+        // The fold of fewer channels than a cell has pixels writes zeros for the missing ones,
+        // and NMS (its output and its row maxima) writes every element: 560×560 outputs.
+        for _ in 0..3 {
+            give_back(vec![f32::NAN; 2 * MIN_LEN], Returned::Other);
+        }
+        let cells = rng.tensor(7, 70, 70);
+        let folded = dustbin_fold(isa, &Hwc::from_planar(&cells), 8).to_planar();
+        assert_eq!(folded, reference::fold::dustbin_fold(&cells, 8));
+        let map = rng.tensor(1, 560, 560);
+        let kept = nms(isa, &Hwc::from_planar(&map), 4).to_planar();
+        assert_eq!(kept, reference::nms::nms(&map, 4));
     }
 }
