@@ -1,6 +1,7 @@
-//! Recycled tensor buffers (and the growth rule of workers' scratch buffers, [`scratch`]). A 640×480 frame allocates about 250 MB of activations; fresh
-//! allocations that large come from the OS as untouched pages, and touching them (a page fault
-//! and a page clear per 4 KiB) costs about a third of a convolution's time. Large buffers of
+//! Recycled tensor buffers (and the growth rule of workers' scratch buffers, [`scratch`]). A
+//! 640×480 frame allocates about 250 MB of activations; fresh allocations that large come from
+//! the OS as untouched pages, and touching them (a page fault and a page clear per 4 KiB) costs
+//! about a third of a convolution's time. Large buffers of
 //! dropped [`super::Hwc`]s are kept here (at most [`MAX_BYTES`] in all, process-wide) and handed
 //! to the next output of a kernel that overwrites all of it.
 //!
