@@ -23,6 +23,7 @@ use super::gemm::{gemm, PackedB};
 use super::isa::Isa;
 use super::packed::PackCache;
 use super::pool;
+use super::recycle;
 use super::simd::{dispatch, lanes, Kernel, Simd};
 use super::tensor::Hwc;
 use super::winograd::{self, WinogradWeights};
@@ -289,8 +290,7 @@ impl Kernel for TapsBlock<'_> {
             g.padded_rows(self.x, self.y0, r, &mut self.scratch.input);
             &self.scratch.input
         };
-        let acc = &mut self.scratch.acc;
-        acc.resize(m * width, 0.0);
+        let acc = recycle::scratch(&mut self.scratch.acc, m * width);
         for (tap, b) in self.taps.iter().enumerate() {
             let (ky, kx) = (tap / g.k, tap % g.k);
             let offset = (ky * g.pw + kx) * c;

@@ -9,7 +9,7 @@ use superpoint_graph::ConvWeights;
 
 use super::conv::{Epilogue, Geometry};
 use super::isa::Isa;
-use super::simd::{dispatch, vectors, Kernel, Simd};
+use super::simd::{dispatch, grid, vectors, Kernel, Simd};
 use super::tensor::Hwc;
 use super::winograd::{Source, IN};
 
@@ -137,14 +137,10 @@ impl Source for DirectSource<'_> {
         let width = self.w.width;
         let taps = &self.w.lanes[(cb / width) * 9 * width + cb % width..];
         let w: [S::V; 9] = vectors(s, |t| s.load(&taps[t * width..]));
-        let mut d = [[s.zero(); IN]; IN];
-        for (i, row) in d.iter_mut().enumerate() {
-            if !tile.rows[i] {
-                continue;
-            }
-            for (j, v) in row.iter_mut().enumerate() {
-                if !tile.cols[j] {
-                    continue;
+        grid(s, |i| {
+            vectors(s, |j| {
+                if !(tile.rows[i] && tile.cols[j]) {
+                    return s.zero();
                 }
                 let mut acc = s.zero();
                 for ky in 0..3 {
@@ -153,10 +149,9 @@ impl Source for DirectSource<'_> {
                         acc = s.mul_add(w[ky * 3 + kx], x, acc);
                     }
                 }
-                *v = self.epilogue.vector(s, cb, acc);
-            }
-        }
-        d
+                self.epilogue.vector(s, cb, acc)
+            })
+        })
     }
 }
 

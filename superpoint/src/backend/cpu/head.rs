@@ -91,7 +91,7 @@ pub(crate) fn softmax(isa: Isa, x: &Hwc) -> Hwc {
 pub(crate) fn dustbin_fold(isa: Isa, x: &Hwc, cell: usize) -> Hwc {
     let (c, hc, wc) = (x.channels(), x.height(), x.width());
     let (h, w) = (hc * cell, wc * cell);
-    let mut out = Hwc::zeros(1, h, w);
+    let mut out = Hwc::for_overwrite(1, h, w);
     if out.data().is_empty() {
         return out;
     }
@@ -106,14 +106,14 @@ pub(crate) fn dustbin_fold(isa: Isa, x: &Hwc, cell: usize) -> Hwc {
                 || {
                     let src = x.row(cy);
                     for (k, row) in band.chunks_exact_mut(w).enumerate() {
-                        // Row k of the band gets channels k·cell .. k·cell + cell of each cell.
-                        let first = k * cell;
-                        if first >= used {
-                            break;
-                        }
+                        // Row k of the band gets channels k·cell .. k·cell + cell of each cell,
+                        // zeros past the last channel (every element is written: `out` may
+                        // be a recycled buffer).
+                        let first = (k * cell).min(used);
                         let n = cell.min(used - first);
                         for (dst, px) in row.chunks_exact_mut(cell).zip(src.chunks_exact(c)) {
                             dst[..n].copy_from_slice(&px[first..first + n]);
+                            dst[n..].fill(0.0);
                         }
                     }
                 },

@@ -17,7 +17,8 @@ const ROWS_PER_TASK: usize = 8;
 /// NMS with `radius` over every channel of `x`.
 pub(crate) fn nms(isa: Isa, x: &Hwc, radius: usize) -> Hwc {
     let (c, h, w) = (x.channels(), x.height(), x.width());
-    let mut out = Hwc::zeros(c, h, w);
+    // Both buffers are recycled ones: the passes write every element.
+    let mut out = Hwc::for_overwrite(c, h, w);
     if out.data().is_empty() {
         return out;
     }
@@ -25,8 +26,9 @@ pub(crate) fn nms(isa: Isa, x: &Hwc, radius: usize) -> Hwc {
     let r = radius.min(h.max(w));
     let pitch = w * c;
     // Pass 1: the maximum over the clipped columns x - r ..= x + r of each row.
-    let mut row_max = vec![0.0f32; h * pitch];
+    let mut row_max = Hwc::for_overwrite(c, h, w);
     row_max
+        .data_mut()
         .par_chunks_mut(ROWS_PER_TASK * pitch)
         .enumerate()
         .for_each_init(Vec::new, |padded, (b, rows)| {
@@ -56,7 +58,7 @@ pub(crate) fn nms(isa: Isa, x: &Hwc, radius: usize) -> Hwc {
                 dispatch(
                     isa,
                     WindowMax {
-                        sources: (lo..hi).map(|wy| &row_max[wy * pitch..(wy + 1) * pitch]),
+                        sources: (lo..hi).map(|wy| row_max.row(wy)),
                         dst: window,
                     },
                 );

@@ -1,6 +1,7 @@
-//! Recycled tensor buffers. A 640×480 frame allocates about 250 MB of activations; fresh
-//! allocations that large come from the OS as untouched pages, and touching them (a page fault
-//! and a page clear per 4 KiB) costs about a third of a convolution's time. Large buffers of
+//! Recycled tensor buffers (and the growth rule of workers' scratch buffers, [`scratch`]). A
+//! 640×480 frame allocates about 250 MB of activations; fresh allocations that large come from
+//! the OS as untouched pages, and touching them (a page fault and a page clear per 4 KiB) costs
+//! about a third of a convolution's time. Large buffers of
 //! dropped [`super::Hwc`]s are kept here (at most [`MAX_BYTES`] in all, process-wide) and handed
 //! to the next output of a kernel that overwrites all of it.
 //!
@@ -81,11 +82,25 @@ pub(crate) fn take(len: usize) -> Vec<f32> {
     buf
 }
 
+/// The first `len` elements of a worker's scratch buffer `buf`, grown if it is shorter (the new
+/// part zeroed) but never shrunk, so that chunks and layers of every size reuse it without
+/// writing it: the caller overwrites every element it reads.
+pub(crate) fn scratch(buf: &mut Vec<f32>, len: usize) -> &mut [f32] {
+    if buf.len() < len {
+        buf.resize(len, 0.0);
+    }
+    &mut buf[..len]
+}
+
 #[cfg(test)]
 mod tests {
+    use superpoint_graph::reference;
+
     use super::super::conv::testing::{check, Rng};
     use super::super::conv::Packed;
+    use super::super::head::dustbin_fold;
     use super::super::isa::Isa;
+    use super::super::nms::nms;
     use super::super::pool::max_pool2;
     use super::super::tensor::Hwc;
     use super::{give_back, Returned, MIN_LEN};
@@ -114,5 +129,17 @@ mod tests {
         let pooled = max_pool2(isa, &big).to_planar();
         let want = superpoint_graph::reference::pool::max_pool2(&big.to_planar());
         assert_eq!(pooled, want);
+
+        // The fold of fewer channels than a cell has pixels writes zeros for the missing ones,
+        // and NMS (its output and its row maxima) writes every element: 560×560 outputs.
+        for _ in 0..3 {
+            give_back(vec![f32::NAN; 2 * MIN_LEN], Returned::Other);
+        }
+        let cells = rng.tensor(7, 70, 70);
+        let folded = dustbin_fold(isa, &Hwc::from_planar(&cells), 8).to_planar();
+        assert_eq!(folded, reference::fold::dustbin_fold(&cells, 8));
+        let map = rng.tensor(1, 560, 560);
+        let kept = nms(isa, &Hwc::from_planar(&map), 4).to_planar();
+        assert_eq!(kept, reference::nms::nms(&map, 4));
     }
 }

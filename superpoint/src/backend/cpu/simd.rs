@@ -7,6 +7,8 @@
 //! and compiled for those features. A [`Simd`] value is a token: it can only be made when the
 //! CPU supports its level, which is what makes its methods safe to call.
 
+use std::mem::MaybeUninit;
+
 use super::isa::Isa;
 
 /// The f32 vector operations of one instruction-set level.
@@ -104,6 +106,22 @@ pub(crate) fn vectors<S: Simd, const N: usize>(
         *v = f(i);
     }
     out
+}
+
+/// `[f(0), …, f(N − 1)]` for rows of vectors (a tile of a transform). Unlike a grid first
+/// filled with zeros and then overwritten, which the compiler clears with a `memset` call for
+/// every tile once it no longer fits the registers, each row is written once.
+#[inline(always)]
+pub(crate) fn grid<S: Simd, const N: usize, const M: usize>(
+    _: S,
+    mut f: impl FnMut(usize) -> [S::V; M],
+) -> [[S::V; M]; N] {
+    let mut out = [const { MaybeUninit::<[S::V; M]>::uninit() }; N];
+    for (i, row) in out.iter_mut().enumerate() {
+        row.write(f(i));
+    }
+    // SAFETY: every element was written above, and `MaybeUninit<T>` has the layout of `T`.
+    unsafe { std::ptr::read(out.as_ptr().cast::<[[S::V; M]; N]>()) }
 }
 
 /// The f32 lanes of a vector at level `isa` (as [`dispatch`] runs it).

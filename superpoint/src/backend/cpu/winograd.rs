@@ -49,7 +49,8 @@ use superpoint_graph::{ConvWeights, Tensor};
 use super::conv::{Epilogue, OutPtr};
 use super::gemm::{gemm, PackedB};
 use super::isa::Isa;
-use super::simd::{dispatch, vectors, Kernel, Simd};
+use super::recycle;
+use super::simd::{dispatch, grid, vectors, Kernel, Simd};
 use super::tensor::Hwc;
 
 /// Output pixels per tile side.
@@ -169,26 +170,24 @@ impl Source for Hwc {
         cb: usize,
         n: usize,
     ) -> [[S::V; IN]; IN] {
-        let mut d = [[s.zero(); IN]; IN];
-        for (i, row) in d.iter_mut().enumerate() {
+        grid(s, |i| {
             let y = y0.wrapping_add(i);
-            if y >= self.height() {
-                continue;
-            }
-            let src = self.row(y);
-            for (j, v) in row.iter_mut().enumerate() {
+            let src = (y < self.height()).then(|| self.row(y));
+            vectors(s, |j| {
                 let x = x0.wrapping_add(j);
-                if x < self.width() {
-                    let at = &src[x * self.channels() + cb..];
-                    *v = if n == S::LANES {
-                        s.load(at)
-                    } else {
-                        s.load_partial(&at[..n])
-                    };
+                match src {
+                    Some(src) if x < self.width() => {
+                        let at = &src[x * self.channels() + cb..];
+                        if n == S::LANES {
+                            s.load(at)
+                        } else {
+                            s.load_partial(&at[..n])
+                        }
+                    }
+                    _ => s.zero(),
                 }
-            }
-        }
-        d
+            })
+        })
     }
 }
 
@@ -304,25 +303,25 @@ impl<X: Source> Kernel for Chunk<'_, X> {
         let tiles = range.len();
         let cin_pad = w.cin.div_ceil(S::LANES) * S::LANES;
         let cout_pad = w.u[0].padded_n();
-        scratch.v.resize(POSITIONS * tiles * cin_pad, 0.0);
-        scratch.m.resize(POSITIONS * tiles * cout_pad, 0.0);
+        let v = recycle::scratch(&mut scratch.v, POSITIONS * tiles * cin_pad);
+        let m = recycle::scratch(&mut scratch.m, POSITIONS * tiles * cout_pad);
         for (t, tile) in range.clone().enumerate() {
-            layer.input_tile(s, tile, t, tiles, cin_pad, &mut scratch.v);
+            layer.input_tile(s, tile, t, tiles, cin_pad, v);
         }
         for p in 0..POSITIONS {
             gemm(
                 s,
                 tiles,
-                &scratch.v[p * tiles * cin_pad..],
+                &v[p * tiles * cin_pad..],
                 cin_pad,
                 &w.u[p],
-                &mut scratch.m[p * tiles * cout_pad..],
+                &mut m[p * tiles * cout_pad..],
                 cout_pad,
                 false,
             );
         }
         for (t, tile) in range.enumerate() {
-            layer.output_tile(s, tile, t, tiles, cout_pad, &scratch.m);
+            layer.output_tile(s, tile, t, tiles, cout_pad, m);
         }
     }
 }
@@ -347,17 +346,12 @@ impl<X: Source> Layer<'_, X> {
         for cb in (0..cin).step_by(S::LANES) {
             let n = (cin - cb).min(S::LANES);
             let d = self.x.block(s, &input, cb, n);
-            // Bᵀ over the columns: column j of d into column j of tmp.
-            let mut tmp = [[s.zero(); IN]; IN];
-            for j in 0..IN {
-                let col = input_pass(s, vectors(s, |i| d[i][j]));
-                for (i, v) in col.into_iter().enumerate() {
-                    tmp[i][j] = v;
-                }
-            }
-            // B over the rows: row i of tmp into positions (i, 0..6) of V.
-            for (i, row) in tmp.iter().enumerate() {
-                for (j, val) in input_pass(s, *row).into_iter().enumerate() {
+            // Bᵀ over the columns (column j of d into cols[j]), then B over the rows: row i
+            // (cols[..][i]) into positions (i, ..) of V.
+            let cols: [[S::V; IN]; IN] = grid(s, |j| input_pass(s, vectors(s, |i| d[i][j])));
+            let rows: [[S::V; IN]; IN] = grid(s, |i| input_pass(s, vectors(s, |j| cols[j][i])));
+            for (i, row) in rows.into_iter().enumerate() {
+                for (j, val) in row.into_iter().enumerate() {
                     let p = i * IN + j;
                     s.store(val, &mut v[(p * tiles + t) * cin_pad + cb..]);
                 }
@@ -382,14 +376,9 @@ impl<X: Source> Layer<'_, X> {
             let n = (cout - cb).min(S::LANES);
             let at = |p: usize| s.load(&m[(p * tiles + t) * cout_pad + cb..]);
             // Aᵀ over the columns (column j of M into cols[j]), then A over the rows.
-            let mut cols = [[s.zero(); OUT]; IN];
-            for (j, col) in cols.iter_mut().enumerate() {
-                *col = output_pass(s, vectors(s, |i| at(i * IN + j)));
-            }
-            let mut y = [[s.zero(); OUT]; OUT];
-            for (i, row) in y.iter_mut().enumerate() {
-                *row = output_pass(s, vectors(s, |j| cols[j][i]));
-            }
+            let cols: [[S::V; OUT]; IN] =
+                grid(s, |j| output_pass(s, vectors(s, |i| at(i * IN + j))));
+            let y: [[S::V; OUT]; OUT] = grid(s, |i| output_pass(s, vectors(s, |j| cols[j][i])));
             if self.pool {
                 for pi in 0..OUT / 2 {
                     for pj in 0..OUT / 2 {
