@@ -117,6 +117,20 @@ pub enum Trips {
     Units(u32),
 }
 
+impl Trips {
+    /// The trips of a loop over `self` on core `on`.
+    pub fn on(&self, on: OnCore) -> u32 {
+        match self {
+            Trips::Fixed(n) => *n,
+            Trips::Blocks => on.blocks,
+            Trips::Counted => on.counted,
+            Trips::OnSender => u32::from(on.sender),
+            Trips::OnReceivers => u32::from(!on.sender),
+            Trips::Units(n) => on.blocks / (*n).max(1),
+        }
+    }
+}
+
 /// What the loops of a kernel run over on one core: its output blocks, the trips of its
 /// [`Trips::Counted`] loops, and whether it is the node's multicast sender.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -436,17 +450,7 @@ pub fn walk(calls: &[Call], on: OnCore, times: u64, f: &mut impl FnMut(&Call, u6
     for call in calls {
         f(call, times);
         match call {
-            Call::Loop { trips, body } => {
-                let n = match trips {
-                    Trips::Fixed(n) => *n,
-                    Trips::Blocks => on.blocks,
-                    Trips::Counted => on.counted,
-                    Trips::OnSender => u32::from(on.sender),
-                    Trips::OnReceivers => u32::from(!on.sender),
-                    Trips::Units(n) => on.blocks / (*n).max(1),
-                };
-                walk(body, on, times * u64::from(n), f);
-            }
+            Call::Loop { trips, body } => walk(body, on, times * u64::from(trips.on(on)), f),
             Call::Dst { body, .. } => walk(body, on, times, f),
             _ => {}
         }

@@ -23,7 +23,7 @@ use tt_runtime::{
 
 use crate::device::Core;
 use crate::kir::{self, Call, Kir, NodeKir, OnCore, Role};
-use crate::phases::phases;
+use crate::phases::{handoffs, phases, Handoffs};
 use crate::plan::CbKind;
 use crate::runner::StepCounters;
 
@@ -153,6 +153,34 @@ fn batch(body: &[Call], cb: u32, push: bool) -> u32 {
         _ => {}
     });
     most
+}
+
+/// The CBs the kernel of `role` pushes (`push`) or waits on that another kernel of `node` waits
+/// on or pushes: the CBs linking it to the next or the previous stage.
+fn links(node: &NodeKir, role: KernelRole, push: bool) -> Vec<u32> {
+    let cbs = |body: &[Call], push: bool| {
+        let on = OnCore {
+            blocks: 1,
+            counted: 1,
+            sender: true,
+        };
+        let mut out = Vec::new();
+        kir::walk(body, on, 1, &mut |call, _| match call {
+            Call::CbPush { cb, .. } if push => out.push(*cb),
+            Call::CbWait { cb, .. } if !push => out.push(*cb),
+            _ => {}
+        });
+        out
+    };
+    let (mine, others): (Vec<_>, Vec<_>) = node
+        .kernels
+        .iter()
+        .partition(|k| runtime_role(k.role) == role);
+    let theirs: Vec<u32> = others.iter().flat_map(|k| cbs(&k.body, !push)).collect();
+    mine.iter()
+        .flat_map(|k| cbs(&k.body, push))
+        .filter(|cb| theirs.contains(cb))
+        .collect()
 }
 
 /// Whether `body` pushes CB `cb` more than once on a core of two blocks and two counted trips:
@@ -325,6 +353,11 @@ pub fn timeline(
                                 .map(|k| &k.body[..])
                                 .unwrap_or(&[]);
                             let p = on.map(|on| phases(body, on));
+                            let h = on.map_or(Handoffs::WHOLE_BLOCK, |on| {
+                                let [next, previous] =
+                                    [true, false].map(|p| links(node, w.role, p));
+                                handoffs(body, on, &next, &previous)
+                            });
                             PhasedKernel {
                                 role: w.role,
                                 counters: w.counters,
@@ -336,6 +369,10 @@ pub fn timeline(
                                 before_wait_share: p.map_or(0.0, |p| p.before_wait_share),
                                 sends: p.is_some_and(|p| p.sends),
                                 loads_share: p.map_or(0.0, |p| p.loads_share),
+                                first_push_share: h.first_push_share,
+                                last_push_share: h.last_push_share,
+                                first_wait_share: h.first_wait_share,
+                                last_wait_share: h.last_wait_share,
                             }
                         })
                         .collect()

@@ -2,7 +2,9 @@
 //! ([`tt_runtime::TimelineModel`]): what share of its work comes before its block loop (the
 //! prologue: weights fill or send, the input ring's first reads), how many blocks it runs,
 //! whether its prologue waits for or sends a multicast (and how much of it comes before that
-//! wait). The emulator's counters give the totals; these facts say how they spread over time.
+//! wait), and where in one block it hands work to the next stage and waits for the previous
+//! one's ([`handoffs`]). The emulator's counters give the totals; these facts say how they
+//! spread over time.
 
 use crate::kir::{self, Call, OnCore, Trips};
 use crate::multicast::LOADED;
@@ -111,6 +113,98 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
     }
 }
 
+/// How one block of a kernel hands work to the next stage and takes it from the previous one
+/// (the CBs that link them), as shares of the block's work done before its first and its last
+/// push on a CB the next stage waits on, and before its first and its last wait on a CB the
+/// previous stage pushes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Handoffs {
+    pub first_push_share: f64,
+    pub last_push_share: f64,
+    pub first_wait_share: f64,
+    pub last_wait_share: f64,
+}
+
+impl Handoffs {
+    /// A block handed over in one push at its end and waited for whole at its start.
+    pub const WHOLE_BLOCK: Handoffs = Handoffs {
+        first_push_share: 1.0,
+        last_push_share: 1.0,
+        first_wait_share: 0.0,
+        last_wait_share: 0.0,
+    };
+}
+
+/// The work of calls on one core, and the work before the first and before the last call that
+/// the predicate matches.
+#[derive(Default)]
+struct Span {
+    work: f64,
+    first: Option<f64>,
+    last: Option<f64>,
+}
+
+fn span(calls: &[Call], on: OnCore, hit: &dyn Fn(&Call) -> bool) -> Span {
+    let mut s = Span::default();
+    for call in calls {
+        let (inner, trips) = match call {
+            Call::Loop { trips, body } => (span(body, on, hit), f64::from(trips.on(on))),
+            Call::Dst { body, .. } => (span(body, on, hit), 1.0),
+            _ => {
+                if hit(call) {
+                    s.first.get_or_insert(s.work);
+                    s.last = Some(s.work);
+                }
+                s.work += weight(call);
+                continue;
+            }
+        };
+        if trips == 0.0 {
+            continue;
+        }
+        if let Some(first) = inner.first {
+            s.first.get_or_insert(s.work + first);
+        }
+        if let Some(last) = inner.last {
+            s.last = Some(s.work + (trips - 1.0) * inner.work + last);
+        }
+        s.work += trips * inner.work;
+    }
+    s
+}
+
+/// The [`Handoffs`] of one block of `body` on core `on`: `pushes` are the CBs the next stage
+/// waits on, `waits` the CBs the previous stage pushes. A body without a loop over single
+/// blocks (none, or one trip per several blocks) hands over [`Handoffs::WHOLE_BLOCK`].
+pub fn handoffs(body: &[Call], on: OnCore, pushes: &[u32], waits: &[u32]) -> Handoffs {
+    let Some(block) = body.iter().find_map(|call| match call {
+        Call::Loop {
+            trips: Trips::Blocks,
+            body,
+        } => Some(body),
+        _ => None,
+    }) else {
+        return Handoffs::WHOLE_BLOCK;
+    };
+    let pushed = span(
+        block,
+        on,
+        &|c| matches!(c, Call::CbPush { cb, .. } if pushes.contains(cb)),
+    );
+    let waited = span(
+        block,
+        on,
+        &|c| matches!(c, Call::CbWait { cb, .. } if waits.contains(cb)),
+    );
+    let share = |at: Option<f64>, work: f64| at.filter(|_| work > 0.0).map(|at| at / work);
+    Handoffs {
+        first_push_share: share(pushed.first, pushed.work).unwrap_or(1.0),
+        last_push_share: share(pushed.last, pushed.work).unwrap_or(1.0),
+        first_wait_share: share(waited.first, waited.work).unwrap_or(0.0),
+        last_wait_share: share(waited.last, waited.work).unwrap_or(0.0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,5 +289,76 @@ mod tests {
         // 3 pages before LOADED, 9 in the loop.
         assert!((phases(&body, on(9, true)).loads_share - 0.25).abs() < 1e-12);
         assert_eq!(phases(&body, on(9, false)).loads_share, 0.0);
+    }
+
+    #[test]
+    fn handoffs_are_where_a_block_first_pushes_and_last_waits() {
+        let read = |pages| Call::DramRead {
+            buffer: "in".into(),
+            pages,
+            page_bytes: 2048,
+            cb: 0,
+        };
+        // A reader pushing CB 0 a third of its block at a time (3 pages, then the push); its first hand-off comes after a third of the block.
+        let reader = vec![Call::Loop {
+            trips: Trips::Blocks,
+            body: vec![Call::Loop {
+                trips: Trips::Fixed(3),
+                body: vec![read(3), Call::CbPush { cb: 0, pages: 3 }],
+            }],
+        }];
+        let h = handoffs(&reader, on(4, false), &[0], &[]);
+        assert!((h.first_push_share - 1.0 / 3.0).abs() < 1e-12);
+        assert!((h.last_push_share - 1.0).abs() < 1e-12);
+        assert_eq!((h.first_wait_share, h.last_wait_share), (0.0, 0.0));
+        // A compute of two groups (each 9 matmuls of 1×1, 32 cycles, then a 1-tile pack, 32)
+        // that waits for CB 0 before each of its first group's three thirds of K and pushes CB 1
+        // after each group: its waits come after 0 and 6 of its 20 tile operations, its pushes
+        // after 10 and 20.
+        let matmuls = |n| Call::Loop {
+            trips: Trips::Fixed(n),
+            body: vec![Call::Matmul {
+                ct: 1,
+                rt: 1,
+                kt: 1,
+            }],
+        };
+        let group_end = vec![
+            Call::Pack { cb: 1, tiles: 1 },
+            Call::CbPush { cb: 1, pages: 1 },
+        ];
+        let block = [
+            vec![Call::Loop {
+                trips: Trips::Fixed(3),
+                body: vec![Call::CbWait { cb: 0, pages: 3 }, matmuls(3)],
+            }],
+            group_end.clone(),
+            vec![matmuls(9)],
+            group_end,
+        ]
+        .concat();
+        let compute = vec![Call::Loop {
+            trips: Trips::Blocks,
+            body: block.clone(),
+        }];
+        let h = handoffs(&compute, on(4, false), &[1], &[0]);
+        assert_eq!(h.first_wait_share, 0.0);
+        assert!((h.last_wait_share - 6.0 / 20.0).abs() < 1e-12);
+        assert!((h.first_push_share - 10.0 / 20.0).abs() < 1e-12);
+        assert!((h.last_push_share - 1.0).abs() < 1e-12);
+        // A CB no other stage uses is no hand-off; no block loop, or one over several blocks,
+        // hands over whole blocks.
+        assert_eq!(
+            handoffs(&compute, on(4, false), &[7], &[7]),
+            Handoffs::WHOLE_BLOCK
+        );
+        let units = vec![Call::Loop {
+            trips: Trips::Units(2),
+            body: block,
+        }];
+        assert_eq!(
+            handoffs(&units, on(4, false), &[1], &[0]),
+            Handoffs::WHOLE_BLOCK
+        );
     }
 }

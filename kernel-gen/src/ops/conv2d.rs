@@ -104,53 +104,104 @@ pub(crate) fn add_conv_weights_fill(
 /// slice of output tiles, the bias copy, the matmuls over K and the pack to CB `out` (a fused
 /// ReLU is the packer's, configured once per kernel: no SFPU work).
 pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
-    conv_block_groups_with(c, out, 0, Vec::new())
+    Call::Loop {
+        trips: Trips::Fixed(c.slice_tiles() / c.group),
+        body: conv_group(
+            c,
+            out,
+            0,
+            Vec::new(),
+            vec![matmuls(c, c.weight_parts * c.k_tiles)],
+        ),
+    }
 }
 
-/// [`conv_block_groups`] with an `epilogue` after each group's matmuls that uses `extra_dst`
-/// DST tiles above the group's.
-pub(crate) fn conv_block_groups_with(
+/// `steps` K steps of one group's matmuls.
+fn matmuls(c: &ConvPlan, steps: u32) -> Call {
+    Call::Loop {
+        trips: Trips::Fixed(steps),
+        body: vec![Call::Matmul {
+            ct: c.group,
+            rt: 1,
+            kt: 1,
+        }],
+    }
+}
+
+/// One group of output tiles: the bias copy, `k_loop` (the matmuls over K), the `epilogue` and
+/// the pack to CB `out`.
+fn conv_group(
     c: &ConvPlan,
     out: u32,
     extra_dst: u32,
     epilogue: Vec<Call>,
-) -> Call {
-    let dst_body = [
-        vec![
-            Call::Copy { tiles: c.group },
-            Call::Loop {
-                trips: Trips::Fixed(c.weight_parts * c.k_tiles),
-                body: vec![Call::Matmul {
-                    ct: c.group,
-                    rt: 1,
-                    kt: 1,
-                }],
-            },
-        ],
-        epilogue,
-        vec![Call::Pack {
+    k_loop: Vec<Call>,
+) -> Vec<Call> {
+    vec![
+        Call::CbReserve {
             cb: out,
-            tiles: c.group,
-        }],
+            pages: c.group,
+        },
+        Call::Dst {
+            tiles: c.group + extra_dst,
+            body: [
+                vec![Call::Copy { tiles: c.group }],
+                k_loop,
+                epilogue,
+                vec![Call::Pack {
+                    cb: out,
+                    tiles: c.group,
+                }],
+            ]
+            .concat(),
+        },
+        Call::CbPush {
+            cb: out,
+            pages: c.group,
+        },
     ]
-    .concat();
-    Call::Loop {
-        trips: Trips::Fixed(c.slice_tiles() / c.group),
-        body: vec![
-            Call::CbReserve {
-                cb: out,
-                pages: c.group,
-            },
-            Call::Dst {
-                tiles: c.group + extra_dst,
-                body: dst_body,
-            },
-            Call::CbPush {
-                cb: out,
-                pages: c.group,
-            },
-        ],
+}
+
+/// One output block of a conv's compute whose im2col pages on CB `im2col` the reader hands over
+/// as it builds them: the first group of output tiles waits for them inside its K loop
+/// ([`ConvPlan::im2col_waits`]), the further groups find them all, then the block's pages are
+/// popped. The `epilogue` after each group's matmuls uses `extra_dst` DST tiles above the
+/// group's.
+pub(crate) fn conv_streamed_block(
+    c: &ConvPlan,
+    im2col: u32,
+    out: u32,
+    extra_dst: u32,
+    epilogue: Vec<Call>,
+) -> Vec<Call> {
+    let mut k_loop = Vec::new();
+    let mut at = 0;
+    for (k, pages) in c.im2col_waits() {
+        if k > at {
+            k_loop.push(matmuls(c, k - at));
+            at = k;
+        }
+        k_loop.push(Call::CbWait { cb: im2col, pages });
     }
+    k_loop.push(matmuls(c, c.weight_parts * c.k_tiles - at));
+    let mut block = conv_group(c, out, extra_dst, epilogue.clone(), k_loop);
+    if c.slice_tiles() > c.group {
+        block.push(Call::Loop {
+            trips: Trips::Fixed(c.slice_tiles() / c.group - 1),
+            body: conv_group(
+                c,
+                out,
+                extra_dst,
+                epilogue,
+                vec![matmuls(c, c.weight_parts * c.k_tiles)],
+            ),
+        });
+    }
+    block.push(Call::CbPop {
+        cb: im2col,
+        pages: c.im2col_pages(),
+    });
+    block
 }
 
 /// A conv's compute kernel (`template`, with `compile_args`): `body` between waiting for the
@@ -337,8 +388,9 @@ pub(crate) fn conv_writer(
 
 /// The conv reader after the weights and bias fill ([`Multicast::fill`]): a zero tile; then a
 /// ring of input pixel blocks that reads each block the core's taps touch once (a prologue of
-/// `ring_blocks − 1`, then the next block per output block), and per output block the im2col
-/// tiles by L1 → L1 row-run copies,
+/// `ring_blocks`, then the next block after each output block's im2col tiles but the last's),
+/// and per output block the im2col tiles by L1 → L1 row-run copies, pushed a hand-off at a time
+/// as they are built ([`ConvPlan::im2col_handoff_tiles`]),
 /// or for channel counts that are not whole tiles, zero tiles plus an element gather of the
 /// `taps × in_channels` valid columns; or with shifted views ([`ConvPlan::shifted`]) a zeroed
 /// ring slot, the views of each block (built in the ring from face rows), the whole ring pushed
@@ -366,7 +418,7 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
             pages: c.ring_pages(),
         },
     ];
-    let mut block = vec![fetch(1)];
+    let mut block = Vec::new();
     if c.shifted {
         // The core's blocks and `beyond` + 1 either side, at most, are read (`beyond` either
         // side get views: W/32, one more with half rows), however the prologue and the loop
@@ -405,50 +457,68 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
             cb: ring,
             pages: c.ring_pages(),
         });
-        block.insert(
-            0,
+        block.extend([
             Call::CbReserve {
                 cb: im2col,
                 pages: c.im2col_pages(),
             },
-        );
-        block.push(views(1));
+            fetch(1),
+            views(1),
+        ]);
         if c.half_rows() {
             block.push(halves(1));
         }
+        block.push(Call::CbPush {
+            cb: im2col,
+            pages: c.im2col_pages(),
+        });
     } else {
-        // At most; the blocks outside the image are skipped.
+        // At most; the blocks outside the image are skipped. The prologue reads `ring_blocks`
+        // and each output block but the last the next: counted here as `ring_blocks − 1` and
+        // one per output block, the same total.
         if c.ring_blocks() > 1 {
             body.push(fetch(c.ring_blocks() - 1));
         }
+        // The im2col tiles pushed as they are built, then the ring's next block fetched.
+        let handoff = c.im2col_handoff_tiles();
+        let push = Call::CbPush {
+            cb: im2col,
+            pages: handoff,
+        };
         block.push(Call::CbReserve {
             cb: im2col,
             pages: c.k_tiles,
         });
         if c.copies_rows() {
-            block.push(Call::L1Copy {
-                from: ring,
-                cb: im2col,
-                tiles: c.k_tiles,
-                row_bytes: c.tile_bytes / 64,
+            block.push(Call::Loop {
+                trips: Trips::Fixed(c.k_tiles / handoff),
+                body: vec![
+                    Call::L1Copy {
+                        from: ring,
+                        cb: im2col,
+                        tiles: handoff,
+                        row_bytes: c.tile_bytes / 64,
+                    },
+                    push,
+                ],
             });
         } else {
-            block.push(Call::L1Copy {
-                from: zero,
-                cb: im2col,
-                tiles: c.k_tiles,
-                row_bytes: c.tile_bytes / 64,
-            });
             let element_bytes = c.tile_bytes / 1024;
-            block.push(Call::L1Gather {
-                bytes: 32 * c.kernel * c.kernel * c.in_channels * element_bytes,
-            });
+            block.extend([
+                Call::L1Copy {
+                    from: zero,
+                    cb: im2col,
+                    tiles: c.k_tiles,
+                    row_bytes: c.tile_bytes / 64,
+                },
+                Call::L1Gather {
+                    bytes: 32 * c.kernel * c.kernel * c.in_channels * element_bytes,
+                },
+                push,
+            ]);
         }
+        block.push(fetch(1));
     }
-    block.push(Call::CbPush {
-        cb: im2col,
-        pages: c.im2col_pages(),
-    });
     body.push(blocks(Trips::Blocks, block));
     body
 }
@@ -486,6 +556,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
     let ring_args = args(&[
         ("ring_blocks", c.ring_blocks()),
         ("shifted", u32::from(c.shifted)),
+        ("im2col_handoff", c.im2col_handoff_tiles()),
     ]);
     let mut reader = Kernel {
         role: Role::Reader,
@@ -515,17 +586,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         [shape.clone(), ring_args].concat(),
         vec![blocks(
             Trips::Blocks,
-            vec![
-                Call::CbWait {
-                    cb: im2col,
-                    pages: c.im2col_pages(),
-                },
-                conv_block_groups(c, out),
-                Call::CbPop {
-                    cb: im2col,
-                    pages: c.im2col_pages(),
-                },
-            ],
+            conv_streamed_block(c, im2col, out, 0, Vec::new()),
         )],
     )?;
     let writer = conv_writer(node, c, shape, out, tile, 1)?;

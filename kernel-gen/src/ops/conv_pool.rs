@@ -25,7 +25,7 @@ use crate::kir::{
 };
 use crate::plan::{ConvPlan, NodePlan};
 
-use super::conv2d::{conv_block_groups, conv_block_groups_with, conv_compute, WeightsSend};
+use super::conv2d::{conv_compute, conv_streamed_block, WeightsSend};
 use super::max_pool2::{pooled_writes, select_tile, selection_fill};
 
 /// The fused step's kernels: the conv's `reader` as it is, the fused compute (with the conv
@@ -42,20 +42,6 @@ pub(crate) fn kernels(
     let row_blocks = c.width / 32;
     let slice_tiles = c.slice_tiles();
     let row_tiles = row_blocks * slice_tiles;
-    let im2col_pages = c.im2col_pages();
-    let block = |conv: Call| {
-        vec![
-            Call::CbWait {
-                cb: im2col,
-                pages: im2col_pages,
-            },
-            conv,
-            Call::CbPop {
-                cb: im2col,
-                pages: im2col_pages,
-            },
-        ]
-    };
     // The upper row's tiles beside the group's in DST, and their maximum.
     let vertical_max = vec![
         Call::Copy { tiles: c.group },
@@ -67,7 +53,7 @@ pub(crate) fn kernels(
     let lower_pair = [
         vec![Call::Loop {
             trips: Trips::Fixed(2),
-            body: block(conv_block_groups_with(c, vmax, c.group, vertical_max)),
+            body: conv_streamed_block(c, im2col, vmax, c.group, vertical_max),
         }],
         vec![Call::CbWait {
             cb: vmax,
@@ -86,7 +72,7 @@ pub(crate) fn kernels(
     let row_pair = vec![
         Call::Loop {
             trips: Trips::Fixed(row_blocks),
-            body: block(conv_block_groups(c, row)),
+            body: conv_streamed_block(c, im2col, row, 0, Vec::new()),
         },
         Call::CbWait {
             cb: row,

@@ -136,6 +136,37 @@ impl ConvPlan {
         }
     }
 
+    /// Im2col tiles the reader pushes at a time as it builds a block (its hand-offs, on which
+    /// the compute's first group of output tiles starts): a tap row of a 3×3 pad-1 conv, a
+    /// channel tile of a 1×1 conv, a tap otherwise; the whole block when it gathers elements,
+    /// and with shifted views the block's one page.
+    pub fn im2col_handoff_tiles(&self) -> u32 {
+        if self.shifted || !self.copies_rows() {
+            self.im2col_pages()
+        } else if self.kernel == 3 && self.pad == 1 {
+            3 * self.in_tiles
+        } else if self.kernel == 1 {
+            1
+        } else {
+            self.in_tiles
+        }
+    }
+
+    /// Where a block's first group of output tiles waits for the reader's hand-offs: (K step,
+    /// pages) before each, every [`ConvPlan::im2col_handoff_tiles`] tiles the next hand-off's
+    /// pages; with shifted views the block's one page before tap row 2, the only one the reader
+    /// completes in the block's own step (`conv2d/act_tile.cpp.tera`'s `WaitIm2col`).
+    pub fn im2col_waits(&self) -> Vec<(u32, u32)> {
+        if self.shifted {
+            return vec![(2 * self.k_tiles / 3, 1)];
+        }
+        let step = self.im2col_handoff_tiles();
+        (0..self.k_tiles)
+            .step_by(step as usize)
+            .map(|k| (k, step))
+            .collect()
+    }
+
     /// Bytes of one `cb_im2col` page.
     pub fn im2col_page_bytes(&self) -> u32 {
         if self.shifted {

@@ -26,6 +26,7 @@
 //! starts once the pages another kernel of its core loads for it are in
 //! ([`PhasedKernel::loads_share`]). The blocks then run as a three-stage
 //! pipeline (reader → compute → writer): the first block passes through every stage, each
+//! stage starting on its predecessor's first hand-off ([`TimelineModel::first_block`]), each
 //! further one costs the slowest stage (the sum of a pair that takes turns,
 //! [`PhasedKernel::single_buffered`]). The core ends at the later of that pipeline and each
 //! kernel's own start plus total. A step takes its slowest core, at least its DRAM bytes at the
@@ -361,6 +362,7 @@ impl TimelineModel {
         let mut t = CoreTimeline::default();
         let mut stage = [0.0f64; 3];
         let mut turns = [false; 2];
+        let (mut pushes, mut waits) = ([[1.0f64; 2]; 3], [[0.0f64; 2]; 3]);
         let mut prologues_done = 0.0f64;
         let blocks = kernels.iter().map(|k| k.blocks).max().unwrap_or(0);
         for k in kernels {
@@ -384,6 +386,8 @@ impl TimelineModel {
                     KernelRole::Writer => 2,
                 };
                 stage[i] += (total - prologue) / blocks as f64;
+                pushes[i] = [k.first_push_share, k.last_push_share].map(|s| s.clamp(0.0, 1.0));
+                waits[i] = [k.first_wait_share, k.last_wait_share].map(|s| s.clamp(0.0, 1.0));
             }
             match k.role {
                 KernelRole::Reader => turns[0] |= k.single_buffered,
@@ -401,13 +405,35 @@ impl TimelineModel {
             } else {
                 c.max(w)
             });
-            t.first_block = r + c + w;
+            t.first_block = Self::first_block(stage, pushes, waits);
             t.steady = (blocks - 1) as f64 * slowest;
             t.end = t.end.max(prologues_done + t.first_block + t.steady);
         } else {
             t.end = t.end.max(prologues_done);
         }
         t
+    }
+
+    /// The first block through the reader, compute and writer `stage` cycles, each stage handing
+    /// its work over as it goes: `pushes` are each stage's shares of its block done before its
+    /// first and its last hand-off ([`PhasedKernel::first_push_share`],
+    /// [`PhasedKernel::last_push_share`]), `waits` before its first and its last wait for its
+    /// predecessor's ([`PhasedKernel::first_wait_share`], [`PhasedKernel::last_wait_share`]).
+    /// A stage cannot pass its predecessor: it ends no earlier than its whole block, than its
+    /// predecessor's first hand-off plus its work from its first wait on, and than its
+    /// predecessor's last hand-off plus its work from its last wait on (hand-offs and waits in
+    /// between spread evenly, so those two bound the rest). The compute's hand-offs are taken to
+    /// run without waiting from there to its end (its waits come first, as in a conv's first
+    /// group of output tiles). Blocks handed over whole pass the stages in series: `r + c + w`.
+    pub fn first_block(stage: [f64; 3], pushes: [[f64; 2]; 3], waits: [[f64; 2]; 3]) -> f64 {
+        let [r, c, w] = stage;
+        let after = |work: f64, [first, last]: [f64; 2], [pushed_first, pushed_last]: [f64; 2]| {
+            work.max(pushed_first + work * (1.0 - first))
+                .max(pushed_last + work * (1.0 - last))
+        };
+        let compute_end = after(c, waits[1], pushes[0].map(|s| r * s));
+        let compute_pushed = pushes[1].map(|s| compute_end - c * (1.0 - s));
+        after(w, waits[2], compute_pushed)
     }
 
     /// The estimate of one step (program) whose cores ran the given kernels.
@@ -477,6 +503,16 @@ pub struct PhasedKernel {
     /// On a sender core, the share (0..=1) of its work done before it tells the core's sending
     /// kernel that the pages to multicast are loaded (0 when it loads none for it).
     pub loads_share: f64,
+    /// The share (0..=1) of one block's work done before its first hand-off (push) to the next
+    /// stage: 1 when it hands the block over at its end ([`TimelineModel::first_block`]).
+    pub first_push_share: f64,
+    /// The same before its last hand-off in the block.
+    pub last_push_share: f64,
+    /// The share (0..=1) of one block's work done before its first wait for the previous stage's
+    /// hand-offs: 0 when it waits for the whole block first ([`TimelineModel::first_block`]).
+    pub first_wait_share: f64,
+    /// The same before its last wait in the block.
+    pub last_wait_share: f64,
 }
 
 impl PhasedKernel {
@@ -493,6 +529,10 @@ impl PhasedKernel {
             before_wait_share: 0.0,
             sends: false,
             loads_share: 0.0,
+            first_push_share: 1.0,
+            last_push_share: 1.0,
+            first_wait_share: 0.0,
+            last_wait_share: 0.0,
         }
     }
 }
@@ -777,6 +817,51 @@ mod tests {
         // A kernel whose loop runs once per two blocks spreads its work over the core's 10.
         let halves = kernel(KernelRole::Compute, matmuls(100), 5, 0.0);
         assert_eq!(M.core(&[reader, halves], 0.0), core);
+    }
+
+    #[test]
+    fn a_block_handed_over_as_it_goes_pipelines_its_parts() {
+        // Reader 900, compute 300, writer 200 cycles a block.
+        let stage = [900.0, 300.0, 200.0];
+        let whole = TimelineModel::first_block(stage, [[1.0; 2]; 3], [[0.0; 2]; 3]);
+        close(whole, 1400.0);
+        // The reader pushes a third of its block at a time (after 1/3 and 3/3 of it); the
+        // compute's 3 groups of output tiles wait for a third each in the first group (after 0
+        // and 2/9 of its work) and push after each group (after 1/3 and 3/3): the compute ends
+        // at max(300, 300 + 300, 900 + 300 · 7/9) = 1133.3 and hands its first group over at
+        // 1133.3 − 200; the writer waits for a third each (after 0 and 2/3 of its work) and
+        // ends at max(200, 933.3 + 200, 1133.3 + 200/3) = 1200.
+        let (pushes, waits) = (
+            [[1.0 / 3.0, 1.0], [1.0 / 3.0, 1.0], [1.0; 2]],
+            [[0.0; 2], [0.0, 2.0 / 9.0], [0.0, 2.0 / 3.0]],
+        );
+        let parts = TimelineModel::first_block(stage, pushes, waits);
+        close(parts, 900.0 + 700.0 / 3.0 + 200.0 / 3.0);
+        // A compute slower than its reader: it starts on the reader's first third and runs
+        // through: 300 + 2700 + 200/3.
+        let slow = TimelineModel::first_block([900.0, 2700.0, 200.0], pushes, waits);
+        close(slow, 300.0 + 2700.0 + 200.0 / 3.0);
+        // A compute that starts its block before waiting (2/3 of its only group before the wait
+        // for the reader's one hand-off, pushed at 5/9 of its block, its last 4/9 preparing
+        // later blocks): max(300, 500 + 100) + 200.
+        let ahead = TimelineModel::first_block(
+            stage,
+            [[5.0 / 9.0; 2], [1.0; 2], [1.0; 2]],
+            [[0.0; 2], [2.0 / 3.0; 2], [0.0; 2]],
+        );
+        close(ahead, 600.0 + 200.0);
+        // The core's first block is this pipeline.
+        let reader = PhasedKernel {
+            first_push_share: 0.5,
+            ..kernel(KernelRole::Reader, dram_reads(40), 10, 0.0)
+        };
+        let compute = PhasedKernel {
+            last_wait_share: 0.5,
+            ..kernel(KernelRole::Compute, matmuls(100), 10, 0.0)
+        };
+        let (r, c) = (M.kernel_cycles(&reader).total() / 10.0, 320.0);
+        let core = M.core(&[reader, compute], 0.0);
+        close(core.first_block, (0.5 * r + c).max(r + 0.5 * c));
     }
 
     #[test]

@@ -39,7 +39,9 @@ constexpr uint32_t cb_out = 16;
 // tiles (with Float32 activations the weights are a bf16 high and a bf16 low matrix stacked
 // along K, both multiplied by the same im2col tile k % k_tiles), then `epilogue(g)` may work on
 // the group's DST tiles 0..group (and above them), then pack. Im2col tile t is tile
-// `act_tile(t)` of CB `act` (the caller waits for and pops it). Packs to CB `out` in the format
+// `act_tile(t)` of CB `act`; the first group calls `wait(k)` before its K step k < k_tiles (the
+// caller's waits for the reader's hand-offs of the block, which the caller pops; none when the
+// caller waited for the whole block first). Packs to CB `out` in the format
 // the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
 // SrcA's format changes only where cb_weights' format and the activation format (the bias and
 // every other CB a conv compute unpacks) differ: the conditional reconfigs name cb_weights as the
@@ -48,8 +50,13 @@ struct NoEpilogue {
     void operator()(uint32_t) const {}
 };
 
-template <typename ActTile, typename Epilogue = NoEpilogue>
-void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue epilogue = Epilogue{}) {
+struct NoWait {
+    void operator()(uint32_t) const {}
+};
+
+template <typename ActTile, typename Epilogue = NoEpilogue, typename Wait = NoWait>
+void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue epilogue = Epilogue{},
+                Wait wait = Wait{}) {
     for (uint32_t g = 0; g < slice_tiles / group; ++g) {
         tile_regs_acquire();
         reconfig_data_format_srca(cb_weights, cb_bias);
@@ -60,6 +67,9 @@ void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue 
         reconfig_data_format_srca(cb_bias, cb_weights);
         matmul_block_init(act, cb_weights, 0, group, 1, k_tiles);
         for (uint32_t k = 0; k < weight_parts * k_tiles; ++k) {
+            if (g == 0 && k < k_tiles) {
+                wait(k);
+            }
             matmul_block(act, cb_weights, act_tile(k % k_tiles), k * slice_tiles + g * group, 0, 0, group, 1, k_tiles);
         }
         epilogue(g);

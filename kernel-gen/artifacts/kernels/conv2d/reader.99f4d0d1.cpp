@@ -8,15 +8,17 @@
 // blocks are issued, so those reads overlap the weights' read and multicast.
 // Then keeps a ring of the input pixel blocks (32 raster pixels x in_tiles channel tiles, DRAM
 // page block * in_tiles + c) that the taps of the current output block can touch: each block is
-// read from DRAM once, ring_reach blocks ahead of the output block, and dropped ring_reach
-// blocks behind it. For each output block it builds the im2col tiles (k tile = tap * in_tiles
-// + channel tile; row r = output pixel 32b + r; zero at the image border and for padding
-// pixels): when the channels are whole tiles, by NoC reads inside L1 of runs of rows that are
-// consecutive source pixels (zero runs from a zeroed tile), for a 3x3 pad-1 conv only the
-// middle tap of each tap row, the two others being that tap moved by one row in memory plus
-// the rows the move gets wrong; otherwise by zeroing the tiles the
-// same way and gathering the taps * in_channels valid columns element by element. Activations
-// are bf16 or Float32 (`fp32`, `tile_bytes`).
+// read from DRAM once, ring_reach blocks ahead of the output block (after the previous one's
+// im2col tiles are built), and dropped ring_reach blocks behind it. For each output block
+// it builds the im2col tiles (k tile = tap * in_tiles + channel tile; row r = output pixel
+// 32b + r; zero at the image border and for padding pixels): when the channels are whole tiles,
+// by NoC reads inside L1 of runs of rows that are consecutive source pixels (zero runs from a
+// zeroed tile), for a 3x3 pad-1 conv only the middle tap of each tap row, the two others being
+// that tap moved by one row in memory plus the rows the move gets wrong, pushed im2col_handoff
+// tiles at a time (a tap row; a tap, or a 1x1 conv's channel tile) for the compute to start on;
+// otherwise by zeroing the tiles the same way and gathering the taps * in_channels valid
+// columns element by element, pushed whole. Activations are bf16 or Float32 (`fp32`,
+// `tile_bytes`).
 // With `shifted` (3x3 pad 1, whole channel tiles, W a multiple of 16 and whole blocks) each
 // ring block q also keeps its views shifted by dx = -1 and +1 (row r = pixel 32q + r + dx of
 // the same image row, zero outside it), built once when the block enters the ring; a ring
@@ -28,7 +30,9 @@
 // 1 KiB face pairs), and the tap rows of b are the half part of b - m, the views of b and the
 // half part of b + m + 1. The compute reads the tap rows from the ring itself
 // (conv2d/compute): the ring CB ([zero part, ring slots]) is pushed whole once, and one
-// cb_im2col page per output block b (no data) says the parts its taps read are complete; the
+// cb_im2col page per output block b (no data) says the parts its taps read are complete (tap
+// rows 0 and 1 already are with the previous block's page, or the ring's push: the compute
+// starts on them before it waits); the
 // ring keeps, besides the blocks ahead and the tap rows of b, those of the two blocks the
 // compute may still be reading (cb_im2col holds two pages).
 #include <type_traits>
@@ -53,14 +57,18 @@ constexpr uint32_t weight_parts = get_compile_time_arg_val(14);
 constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(15);
 constexpr uint32_t ring_blocks = get_compile_time_arg_val(16);
 constexpr uint32_t shifted = get_compile_time_arg_val(17);
-constexpr uint32_t weights_on_writer = get_compile_time_arg_val(18);
-constexpr uint32_t weight_slabs = get_compile_time_arg_val(19);
-constexpr uint32_t input_dram = get_compile_time_arg_val(20);
+constexpr uint32_t im2col_handoff = get_compile_time_arg_val(18);
+constexpr uint32_t weights_on_writer = get_compile_time_arg_val(19);
+constexpr uint32_t weight_slabs = get_compile_time_arg_val(20);
+constexpr uint32_t input_dram = get_compile_time_arg_val(21);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
 constexpr uint32_t cb_ring = 3;
 constexpr uint32_t cb_zero = 4;
+constexpr uint32_t cb_row = 5;
+constexpr uint32_t cb_select = 6;
+constexpr uint32_t cb_vmax = 7;
 constexpr uint32_t cb_out = 16;
 
 // Fills `bytes` (a multiple of 64) of the core's L1 from `l1` (NoC-aligned, 16 bytes) with the
@@ -102,6 +110,11 @@ static_assert(shifted == 0 ? ring_blocks == 2 * ring_reach + 1
                                  rows * cols % 32 == 0 && ring_reach == row_blocks + (half_rows ? 4 : 2) &&
                                  ring_blocks == ring_reach + row_blocks + 2,
               "the plan's ring does not match the reader");
+// Im2col tiles per push: a tap row (3x3 pad 1), a channel tile (1x1), a tap, or a gathered block.
+static_assert(shifted != 0 || im2col_handoff == (in_channels % 32 != 0 ? k_tiles
+                                                 : kernel == 3 && pad == 1 ? 3 * in_tiles
+                                                 : kernel == 1 ? 1 : in_tiles),
+              "the plan's hand-offs do not match the reader");
 constexpr uint32_t face_bytes = tile_bytes / 4;
 constexpr uint32_t row_bytes = tile_bytes / 64;
 
@@ -400,14 +413,13 @@ void kernel_main() {
         return;
     }
 
-    for (int32_t q = first - static_cast<int32_t>(ring_reach); q < first + static_cast<int32_t>(ring_reach); ++q) {
+    for (int32_t q = first - static_cast<int32_t>(ring_reach); q <= first + static_cast<int32_t>(ring_reach); ++q) {
         fetch(q);
     }
     weights_landed();
 
     for (uint32_t b = block_start; b < block_start + block_count; ++b) {
         const int32_t p0 = static_cast<int32_t>(b * 32);
-        fetch(static_cast<int32_t>(b + ring_reach));
         // Row r's pixel (ys[r], xs[r]); ys[r] = rows for the padding pixels past the image.
         int32_t ys[32];
         int32_t xs[32];
@@ -416,6 +428,7 @@ void kernel_main() {
             ys[r] = p < rows * cols ? p / cols : rows;
             xs[r] = p % cols;
         }
+        // The ring's blocks up to b + ring_reach (fetched after the previous block) are in.
         noc_async_read_barrier();
 
         cb_reserve_back(cb_im2col, k_tiles);
@@ -429,8 +442,9 @@ void kernel_main() {
                 return inside ? sy * cols + sx : -1;
             };
             auto tile_l1 = [&](uint32_t tap, uint32_t c) { return out_l1 + (tap * in_tiles + c) * tile_bytes; };
-            // The tap's im2col tiles by runs of rows that are consecutive source pixels.
-            auto build = [&](uint32_t tap) {
+            // The tap's im2col tiles of channel tiles [c0, c1) by runs of rows that are
+            // consecutive source pixels.
+            auto build = [&](uint32_t tap, uint32_t c0, uint32_t c1) {
                 const int32_t dy = static_cast<int32_t>(tap / kernel) - static_cast<int32_t>(pad);
                 const int32_t dx = static_cast<int32_t>(tap % kernel) - static_cast<int32_t>(pad);
                 uint32_t r = 0;
@@ -442,7 +456,7 @@ void kernel_main() {
                     while (n < limit && source(r + n, dy, dx) == (q < 0 ? -1 : q + static_cast<int32_t>(n))) {
                         ++n;
                     }
-                    for (uint32_t c = 0; c < in_tiles; ++c) {
+                    for (uint32_t c = c0; c < c1; ++c) {
                         const uint32_t src = q < 0 ? zero_l1 : slot_l1(q / 32, c);
                         copy_rows(src, s, tile_l1(tap, c), r, n);
                     }
@@ -450,24 +464,21 @@ void kernel_main() {
                 }
             };
             if constexpr (kernel == 3 && pad == 1) {
-                // A tap row's im2col tiles are [dx = -1, dx = 0, dx = +1] x in_tiles. The middle
-                // ones are built by runs; each side is then the middle moved by one face row in
-                // memory (one read for all channel tiles: every row whose source is the next or
-                // previous row of the same face lands in place), and the rows where that is not
-                // the tap's value (the face row's first or last row, image row ends, the image
-                // border, padding pixels) are copied from the ring or the zero tile.
-                for (uint32_t ky = 0; ky < 3; ++ky) {
-                    build(ky * 3 + 1);
-                }
-                noc_async_read_barrier();
+                // A tap row's im2col tiles are [dx = -1, dx = 0, dx = +1] x in_tiles, pushed
+                // once built (the compute starts on them: im2col_handoff = 3 * in_tiles). The
+                // middle ones are built by runs; each side is then the middle moved by one face
+                // row in memory (one read for all channel tiles: every row whose source is the
+                // next or previous row of the same face lands in place), and the rows where that
+                // is not the tap's value (the face row's first or last row, image row ends, the
+                // image border, padding pixels) are copied from the ring or the zero tile.
                 constexpr uint32_t side_bytes = in_tiles * tile_bytes - row_bytes;
                 for (uint32_t ky = 0; ky < 3; ++ky) {
+                    build(ky * 3 + 1, 0, in_tiles);
+                    noc_async_read_barrier();
                     const uint32_t middle = tile_l1(ky * 3 + 1, 0);
                     noc_async_read(get_noc_addr(middle), tile_l1(ky * 3, 0) + row_bytes, side_bytes);
                     noc_async_read(get_noc_addr(middle + row_bytes), tile_l1(ky * 3 + 2, 0), side_bytes);
-                }
-                noc_async_read_barrier();
-                for (uint32_t ky = 0; ky < 3; ++ky) {
+                    noc_async_read_barrier();
                     const int32_t dy = static_cast<int32_t>(ky) - 1;
                     for (int32_t dx = -1; dx <= 1; dx += 2) {
                         const uint32_t tap = ky * 3 + static_cast<uint32_t>(1 + dx);
@@ -484,10 +495,15 @@ void kernel_main() {
                             }
                         }
                     }
+                    noc_async_read_barrier();
+                    cb_push_back(cb_im2col, im2col_handoff);
                 }
             } else {
-                for (uint32_t tap = 0; tap < kernel * kernel; ++tap) {
-                    build(tap);
+                // A hand-off is a tap, or a channel tile of one (1x1): pushed once built.
+                for (uint32_t t = 0; t < k_tiles; t += im2col_handoff) {
+                    build(t / in_tiles, t % in_tiles, t % in_tiles + im2col_handoff);
+                    noc_async_read_barrier();
+                    cb_push_back(cb_im2col, im2col_handoff);
                 }
             }
         } else {
@@ -513,8 +529,13 @@ void kernel_main() {
                     }
                 }
             }
+            cb_push_back(cb_im2col, k_tiles);
         }
-        noc_async_read_barrier();
-        cb_push_back(cb_im2col, k_tiles);
+        // The block the next output block's taps reach, in the slot of the first block this
+        // one's reached (its im2col tiles are complete), read while the compute works.
+        if (b + 1 < block_start + block_count) {
+            fetch(static_cast<int32_t>(b + ring_reach + 1));
+        }
     }
+    noc_async_read_barrier();
 }
