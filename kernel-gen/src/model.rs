@@ -339,6 +339,10 @@ pub fn timeline(
                 .find(|k| k.node == n.node)
                 .ok_or_else(|| ModelError::NoKir(n.node.clone()))?;
             let on_cores = cores_of(node, counts)?;
+            // Per role, the CBs linking it to the next and to the previous stage (the same on
+            // every core).
+            let linked = [KernelRole::Reader, KernelRole::Compute, KernelRole::Writer]
+                .map(|role| (role, [true, false].map(|push| links(node, role, push))));
             let cores: Vec<Vec<PhasedKernel>> = n
                 .work
                 .iter()
@@ -353,11 +357,11 @@ pub fn timeline(
                                 .map(|k| &k.body[..])
                                 .unwrap_or(&[]);
                             let p = on.map(|on| phases(body, on));
-                            let h = on.map_or(Handoffs::WHOLE_BLOCK, |on| {
-                                let [next, previous] =
-                                    [true, false].map(|p| links(node, w.role, p));
-                                handoffs(body, on, &next, &previous)
-                            });
+                            let h = on
+                                .zip(linked.iter().find(|(role, _)| *role == w.role))
+                                .map_or(Handoffs::WHOLE_BLOCK, |(on, (_, [next, previous]))| {
+                                    handoffs(body, on, next, previous)
+                                });
                             PhasedKernel {
                                 role: w.role,
                                 counters: w.counters,

@@ -299,7 +299,8 @@ mod tests {
             page_bytes: 2048,
             cb: 0,
         };
-        // A reader pushing CB 0 a third of its block at a time (3 pages, then the push); its first hand-off comes after a third of the block.
+        // A reader pushing CB 0 a third of its block at a time (3 pages, then the push); its
+        // first hand-off comes after a third of the block.
         let reader = vec![Call::Loop {
             trips: Trips::Blocks,
             body: vec![Call::Loop {
