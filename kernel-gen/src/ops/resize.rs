@@ -7,9 +7,10 @@
 //! Pillow runs one pass per axis, in the order [`vertical_first`] decides, each output
 //! `clip8(⌊(S + 2²¹) / 2²²⌋)` of the integer sum S = Σ v·k of u8 samples and 22-bit weights.
 //! The device does the same per 32×32 output block (row tile i, column tile j); the unit of work
-//! split over the cores is a block, or half a block (16 output rows) where that spreads the
-//! reader's conversion and the writer's rows more evenly ([`unit_rows`]; the compute kernel still
-//! computes the unit's whole block, the writer writes the unit's rows):
+//! split over the cores is a block, or half a block (16 output rows) where that halves the
+//! reader's conversion and the writer's rows without adding a unit to the slowest core
+//! ([`unit_rows`]; the compute kernel still computes the unit's whole block, the writer writes
+//! the unit's rows):
 //! * the reader converts the band rows the unit's outputs read (of the block's `kv` × `kh` input
 //!   tiles starting at the band table's row and column) from u8 to bf16; the other rows (and
 //!   the columns past the plane) keep what the tiles held, zeros or an earlier unit's levels,
