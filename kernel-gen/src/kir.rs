@@ -115,6 +115,12 @@ pub enum Trips {
     /// The core's output blocks in whole units of this many (a conv with its pool fused loops
     /// over pairs of image rows, and writes a quarter of its blocks' pixels).
     Units(u32),
+    /// The core's first output blocks, at most this many: a block loop whose first blocks do
+    /// more (a shifted-view conv reader builds the ring's rows above and beside them), followed
+    /// by a [`Trips::LaterBlocks`] loop over the rest.
+    FirstBlocks(u32),
+    /// The core's output blocks after the first this many ([`Trips::FirstBlocks`]).
+    LaterBlocks(u32),
 }
 
 impl Trips {
@@ -127,6 +133,8 @@ impl Trips {
             Trips::OnSender => u32::from(on.sender),
             Trips::OnReceivers => u32::from(!on.sender),
             Trips::Units(n) => on.blocks / (*n).max(1),
+            Trips::FirstBlocks(n) => on.blocks.min(*n),
+            Trips::LaterBlocks(n) => on.blocks.saturating_sub(*n),
         }
     }
 }

@@ -59,10 +59,12 @@ fn weight(call: &Call) -> f64 {
     }
 }
 
-/// Whether `trips` is the loop over the core's output blocks, and its trips on core `on`.
+/// Whether `trips` is the loop over the core's output blocks, and the blocks it and the loops
+/// after it step through on core `on` (a [`Trips::FirstBlocks`] loop and the
+/// [`Trips::LaterBlocks`] loop after it step through all of them).
 fn block_trips(trips: &Trips, on: OnCore) -> Option<u64> {
     match trips {
-        Trips::Blocks => Some(u64::from(on.blocks)),
+        Trips::Blocks | Trips::FirstBlocks(_) => Some(u64::from(on.blocks)),
         Trips::Units(n) => Some(u64::from(on.blocks / (*n).max(1))),
         _ => None,
     }
@@ -174,7 +176,8 @@ fn span(calls: &[Call], on: OnCore, hit: &dyn Fn(&Call) -> bool) -> Span {
 }
 
 /// The [`Handoffs`] of one block of `body` on core `on`: `pushes` are the CBs the next stage
-/// waits on, `waits` the CBs the previous stage pushes. A body without a loop over single
+/// waits on, `waits` the CBs the previous stage pushes (the first block: of the
+/// [`Trips::FirstBlocks`] loop when it runs on the core, else of the [`Trips::LaterBlocks`] one). A body without a loop over single
 /// blocks (none, or one trip per several blocks) hands over [`Handoffs::WHOLE_BLOCK`].
 pub fn handoffs(body: &[Call], on: OnCore, pushes: &[u32], waits: &[u32]) -> Handoffs {
     let Some(block) = body.iter().find_map(|call| match call {
@@ -182,6 +185,10 @@ pub fn handoffs(body: &[Call], on: OnCore, pushes: &[u32], waits: &[u32]) -> Han
             trips: Trips::Blocks,
             body,
         } => Some(body),
+        Call::Loop {
+            trips: trips @ (Trips::FirstBlocks(_) | Trips::LaterBlocks(_)),
+            body,
+        } if trips.on(on) > 0 => Some(body),
         _ => None,
     }) else {
         return Handoffs::WHOLE_BLOCK;
@@ -260,6 +267,41 @@ mod tests {
         // No block loop: all prologue, no blocks.
         let flat = phases(&reader()[..2], on(9, false));
         assert_eq!((flat.prologue_share, flat.blocks), (1.0, 0));
+    }
+
+    #[test]
+    fn first_blocks_that_do_more_count_as_block_work() {
+        let read = |pages| Call::DramRead {
+            buffer: "in".into(),
+            pages,
+            page_bytes: 2048,
+            cb: 0,
+        };
+        let push = Call::CbPush { cb: 1, pages: 1 };
+        let body = vec![
+            read(2),
+            Call::Loop {
+                trips: Trips::FirstBlocks(4),
+                body: vec![read(1), push.clone(), read(2)],
+            },
+            Call::Loop {
+                trips: Trips::LaterBlocks(4),
+                body: vec![read(1), push],
+            },
+        ];
+        // 9 blocks: 2 pages before the loops, 4 × 3 + 5 × 1 in them; all 9 are block steps.
+        let p = phases(&body, on(9, false));
+        assert!((p.prologue_share - 2.0 / 19.0).abs() < 1e-12);
+        assert_eq!(p.blocks, 9);
+        // 3 blocks, all first ones: 2 before, 9 in the loop.
+        let p = phases(&body, on(3, false));
+        assert!((p.prologue_share - 2.0 / 11.0).abs() < 1e-12);
+        assert_eq!(p.blocks, 3);
+        // The first block hands over as the first loop's blocks do: its push after 1 of 3 pages.
+        let h = handoffs(&body, on(9, false), &[1], &[]);
+        assert!((h.first_push_share - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(Trips::FirstBlocks(4).on(on(9, false)), 4);
+        assert_eq!(Trips::LaterBlocks(4).on(on(3, false)), 0);
     }
 
     #[test]

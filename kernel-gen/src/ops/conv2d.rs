@@ -394,7 +394,9 @@ pub(crate) fn conv_writer(
 /// or for channel counts that are not whole tiles, zero tiles plus an element gather of the
 /// `taps × in_channels` valid columns; or with shifted views ([`ConvPlan::shifted`]) a zeroed
 /// ring slot, the views of each block (built in the ring from face rows), the whole ring pushed
-/// once for the compute to read and one data-less `cb_im2col` page per output block.
+/// once for the compute to read and one data-less `cb_im2col` page per output block (with whole
+/// blocks a row the push comes once the first block's tap rows 0 and 1 are built, and the core's
+/// first W/32 blocks, a [`Trips::FirstBlocks`] loop, build the rows above and beside the next).
 fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
     let [im2col, ring, zero] = cbs;
     let fetch = |blocks: u32| Call::DramRead {
@@ -447,31 +449,63 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
                 tiles: 3 * c.in_tiles,
                 row_bytes: 64,
             },
-            fetch(2 * beyond + 2),
-            views(2 * beyond),
         ]);
-        if c.half_rows() {
-            body.push(halves(2 * (c.width / 32) + 1));
-        }
-        body.push(Call::CbPush {
-            cb: ring,
-            pages: c.ring_pages(),
-        });
-        block.extend([
-            Call::CbReserve {
+        let step = |blocks: u32| {
+            let mut step = vec![
+                Call::CbReserve {
+                    cb: im2col,
+                    pages: c.im2col_pages(),
+                },
+                fetch(blocks),
+                views(blocks),
+            ];
+            if c.half_rows() {
+                step.push(halves(1));
+            }
+            step.push(Call::CbPush {
                 cb: im2col,
                 pages: c.im2col_pages(),
-            },
-            fetch(1),
-            views(1),
-        ]);
+            });
+            step
+        };
         if c.half_rows() {
-            block.push(halves(1));
+            body.extend([
+                fetch(2 * beyond + 2),
+                views(2 * beyond),
+                halves(2 * (c.width / 32) + 1),
+                Call::CbPush {
+                    cb: ring,
+                    pages: c.ring_pages(),
+                },
+            ]);
+            block = step(1);
+        } else {
+            // Before the push (conv2d/reader.cpp.tera's three pipelines): the first blocks
+            // above, beside and below the core's (4, 4 and 3 with W/32 >= 4) read and the views
+            // of the first above and beside it built; in each of its first W/32 − 4 blocks,
+            // besides its own, the next block above and beside read and viewed. Reads before
+            // the push count one fewer (the last block reads none), views the 2 · 4 the two
+            // pipelines start: exact totals, and a split off by the views started but not
+            // finished before the push at most.
+            let first_reads = beyond.min(4);
+            body.extend([
+                fetch(2 * first_reads + 2),
+                views(2 * first_reads),
+                Call::CbPush {
+                    cb: ring,
+                    pages: c.ring_pages(),
+                },
+                Call::Loop {
+                    trips: Trips::FirstBlocks(beyond - first_reads),
+                    body: step(3),
+                },
+                Call::Loop {
+                    trips: Trips::LaterBlocks(beyond - first_reads),
+                    body: step(1),
+                },
+            ]);
+            return body;
         }
-        block.push(Call::CbPush {
-            cb: im2col,
-            pages: c.im2col_pages(),
-        });
     } else {
         // At most; the blocks outside the image are skipped. The prologue reads `ring_blocks`
         // and each output block but the last the next: counted here as `ring_blocks − 1` and

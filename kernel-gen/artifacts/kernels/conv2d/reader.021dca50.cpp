@@ -32,7 +32,9 @@
 // (conv2d/compute): the ring CB ([zero part, ring slots]) is pushed whole once, and one
 // cb_im2col page per output block b (no data) says the parts its taps read are complete (tap
 // rows 0 and 1 already are with the previous block's page, or the ring's push: the compute
-// starts on them before it waits); the
+// starts on them before it waits; with whole blocks a row the push comes once the first
+// block's tap rows 0 and 1 are built, and the views above and beside the next blocks are
+// built over the first W/32 blocks); the
 // ring keeps, besides the blocks ahead and the tap rows of b, those of the two blocks the
 // compute may still be reading (cb_im2col holds two pages).
 #include <type_traits>
@@ -372,24 +374,74 @@ void kernel_main() {
             }
         };
         zero_fill(ring_l1, views * in_tiles * tile_bytes);
-        for (int32_t q = first - reach - 1; q < first + ahead; ++q) {
-            fetch_needed(q);
-        }
-        noc_async_read_barrier();
-        for (int32_t q = first - reach; q <= first + ahead - 2; ++q) {
-            start_views(q);
-        }
-        noc_async_read_barrier();
-        for (int32_t q = first - reach; q <= first + ahead - 3; ++q) {
-            finish_views(q);
-        }
-        noc_async_read_barrier();
+        // With whole blocks a row, the ring's push promises only the first block's tap rows 0
+        // and 1 (the views of first - W/32 and first) and the views of the rows above and
+        // beside the core's next blocks are built over its first W/32 blocks (catch_up), each
+        // block's page then promising tap rows 0 and 1 of the next block too. The views of
+        // [first - W/32, first) (above) and [first, first + W/32) (beside) come from two
+        // pipelines that trail the block loop's own (fetch q + 2, start the views of q + 1,
+        // finish those of q, one barrier a block): each reads the blocks of its range and the
+        // one before it, the lower of the next range's (`owns`), so none is read twice.
+        constexpr int32_t catch_up_blocks = half_rows ? 0 : row_blocks;
+        const int32_t above = first - row_blocks;
+        const int32_t beside = first;
+        const int32_t below = first + row_blocks;
+        auto owns = [](int32_t q, int32_t lo, int32_t hi) { return q >= lo - 1 && q < hi - 1; };
+        // Stage `q` of the pipeline over the views of [lo, hi): fetch q + 2, start q + 1, finish q.
+        auto trail = [&](int32_t q, int32_t lo, int32_t hi) {
+            if (owns(q + 2, lo, hi)) {
+                fetch_needed(q + 2);
+            }
+            if (q + 1 >= lo && q + 1 < hi) {
+                start_views(q + 1);
+            }
+            if (q >= lo && q < hi) {
+                finish_views(q);
+            }
+        };
         if constexpr (half_rows) {
+            for (int32_t q = first - reach - 1; q < first + ahead; ++q) {
+                fetch_needed(q);
+            }
+            noc_async_read_barrier();
+            for (int32_t q = first - reach; q <= first + ahead - 2; ++q) {
+                start_views(q);
+            }
+            noc_async_read_barrier();
+            for (int32_t q = first - reach; q <= first + ahead - 3; ++q) {
+                finish_views(q);
+            }
+            noc_async_read_barrier();
             for (int32_t p = first - row_blocks; p <= first + ahead - 4; ++p) {
                 build_half(p);
             }
+        } else {
+            // The trailing pipelines' first stages up to the views of `above` and `beside`,
+            // and the block loop's up to the views of `below` started.
+            for (int32_t q = above - 1; q < above + 3; ++q) {
+                if (owns(q, above, beside)) {
+                    fetch_needed(q);
+                }
+            }
+            for (int32_t q = beside - 1; q < beside + 3; ++q) {
+                if (owns(q, beside, below)) {
+                    fetch_needed(q);
+                }
+            }
+            for (int32_t q = below - 1; q <= below + 1; ++q) {
+                fetch_needed(q);
+            }
             noc_async_read_barrier();
+            for (int32_t q = 0; q < 2 && q < row_blocks; ++q) {
+                start_views(above + q);
+                start_views(beside + q);
+            }
+            start_views(below);
+            noc_async_read_barrier();
+            finish_views(above);
+            finish_views(beside);
         }
+        noc_async_read_barrier();
         weights_landed();
         cb_push_back(cb_ring, ring_pages);
 
@@ -397,15 +449,27 @@ void kernel_main() {
         // is free): block b + ahead is fetched, the views of b + ahead - 1 started, those of
         // b + ahead - 2 finished and (half_rows) the half part of b + ahead - 3 built, each on
         // data complete since the last barrier, which completes every tap row of b (the
-        // farthest: the views of b + row_blocks, or the half part of b + row_blocks + 1).
-        for (int32_t b = first; b <= last; ++b) {
+        // farthest: the views of b + row_blocks, or the half part of b + row_blocks + 1); in the
+        // first catch_up_blocks blocks also the views above and beside block b + 1.
+        auto block_step = [&](int32_t b, bool catch_up) {
             cb_reserve_back(cb_im2col, 1);
             fetch_needed(b + ahead);
             start_views(b + ahead - 1);
             finish_views(b + ahead - 2);
             build_half(b + ahead - 3);
+            if (catch_up) {
+                trail(b + 1 - row_blocks, above, beside);
+                trail(b + 1, beside, below);
+            }
             noc_async_read_barrier();
             cb_push_back(cb_im2col, 1);
+        };
+        const int32_t caught_up = first + (catch_up_blocks < last - first + 1 ? catch_up_blocks : last - first + 1);
+        for (int32_t b = first; b < caught_up; ++b) {
+            block_step(b, true);
+        }
+        for (int32_t b = caught_up; b <= last; ++b) {
+            block_step(b, false);
         }
         return;
     }
