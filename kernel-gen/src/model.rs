@@ -369,6 +369,8 @@ pub fn timeline(
                                 single_buffered: w.single_buffered,
                                 prologue_share: p.map_or(0.0, |p| p.prologue_share),
                                 blocks: p.map_or(0, |p| p.blocks),
+                                first_blocks: p.map_or(0, |p| p.first_blocks),
+                                first_blocks_share: p.map_or(0.0, |p| p.first_blocks_share),
                                 waits_for_sender: p.is_some_and(|p| p.waits_for_sender),
                                 before_wait_share: p.map_or(0.0, |p| p.before_wait_share),
                                 sends: p.is_some_and(|p| p.sends),

@@ -16,6 +16,10 @@ pub struct Phases {
     pub prologue_share: f64,
     /// Trips of that block loop on the core (0: no block loop).
     pub blocks: u64,
+    /// Of those, the blocks of a [`Trips::FirstBlocks`] loop (which do more than the rest).
+    pub first_blocks: u64,
+    /// Share (0..=1) of the body's work in them.
+    pub first_blocks_share: f64,
     /// The prologue waits on a semaphore of a multicast sender (a receiver core).
     pub waits_for_sender: bool,
     /// Share (0..=`prologue_share`) of the body's work before that wait.
@@ -80,6 +84,18 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
         Call::Loop { trips, .. } => block_trips(trips, on).unwrap_or(0),
         _ => 0,
     });
+    let (first_blocks, mut in_first) = match rest.first() {
+        Some(Call::Loop {
+            trips: trips @ Trips::FirstBlocks(_),
+            ..
+        }) => (u64::from(trips.on(on)), 0.0),
+        _ => (0, 0.0),
+    };
+    if first_blocks > 0 {
+        kir::walk(&rest[..1], on, 1, &mut |call, times| {
+            in_first += times as f64 * weight(call);
+        });
+    }
     let (mut before, mut before_wait, mut loaded) = (0.0, 0.0, None);
     let (mut waits, mut sends) = (false, false);
     kir::walk(prologue, on, 1, &mut |call, times| {
@@ -110,6 +126,8 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
             share(loaded.unwrap_or(0.0))
         },
         blocks,
+        first_blocks,
+        first_blocks_share: share(in_first),
         waits_for_sender: waits,
         sends,
     }
@@ -289,14 +307,16 @@ mod tests {
                 body: vec![read(1), push],
             },
         ];
-        // 9 blocks: 2 pages before the loops, 4 × 3 + 5 × 1 in them; all 9 are block steps.
+        // 9 blocks: 2 pages before the loops, 4 × 3 + 5 × 1 in them; all 9 are block steps,
+        // the first 4 with 12 of the 19 pages.
         let p = phases(&body, on(9, false));
         assert!((p.prologue_share - 2.0 / 19.0).abs() < 1e-12);
-        assert_eq!(p.blocks, 9);
+        assert_eq!((p.blocks, p.first_blocks), (9, 4));
+        assert!((p.first_blocks_share - 12.0 / 19.0).abs() < 1e-12);
         // 3 blocks, all first ones: 2 before, 9 in the loop.
         let p = phases(&body, on(3, false));
         assert!((p.prologue_share - 2.0 / 11.0).abs() < 1e-12);
-        assert_eq!(p.blocks, 3);
+        assert_eq!((p.blocks, p.first_blocks), (3, 3));
         // The first block hands over as the first loop's blocks do: its push after 1 of 3 pages.
         let h = handoffs(&body, on(9, false), &[1], &[]);
         assert!((h.first_push_share - 1.0 / 3.0).abs() < 1e-12);

@@ -37,7 +37,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "port",
-        timeline_us: 433.5,
+        timeline_us: 417.9,
         total_us: 249.2,
         without_scalar_us: 246.3,
         at_bound_us: 369.6,
@@ -46,7 +46,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "port",
-        timeline_us: 461.2,
+        timeline_us: 443.9,
         total_us: 271.9,
         without_scalar_us: 269.0,
         at_bound_us: 392.3,
@@ -64,10 +64,10 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "accurate",
-        timeline_us: 2279.2,
-        total_us: 2071.8,
-        without_scalar_us: 1332.3,
-        at_bound_us: 2191.3,
+        timeline_us: 2277.5,
+        total_us: 2071.6,
+        without_scalar_us: 1332.0,
+        at_bound_us: 2191.1,
         programs: 20,
     },
 ];
@@ -132,12 +132,12 @@ const FOLDERS: [Files; 2] = [
     Files {
         folder: "kernel-gen/artifacts",
         files: 45,
-        bytes: 1_064_134,
+        bytes: 1_070_644,
     },
     Files {
         folder: "snapshots",
         files: 37,
-        bytes: 322_159,
+        bytes: 328_969,
     },
 ];
 

@@ -360,7 +360,9 @@ impl TimelineModel {
     /// they wait for a multicast.
     pub fn core(&self, kernels: &[PhasedKernel], senders_done: f64) -> CoreTimeline {
         let mut t = CoreTimeline::default();
-        let mut stage = [0.0f64; 3];
+        // Per role, a block's work in the role's first blocks (as many as the second entry),
+        // then in the later ones.
+        let mut stage = [(0.0f64, 0u64, 0.0f64); 3];
         let mut turns = [false; 2];
         let (mut pushes, mut waits) = ([[1.0f64; 2]; 3], [[0.0f64; 2]; 3]);
         let mut prologues_done = 0.0f64;
@@ -385,7 +387,21 @@ impl TimelineModel {
                     KernelRole::Compute => 1,
                     KernelRole::Writer => 2,
                 };
-                stage[i] += (total - prologue) / blocks as f64;
+                let first = k.first_blocks.min(blocks);
+                let work = total - prologue;
+                let (at_first, at_later) = if first == 0 || first == blocks {
+                    (work / blocks as f64, work / blocks as f64)
+                } else {
+                    let first_work = (total * k.first_blocks_share.clamp(0.0, 1.0)).min(work);
+                    (
+                        first_work / first as f64,
+                        (work - first_work) / (blocks - first) as f64,
+                    )
+                };
+                let (f, n, l) = &mut stage[i];
+                *f += at_first;
+                *n = (*n).max(first);
+                *l += at_later;
                 pushes[i] = [k.first_push_share, k.last_push_share].map(|s| s.clamp(0.0, 1.0));
                 waits[i] = [k.first_wait_share, k.last_wait_share].map(|s| s.clamp(0.0, 1.0));
             }
@@ -399,14 +415,29 @@ impl TimelineModel {
         }
         t.prologue = prologues_done;
         if blocks > 0 {
-            let [r, c, w] = stage;
-            let slowest = (if turns[0] { r + c } else { r.max(c) }).max(if turns[1] {
-                c + w
-            } else {
-                c.max(w)
-            });
-            t.first_block = Self::first_block(stage, pushes, waits);
-            t.steady = (blocks - 1) as f64 * slowest;
+            let slowest = |[r, c, w]: [f64; 3]| {
+                (if turns[0] { r + c } else { r.max(c) }).max(if turns[1] {
+                    c + w
+                } else {
+                    c.max(w)
+                })
+            };
+            // Block j (from 1) takes the first-block work of the roles whose first blocks
+            // reach it (one kernel per role), the later-block work of the others.
+            let at = |j: u64| stage.map(|(f, n, l)| if j <= n { f } else { l });
+            t.first_block = Self::first_block(at(1), pushes, waits);
+            let mut ends: Vec<u64> = stage.iter().map(|s| s.1.min(blocks)).collect();
+            ends.push(blocks);
+            ends.sort_unstable();
+            let mut from = 2;
+            let mut steady = 0.0;
+            for end in ends {
+                if end >= from {
+                    steady += (end + 1 - from) as f64 * slowest(at(from));
+                    from = end + 1;
+                }
+            }
+            t.steady = steady;
             t.end = t.end.max(prologues_done + t.first_block + t.steady);
         } else {
             t.end = t.end.max(prologues_done);
@@ -493,6 +524,11 @@ pub struct PhasedKernel {
     pub prologue_share: f64,
     /// Iterations of its block loop on this core (0: no block loop).
     pub blocks: u64,
+    /// Of those, how many come first and do more work than the rest (a conv reader that builds
+    /// the rows of its ring above and beside them); 0 when every block does the same.
+    pub first_blocks: u64,
+    /// The share (0..=1) of its work done in those first blocks.
+    pub first_blocks_share: f64,
     /// Its prologue waits for another core's multicast.
     pub waits_for_sender: bool,
     /// With [`PhasedKernel::waits_for_sender`]: the share (0..=`prologue_share`) of its work
@@ -525,6 +561,8 @@ impl PhasedKernel {
             single_buffered: false,
             prologue_share: 0.0,
             blocks: 1,
+            first_blocks: 0,
+            first_blocks_share: 0.0,
             waits_for_sender: false,
             before_wait_share: 0.0,
             sends: false,
@@ -817,6 +855,37 @@ mod tests {
         // A kernel whose loop runs once per two blocks spreads its work over the core's 10.
         let halves = kernel(KernelRole::Compute, matmuls(100), 5, 0.0);
         assert_eq!(M.core(&[reader, halves], 0.0), core);
+    }
+
+    #[test]
+    fn first_blocks_that_do_more_are_charged_apart() {
+        // Reader: 40 pages in its 10 blocks, 60 % of them in its first 4; compute: 100 products
+        // in 10 blocks (320 cycles a block). The reader's first blocks outrun the compute's,
+        // its later ones do not, and its mean block does not either.
+        let reader = PhasedKernel {
+            first_blocks: 4,
+            first_blocks_share: 0.6,
+            ..kernel(KernelRole::Reader, dram_reads(40), 10, 0.0)
+        };
+        let compute = kernel(KernelRole::Compute, matmuls(100), 10, 0.0);
+        let r = M.kernel_cycles(&reader).total();
+        let (first, later, cb) = (0.6 * r / 4.0, 0.4 * r / 6.0, 320.0);
+        assert!(first > cb && later < cb && r / 10.0 < cb);
+        let core = M.core(&[reader, compute], 0.0);
+        close(core.first_block, first + cb);
+        close(core.steady, 3.0 * first + 6.0 * cb);
+        let even = M.core(
+            &[kernel(KernelRole::Reader, dram_reads(40), 10, 0.0), compute],
+            0.0,
+        );
+        close(even.steady, 9.0 * cb);
+        // All blocks first ones: the same as blocks alike.
+        let all = PhasedKernel {
+            first_blocks: 10,
+            first_blocks_share: 1.0,
+            ..reader
+        };
+        assert_eq!(M.core(&[all, compute], 0.0), even);
     }
 
     #[test]
