@@ -376,12 +376,23 @@ impl Epilogue<'_> {
     /// last channel get no bias).
     #[inline(always)]
     pub(crate) fn vector<S: Simd>(&self, s: S, first: usize, acc: S::V) -> S::V {
+        self.finish(s, self.bias_vector(s, first), acc)
+    }
+
+    /// The bias of channels `first..first + LANES` (zero past the last channel).
+    #[inline(always)]
+    pub(crate) fn bias_vector<S: Simd>(&self, s: S, first: usize) -> S::V {
         let rest = &self.bias[first..];
-        let bias = if rest.len() >= S::LANES {
+        if rest.len() >= S::LANES {
             s.load(rest)
         } else {
             s.load_partial(rest)
-        };
+        }
+    }
+
+    /// `act(acc + bias)`, with `bias` from [`Self::bias_vector`].
+    #[inline(always)]
+    pub(crate) fn finish<S: Simd>(&self, s: S, bias: S::V, acc: S::V) -> S::V {
         let v = s.add(acc, bias);
         if self.relu {
             s.max(v, s.zero())
@@ -423,6 +434,15 @@ impl OutPtr {
             ptr: out.as_mut_ptr(),
             len: out.len(),
         }
+    }
+
+    /// A pointer to element `at` of the buffer, for writes to elements below `at + n` only.
+    ///
+    /// # Panics
+    /// When the range is out of bounds.
+    pub(crate) fn range(&self, at: usize, n: usize) -> *mut f32 {
+        assert!(at + n <= self.len, "output range out of bounds");
+        self.ptr.wrapping_add(at)
     }
 
     /// Elements `at..at + n` of the buffer.

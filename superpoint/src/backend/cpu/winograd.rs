@@ -152,24 +152,42 @@ pub(crate) trait Source: Sync {
     fn block<S: Simd>(&self, s: S, tile: &Self::Tile, cb: usize, n: usize) -> [[S::V; IN]; IN];
 }
 
+/// A tile of a [`Hwc`] source: its top-left pixel, and whether all its pixels are inside.
+pub(crate) struct HwcTile {
+    y: usize,
+    x: usize,
+    inside: bool,
+}
+
 impl Source for Hwc {
-    type Tile = (usize, usize);
+    type Tile = HwcTile;
 
     fn size(&self) -> (usize, usize) {
         (self.height(), self.width())
     }
     #[inline(always)]
-    fn tile(&self, y: usize, x: usize) -> (usize, usize) {
-        (y, x)
+    fn tile(&self, y: usize, x: usize) -> HwcTile {
+        let fits = |start: usize, size: usize| start.checked_add(IN).is_some_and(|e| e <= size);
+        HwcTile {
+            y,
+            x,
+            inside: fits(y, self.height()) && fits(x, self.width()),
+        }
     }
     #[inline(always)]
-    fn block<S: Simd>(
-        &self,
-        s: S,
-        &(y0, x0): &(usize, usize),
-        cb: usize,
-        n: usize,
-    ) -> [[S::V; IN]; IN] {
+    fn block<S: Simd>(&self, s: S, tile: &HwcTile, cb: usize, n: usize) -> [[S::V; IN]; IN] {
+        let (y0, x0) = (tile.y, tile.x);
+        let c = self.channels();
+        if tile.inside && n == S::LANES {
+            // The common case, without a check per pixel: element (y0 + i, x0 + j, cb + lane)
+            // is in bounds for i, j < IN and lane < LANES (the tile is inside, cb + LANES ≤ c).
+            let pitch = self.width() * c;
+            let base = self.data()[(y0 * self.width() + x0) * c + cb..].as_ptr();
+            // SAFETY: in bounds, as above.
+            return grid(s, |i| {
+                vectors(s, |j| unsafe { s.load_ptr(base.add(i * pitch + j * c)) })
+            });
+        }
         grid(s, |i| {
             let y = y0.wrapping_add(i);
             let src = (y < self.height()).then(|| self.row(y));
@@ -177,7 +195,7 @@ impl Source for Hwc {
                 let x = x0.wrapping_add(j);
                 match src {
                     Some(src) if x < self.width() => {
-                        let at = &src[x * self.channels() + cb..];
+                        let at = &src[x * c + cb..];
                         if n == S::LANES {
                             s.load(at)
                         } else {
@@ -343,6 +361,12 @@ impl<X: Source> Layer<'_, X> {
         let input = self
             .x
             .tile(y0.wrapping_sub(self.pad), x0.wrapping_sub(self.pad));
+        let stride = tiles * cin_pad;
+        assert!(
+            t < tiles && v.len() >= (POSITIONS - 1) * stride + (t + 1) * cin_pad,
+            "V too short for its tiles"
+        );
+        let dst = v.as_mut_ptr().wrapping_add(t * cin_pad);
         for cb in (0..cin).step_by(S::LANES) {
             let n = (cin - cb).min(S::LANES);
             let d = self.x.block(s, &input, cb, n);
@@ -352,8 +376,9 @@ impl<X: Source> Layer<'_, X> {
             let rows: [[S::V; IN]; IN] = grid(s, |i| input_pass(s, vectors(s, |j| cols[j][i])));
             for (i, row) in rows.into_iter().enumerate() {
                 for (j, val) in row.into_iter().enumerate() {
-                    let p = i * IN + j;
-                    s.store(val, &mut v[(p * tiles + t) * cin_pad + cb..]);
+                    // SAFETY: position p = i·IN + j of tile t, channels cb..cb + LANES ≤
+                    // cin_pad, is in V (the assertion above).
+                    unsafe { s.store_ptr(val, dst.add((i * IN + j) * stride + cb)) };
                 }
             }
         }
@@ -372,14 +397,29 @@ impl<X: Source> Layer<'_, X> {
     ) {
         let cout = self.w.cout;
         let (ty, tx) = (tile / self.tiles_x, tile % self.tiles_x);
+        let stride = tiles * cout_pad;
+        assert!(
+            t < tiles
+                && cout <= cout_pad
+                && m.len() >= (POSITIONS - 1) * stride + (t + 1) * cout_pad,
+            "M too short for its tiles"
+        );
+        let src = m.as_ptr().wrapping_add(t * cout_pad);
+        // The output pixels of the tile, all inside the output or not.
+        let side = if self.pool { OUT / 2 } else { OUT };
+        let inside = side * ty + side <= self.out_h && side * tx + side <= self.out_w;
         for cb in (0..cout).step_by(S::LANES) {
             let n = (cout - cb).min(S::LANES);
-            let at = |p: usize| s.load(&m[(p * tiles + t) * cout_pad + cb..]);
+            // SAFETY: position p of tile t, channels cb..cb + LANES ≤ cout_pad, is in M (the
+            // assertion above).
+            let at = |p: usize| unsafe { s.load_ptr(src.add(p * stride + cb)) };
             // Aᵀ over the columns (column j of M into cols[j]), then A over the rows.
             let cols: [[S::V; OUT]; IN] =
                 grid(s, |j| output_pass(s, vectors(s, |i| at(i * IN + j))));
             let y: [[S::V; OUT]; OUT] = grid(s, |i| output_pass(s, vectors(s, |j| cols[j][i])));
-            if self.pool {
+            if inside && n == S::LANES {
+                self.write_inside(s, side * ty, side * tx, cb, &y);
+            } else if self.pool {
                 for pi in 0..OUT / 2 {
                     for pj in 0..OUT / 2 {
                         let (oy, ox) = (OUT / 2 * ty + pi, OUT / 2 * tx + pj);
@@ -400,6 +440,41 @@ impl<X: Source> Layer<'_, X> {
                         }
                     }
                 }
+            }
+        }
+    }
+
+    /// Bias and activation of channels `cb..cb + LANES` of the tile's output pixels (pooled
+    /// when `pool`) from its conv pixels `y`, the top-left one at (oy, ox), all of them inside
+    /// the output.
+    #[inline(always)]
+    fn write_inside<S: Simd>(&self, s: S, oy: usize, ox: usize, cb: usize, y: &[[S::V; OUT]; OUT]) {
+        let (cout, side) = (self.w.cout, if self.pool { OUT / 2 } else { OUT });
+        let pitch = self.out_w * cout;
+        let at = (oy * self.out_w + ox) * cout + cb;
+        let dst = self
+            .out
+            .range(at, (side - 1) * pitch + (side - 1) * cout + S::LANES);
+        let bias = self.epilogue.bias_vector(s, cb);
+        for i in 0..side {
+            for j in 0..side {
+                let acc = if self.pool {
+                    let (r, c) = (2 * i, 2 * j);
+                    let top = s.max(y[r][c], y[r][c + 1]);
+                    let bottom = s.max(y[r + 1][c], y[r + 1][c + 1]);
+                    s.max(top, bottom)
+                } else {
+                    y[i][j]
+                };
+                // SAFETY: in the range `OutPtr::range` checked; each output pixel belongs to
+                // exactly one tile and each tile to one chunk, so no two chunks write the same
+                // elements.
+                unsafe {
+                    s.store_ptr(
+                        self.epilogue.finish(s, bias, acc),
+                        dst.add(i * pitch + j * cout),
+                    )
+                };
             }
         }
     }
