@@ -363,7 +363,9 @@ impl<X: Source> Layer<'_, X> {
             .tile(y0.wrapping_sub(self.pad), x0.wrapping_sub(self.pad));
         let stride = tiles * cin_pad;
         assert!(
-            t < tiles && v.len() >= (POSITIONS - 1) * stride + (t + 1) * cin_pad,
+            t < tiles
+                && cin.div_ceil(S::LANES) * S::LANES <= cin_pad
+                && v.len() >= (POSITIONS - 1) * stride + (t + 1) * cin_pad,
             "V too short for its tiles"
         );
         let dst = v.as_mut_ptr().wrapping_add(t * cin_pad);
@@ -400,7 +402,7 @@ impl<X: Source> Layer<'_, X> {
         let stride = tiles * cout_pad;
         assert!(
             t < tiles
-                && cout <= cout_pad
+                && cout.div_ceil(S::LANES) * S::LANES <= cout_pad
                 && m.len() >= (POSITIONS - 1) * stride + (t + 1) * cout_pad,
             "M too short for its tiles"
         );
