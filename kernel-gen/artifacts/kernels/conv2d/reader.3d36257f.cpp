@@ -69,6 +69,7 @@ constexpr uint32_t cb_zero = 4;
 constexpr uint32_t cb_row = 5;
 constexpr uint32_t cb_select = 6;
 constexpr uint32_t cb_vmax = 7;
+constexpr uint32_t cb_identity = 8;
 constexpr uint32_t cb_out = 16;
 
 // Fills `bytes` (a multiple of 64) of the core's L1 from `l1` (NoC-aligned, 16 bytes) with the
