@@ -39,6 +39,8 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "common/args.cpp.tera",
     "common/runtime_args.cpp.tera",
     "common/zero_fill.cpp.tera",
+    "common/face_offset.cpp.tera",
+    "common/identity.cpp.tera",
     "conv2d/weights.cpp.tera",
     "conv2d/weights_read.cpp.tera",
     "conv2d/weights_send.cpp.tera",

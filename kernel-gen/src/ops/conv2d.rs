@@ -101,7 +101,7 @@ pub(crate) fn add_conv_weights_fill(
 }
 
 /// One output block of a conv's compute (`conv2d/block.cpp.tera`): per group of the core's
-/// slice of output tiles, the bias copy, the matmuls over K and the pack to CB `out` (a fused
+/// slice of output tiles, the bias, the matmuls over K and the pack to CB `out` (a fused
 /// ReLU is the packer's, configured once per kernel: no SFPU work).
 pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
     Call::Loop {
@@ -120,16 +120,23 @@ pub(crate) fn conv_block_groups(c: &ConvPlan, out: u32) -> Call {
 fn matmuls(c: &ConvPlan, steps: u32) -> Call {
     Call::Loop {
         trips: Trips::Fixed(steps),
-        body: vec![Call::Matmul {
-            ct: c.group,
-            rt: 1,
-            kt: 1,
-        }],
+        body: vec![group_matmul(c)],
     }
 }
 
-/// One group of output tiles: the bias copy, `k_loop` (the matmuls over K), the `epilogue` and
-/// the pack to CB `out`.
+/// One matmul_block of a row of `group` tiles: a K step of a group, or the identity tile times
+/// the group's bias ([`ConvPlan::identity_bias`]) or a fused pool's kept upper tiles.
+pub(crate) fn group_matmul(c: &ConvPlan) -> Call {
+    Call::Matmul {
+        ct: c.group,
+        rt: 1,
+        kt: 1,
+    }
+}
+
+/// One group of output tiles: the bias (a copy, or the identity tile times the bias tiles:
+/// [`ConvPlan::identity_bias`]), `k_loop` (the matmuls over K), the `epilogue` and the pack to
+/// CB `out`.
 fn conv_group(
     c: &ConvPlan,
     out: u32,
@@ -145,7 +152,11 @@ fn conv_group(
         Call::Dst {
             tiles: c.group + extra_dst,
             body: [
-                vec![Call::Copy { tiles: c.group }],
+                vec![if c.identity_bias {
+                    group_matmul(c)
+                } else {
+                    Call::Copy { tiles: c.group }
+                }],
                 k_loop,
                 epilogue,
                 vec![Call::Pack {

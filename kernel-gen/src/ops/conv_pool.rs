@@ -9,11 +9,17 @@
 //! two is packed to `cb_vmax` (the vertical maximum); every two such blocks (the 64 input columns
 //! of one output block) are pooled by the row-selection matmuls of the standalone pool
 //! (`max_pool2/select_tile.cpp.tera`) into `cb_out`, whose tiles the writer
-//! (`max_pool2/conv_writer.cpp.tera`, which first writes the selection tiles) stores as the
-//! pool's output. The outputs are the bits of the two programs: the packer's rounding and ReLU
-//! are monotone and the upper tile is already packed, so packing the maximum of the upper tile and
-//! the lower DST equals the maximum of the two packed outputs, and the horizontal pass is the
-//! standalone pool's own code on the same tiles.
+//! (`max_pool2/conv_writer.cpp.tera`, which first writes the selection tiles and an identity
+//! tile) stores as the pool's output. The outputs are the bits of the two programs: the packer's
+//! rounding and ReLU are monotone and the upper tile is already packed, so packing the maximum of
+//! the upper tile and the lower DST equals the maximum of the two packed outputs, and the
+//! horizontal pass is the standalone pool's own code on the same tiles.
+//!
+//! Every FPU operation of the compute is a matmul of one row of `group` tiles: the bias and the
+//! upper tiles enter DST as the identity tile times them (exact for finite values at HiFi2 and
+//! above, as the selection matmuls are), so it initializes the matmul and the SFPU maximum once
+//! per kernel instead of a copy and a matmul init per group and a matmul and SFPU init per pooled
+//! tile.
 //!
 //! Elsewhere (a split whose runs start or end mid-pair, as on 11×10; output channels in slices;
 //! Float32 activations; LoFi, which would round the selection matmuls' activations) the two
@@ -25,8 +31,8 @@ use crate::kir::{
 };
 use crate::plan::{ConvPlan, NodePlan};
 
-use super::conv2d::{conv_compute, conv_streamed_block, WeightsSend};
-use super::max_pool2::{pooled_writes, select_tile, selection_fill};
+use super::conv2d::{conv_compute, conv_streamed_block, group_matmul, WeightsSend};
+use super::max_pool2::{ones_fill, pooled_writes, select_tiles, selection_fill};
 
 /// The fused step's kernels: the conv's `reader` as it is, the fused compute (with the conv
 /// compute's compile args `compile_args`) and the pool writer.
@@ -36,15 +42,24 @@ pub(crate) fn kernels(
     reader: Kernel,
     compile_args: Vec<CompileArg>,
 ) -> Result<Vec<Kernel>, KirError> {
-    let [im2col, row, select, vmax, out] =
-        ["cb_im2col", "cb_row", "cb_select", "cb_vmax", "cb_out"].map(|name| cb_id(node, name));
-    let (im2col, row, select, vmax, out) = (im2col?, row?, select?, vmax?, out?);
+    let [im2col, row, select, identity, vmax, out] = [
+        "cb_im2col",
+        "cb_row",
+        "cb_select",
+        "cb_identity",
+        "cb_vmax",
+        "cb_out",
+    ]
+    .map(|name| cb_id(node, name));
+    let (im2col, row, select, identity, vmax, out) =
+        (im2col?, row?, select?, identity?, vmax?, out?);
     let row_blocks = c.width / 32;
     let slice_tiles = c.slice_tiles();
     let row_tiles = row_blocks * slice_tiles;
-    // The upper row's tiles beside the group's in DST, and their maximum.
+    // The upper row's tiles beside the group's in DST (the identity tile times them), and their
+    // maximum.
     let vertical_max = vec![
-        Call::Copy { tiles: c.group },
+        group_matmul(c),
         Call::Sfpu {
             op: SfpuOp::Max,
             tiles: c.group,
@@ -60,8 +75,8 @@ pub(crate) fn kernels(
             pages: 2 * slice_tiles,
         }],
         vec![Call::Loop {
-            trips: Trips::Fixed(slice_tiles),
-            body: select_tile(out),
+            trips: Trips::Fixed(slice_tiles / c.group),
+            body: select_tiles(out, c.group),
         }],
         vec![Call::CbPop {
             cb: vmax,
@@ -97,7 +112,15 @@ pub(crate) fn kernels(
                 cb: select,
                 pages: 4,
             },
+            Call::CbWait {
+                cb: identity,
+                pages: 1,
+            },
             blocks(Trips::Units(2 * row_blocks), row_pair),
+            Call::CbPop {
+                cb: identity,
+                pages: 1,
+            },
             Call::CbPop {
                 cb: select,
                 pages: 4,
@@ -133,6 +156,7 @@ pub(crate) fn kernels(
         body: [
             std::mem::take(&mut send.body),
             selection_fill(select),
+            ones_fill(identity, 1, 32),
             vec![pooled_writes(
                 node,
                 out,

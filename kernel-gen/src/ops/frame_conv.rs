@@ -15,7 +15,10 @@
 //!   and divide W/32), transposes their T_j into im2col tiles (row c = pixel, column k = tap;
 //!   exact) under one transpose init, packs them, and runs the conv's block
 //!   (`conv2d/block.cpp.tera`: bias, matmul, ReLU) for each, the same operands as the generic
-//!   reader's; the packer's ReLU is switched on and off once per batch;
+//!   reader's; the packer's ReLU is switched on and off once per batch. With bf16 at HiFi2 or
+//!   above the bias enters DST as the identity tile (which the reader writes once) times the
+//!   bias tiles ([`ConvPlan::identity_bias`]), so a batch's blocks share one matmul init instead
+//!   of a copy init and a matmul init each;
 //! * the writer is the generic conv writer over the core's blocks.
 
 use crate::kir::{
@@ -25,6 +28,7 @@ use crate::kir::{
 use crate::plan::{largest_divisor_within, ConvPlan, NodePlan};
 
 use super::conv2d::{add_conv_weights_fill, conv_block_groups, conv_writer};
+use super::max_pool2::ones_fill;
 
 /// The reader, compute and writer kernels of the frame conv.
 pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
@@ -56,6 +60,11 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     ]);
     let resident = c.resident_weight_tiles();
     let pitch = c.width * element;
+    let identity = if c.identity_bias {
+        Some(cb_id(node, "cb_identity")?)
+    } else {
+        None
+    };
     let mut reader = Kernel {
         role: Role::Reader,
         template: "conv2d/frame_reader.cpp.tera".into(),
@@ -71,20 +80,23 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         runtime_args: share_args(node, &[&frame, &c.weights, &c.bias]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
-        body: vec![
+        body: [
             // Both slots zeroed once (`zero_fill`: 64 bytes stored, doubled by NoC copies).
-            Call::CbReserve {
-                cb: rows,
-                pages: 2 * row_tiles,
-            },
-            Call::L1Gather { bytes: 64 },
-            Call::L1Copy {
-                from: rows,
-                cb: rows,
-                tiles: 2 * row_tiles,
-                row_bytes: 64,
-            },
-            blocks(
+            vec![
+                Call::CbReserve {
+                    cb: rows,
+                    pages: 2 * row_tiles,
+                },
+                Call::L1Gather { bytes: 64 },
+                Call::L1Copy {
+                    from: rows,
+                    cb: rows,
+                    tiles: 2 * row_tiles,
+                    row_bytes: 64,
+                },
+            ],
+            identity.map_or_else(Vec::new, |cb| ones_fill(cb, 1, 32)),
+            vec![blocks(
                 Trips::Blocks,
                 vec![
                     Call::CbReserve {
@@ -109,8 +121,9 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
                         pages: row_tiles,
                     },
                 ],
-            ),
-        ],
+            )],
+        ]
+        .concat(),
     };
     add_conv_weights_fill(&mut reader, node, c)?;
     let batch = largest_divisor_within(row_tiles, cb_plan(node, "cb_im2col")?.pages);
@@ -146,6 +159,49 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             pages: batch,
         },
     ];
+    // The image rows: each tilized, then transposed and convolved a batch at a time.
+    let image_rows = blocks(
+        Trips::Blocks,
+        vec![
+            Call::CbWait {
+                cb: rows,
+                pages: row_tiles,
+            },
+            Call::CbReserve {
+                cb: taps,
+                pages: row_tiles,
+            },
+            // `tilize_block`: each tile unpacked row-major and packed.
+            Call::Loop {
+                trips: Trips::Fixed(row_tiles),
+                body: vec![Call::Dst {
+                    tiles: 1,
+                    body: vec![Call::Copy { tiles: 1 }, Call::Pack { cb: taps, tiles: 1 }],
+                }],
+            },
+            Call::CbPush {
+                cb: taps,
+                pages: row_tiles,
+            },
+            Call::CbPop {
+                cb: rows,
+                pages: row_tiles,
+            },
+            Call::CbWait {
+                cb: taps,
+                pages: row_tiles,
+            },
+            Call::Loop {
+                trips: Trips::Fixed(row_tiles / batch),
+                body: block,
+            },
+            Call::CbPop {
+                cb: taps,
+                pages: row_tiles,
+            },
+        ],
+    );
+    let identity_held = |call: fn(u32) -> Call| identity.map(call).into_iter().collect::<Vec<_>>();
     let compute = Kernel {
         role: Role::Compute,
         template: "conv2d/frame_compute.cpp.tera".into(),
@@ -155,65 +211,32 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),
         unpack_to_dest_fp32: exact_fp32_copies(node, &["cb_bias"]),
-        body: vec![
-            Call::CbWait {
-                cb: weights,
-                pages: resident,
-            },
-            Call::CbWait {
-                cb: bias,
-                pages: c.out_tiles,
-            },
-            blocks(
-                Trips::Blocks,
-                vec![
-                    Call::CbWait {
-                        cb: rows,
-                        pages: row_tiles,
-                    },
-                    Call::CbReserve {
-                        cb: taps,
-                        pages: row_tiles,
-                    },
-                    // `tilize_block`: each tile unpacked row-major and packed.
-                    Call::Loop {
-                        trips: Trips::Fixed(row_tiles),
-                        body: vec![Call::Dst {
-                            tiles: 1,
-                            body: vec![Call::Copy { tiles: 1 }, Call::Pack { cb: taps, tiles: 1 }],
-                        }],
-                    },
-                    Call::CbPush {
-                        cb: taps,
-                        pages: row_tiles,
-                    },
-                    Call::CbPop {
-                        cb: rows,
-                        pages: row_tiles,
-                    },
-                    Call::CbWait {
-                        cb: taps,
-                        pages: row_tiles,
-                    },
-                    Call::Loop {
-                        trips: Trips::Fixed(row_tiles / batch),
-                        body: block,
-                    },
-                    Call::CbPop {
-                        cb: taps,
-                        pages: row_tiles,
-                    },
-                ],
-            ),
-            Call::CbPop {
-                cb: bias,
-                pages: c.out_tiles,
-            },
-            Call::CbPop {
-                cb: weights,
-                pages: resident,
-            },
-        ],
+        body: [
+            vec![
+                Call::CbWait {
+                    cb: weights,
+                    pages: resident,
+                },
+                Call::CbWait {
+                    cb: bias,
+                    pages: c.out_tiles,
+                },
+            ],
+            identity_held(|cb| Call::CbWait { cb, pages: 1 }),
+            vec![image_rows],
+            identity_held(|cb| Call::CbPop { cb, pages: 1 }),
+            vec![
+                Call::CbPop {
+                    cb: bias,
+                    pages: c.out_tiles,
+                },
+                Call::CbPop {
+                    cb: weights,
+                    pages: resident,
+                },
+            ],
+        ]
+        .concat(),
     };
     let writer = conv_writer(node, c, shape, out, tile, row_tiles)?;
     Ok(vec![reader, compute, writer])
@@ -229,7 +252,8 @@ mod tests {
 
     /// The network up to conv1a at 640×480 on 12×10: conv1a is split by image rows (4 a core)
     /// and its reader stores, per image row, the 2·19 tile-edge values of three tap rows
-    /// (228 bf16 bytes) besides the one zeroing of its two slots.
+    /// (228 bf16 bytes) besides the one zeroing of its two slots (64 bytes) and the identity
+    /// tile (64 zero bytes and 32 bf16 ones).
     #[test]
     fn conv1a_reads_the_frame_by_image_rows() {
         let graph = superpoint(640, 480).pruned(&["conv1a"]);
@@ -257,6 +281,6 @@ mod tests {
                 gathered += times * u64::from(*bytes);
             }
         });
-        assert_eq!(gathered, 64 + 4 * 228);
+        assert_eq!(gathered, 64 + (64 + 32 * 2) + 4 * 228);
     }
 }

@@ -153,64 +153,75 @@ pub(crate) fn pooled_writes(
     )
 }
 
-/// The four 0/1 selection tiles of CB `select` (`max_pool2/selection.cpp.tera`): 64 zero bytes
-/// stored and doubled by local NoC copies, then 64 bf16 ones stored.
+/// The four 0/1 selection tiles of CB `select` (`max_pool2/selection.cpp.tera`).
 pub(crate) fn selection_fill(select: u32) -> Vec<Call> {
+    ones_fill(select, 4, 64)
+}
+
+/// `tiles` constant 0/1 tiles of CB `cb` with `ones` bf16 ones (`max_pool2/selection.cpp.tera`,
+/// `common/identity.cpp.tera`): 64 zero bytes stored and doubled by local NoC copies, then the
+/// ones stored.
+pub(crate) fn ones_fill(cb: u32, tiles: u32, ones: u32) -> Vec<Call> {
     vec![
-        Call::CbReserve {
-            cb: select,
-            pages: 4,
+        Call::CbReserve { cb, pages: tiles },
+        Call::L1Gather {
+            bytes: 64 + ones * 2,
         },
-        Call::L1Gather { bytes: 64 + 64 * 2 },
         Call::L1Copy {
-            from: select,
-            cb: select,
-            tiles: 4,
+            from: cb,
+            cb,
+            tiles,
             row_bytes: 64,
         },
-        Call::CbPush {
-            cb: select,
-            pages: 4,
-        },
+        Call::CbPush { cb, pages: tiles },
     ]
 }
 
-/// One output tile pooled from two vertical-maximum tiles (`max_pool2/select_tile.cpp.tera`):
-/// four selection matmuls, the SFPU maximum of the two taps, the pack to CB `out`.
-pub(crate) fn select_tile(out: u32) -> Vec<Call> {
+/// `tiles` output tiles pooled from two vertical-maximum blocks of `tiles` tiles
+/// (`max_pool2/select_tile.cpp.tera`): four selection matmuls of a row of `tiles`, the SFPU
+/// maxima of the two taps, the pack to CB `out`.
+pub(crate) fn select_tiles(out: u32, tiles: u32) -> Vec<Call> {
     vec![
-        Call::CbReserve { cb: out, pages: 1 },
+        Call::CbReserve {
+            cb: out,
+            pages: tiles,
+        },
         Call::Dst {
-            tiles: 2,
+            tiles: 2 * tiles,
             body: vec![
                 Call::Loop {
                     trips: Trips::Fixed(4),
                     body: vec![Call::Matmul {
-                        ct: 1,
+                        ct: tiles,
                         rt: 1,
                         kt: 1,
                     }],
                 },
                 Call::Sfpu {
                     op: SfpuOp::Max,
-                    tiles: 1,
+                    tiles,
                 },
-                Call::Pack { cb: out, tiles: 1 },
+                Call::Pack { cb: out, tiles },
             ],
         },
-        Call::CbPush { cb: out, pages: 1 },
+        Call::CbPush {
+            cb: out,
+            pages: tiles,
+        },
     ]
 }
 
 /// Pooling by row-selection matmuls ([`PoolPlan::select`]): the reader writes the four 0/1
-/// selection tiles once (zeroed by local NoC copies of 64 stored zero bytes) and streams the
-/// four input tiles of each output tile; the compute kernel takes the SFPU maximum of the two
-/// input rows of each half (through `cb_vmax`), forms each horizontal tap of it with two exact
-/// matmuls and takes the maximum of the two.
+/// selection tiles and an identity tile once (zeroed by local NoC copies of 64 stored zero
+/// bytes) and streams the four input tiles of each output tile; the compute kernel moves them
+/// into DST as the identity times them, takes the SFPU maximum of the two input rows of each half
+/// (through `cb_vmax`), forms each horizontal tap of it with two exact matmuls and takes the
+/// maximum of the two: matmuls only, so one matmul init per kernel.
 fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> {
     let input = input(node, 0)?;
     let src = cb_id(node, "cb_src")?;
     let select = cb_id(node, "cb_select")?;
+    let identity = cb_id(node, "cb_identity")?;
     let vmax = cb_id(node, "cb_vmax")?;
     let out = cb_id(node, "cb_out")?;
     let [tile_bytes, fp32] = format_args(cb_format(node, "cb_src")?);
@@ -232,6 +243,7 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
         unpack_to_dest_fp32: Vec::new(),
         body: [
             selection_fill(select),
+            ones_fill(identity, 1, 32),
             vec![blocks(
                 Trips::Blocks,
                 vec![Call::Loop {
@@ -265,6 +277,10 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                 cb: select,
                 pages: 4,
             },
+            Call::CbWait {
+                cb: identity,
+                pages: 1,
+            },
             blocks(
                 Trips::Blocks,
                 vec![Call::Loop {
@@ -276,7 +292,14 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                             Call::Dst {
                                 tiles: 4,
                                 body: vec![
-                                    Call::Copy { tiles: 4 },
+                                    Call::Loop {
+                                        trips: Trips::Fixed(4),
+                                        body: vec![Call::Matmul {
+                                            ct: 1,
+                                            rt: 1,
+                                            kt: 1,
+                                        }],
+                                    },
                                     Call::Sfpu {
                                         op: SfpuOp::Max,
                                         tiles: 2,
@@ -288,12 +311,16 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                             Call::CbPop { cb: src, pages: 4 },
                             Call::CbWait { cb: vmax, pages: 2 },
                         ],
-                        select_tile(out),
+                        select_tiles(out, 1),
                         vec![Call::CbPop { cb: vmax, pages: 2 }],
                     ]
                     .concat(),
                 }],
             ),
+            Call::CbPop {
+                cb: identity,
+                pages: 1,
+            },
             Call::CbPop {
                 cb: select,
                 pages: 4,

@@ -71,6 +71,12 @@ pub struct ConvPlan {
     /// the vertical maximum.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pooled: bool,
+    /// The compute puts each group's bias into DST as an identity tile (CB `cb_identity`, which
+    /// a data-movement kernel writes) times the bias tiles, a matmul like the conv's own, instead
+    /// of copying it between a copy init and a matmul init: exact where SrcA keeps the whole bias
+    /// (bf16 at HiFi2 and above). The fused pool's compute and the frame conv's do.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub identity_bias: bool,
 }
 
 fn one_slice() -> u32 {
@@ -473,6 +479,7 @@ pub(super) fn plan_node(
         bias: bias_name.clone(),
         frame_rows: frame,
         pooled: false,
+        identity_bias: false,
     };
     // Resident weights and bias, the ring and the zero tile; one stage of the streams.
     let fixed = |c: &ConvPlan| {

@@ -41,7 +41,8 @@ fn whole_pairs(w: &CoreWork, row_blocks: u32) -> bool {
 /// the fused kernels do not apply or their CBs would not fit in `limits` beside the arena's
 /// `reserve`: the conv's output is the pool's, its group leaves half of DST for the upper row's
 /// tiles, and its CBs trade the conv's output stream for the kept row (`cb_row`), the vertical
-/// maxima of one output block (`cb_vmax`), the selection tiles and the pooled tiles (`cb_out`).
+/// maxima of one output block (`cb_vmax`), the selection tiles, the identity tile and the pooled
+/// tiles (`cb_out`).
 pub(crate) fn fuse(
     conv: &NodePlan,
     pool: &Node,
@@ -79,6 +80,7 @@ pub(crate) fn fuse(
         cb(5, "cb_row", row_blocks * slice_tiles, CbKind::Stream),
         cb(6, "cb_select", 4, CbKind::Resident),
         cb(7, "cb_vmax", 2 * slice_tiles, CbKind::Stream),
+        cb(8, "cb_identity", 1, CbKind::Resident),
         cb(16, "cb_out", 2, CbKind::Stream),
     ]);
     if cbs_l1_bytes(&cbs, limits.l1_alignment) + u64::from(reserve) > u64::from(limits.l1_usable())
@@ -91,6 +93,7 @@ pub(crate) fn fuse(
         op: OpPlan::Conv2d(ConvPlan {
             group,
             pooled: true,
+            identity_bias: true,
             ..c.clone()
         }),
         ..conv.clone()

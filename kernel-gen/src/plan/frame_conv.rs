@@ -3,12 +3,14 @@
 
 use superpoint_graph::Node;
 
-use crate::device::{Format, Grid, Precision};
+use crate::device::{Fidelity, Format, Grid, Precision};
 use crate::layout::{ActivationShape, DeviceTensor};
 
-use super::{cb, cb_of, CbKind, ConvPlan, NodePlan, OpPlan, PlanError, Split};
+use super::{
+    cb, cb_of, largest_divisor_within, CbKind, ConvPlan, NodePlan, OpPlan, PlanError, Split,
+};
 
-/// Output block stages of the im2col and output streams.
+/// Output block stages of the output stream.
 const STAGES: u32 = 2;
 
 /// The activation shape of a conv's input when it is the frame: `Some` for a frame of
@@ -51,26 +53,45 @@ pub fn input_shape(
     }))
 }
 
-/// The frame conv's node: split by image rows, its CBs.
+/// The frame conv's node: split by image rows, its CBs. `cb_im2col` holds one batch of output
+/// blocks' im2col tiles, as many as one DST acquire transposes and divide an image row's blocks
+/// (the compute's per-batch inits and ReLU switches are paid once per batch); with bf16
+/// activations at HiFi2 or above the bias enters DST by the identity tile of `cb_identity`
+/// ([`ConvPlan::identity_bias`]).
 pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) -> NodePlan {
     let format = precision.format;
     let row_tiles = conv.width / 32;
     let weight_pages = conv.weight_parts * conv.k_tiles * conv.out_tiles;
+    let identity_bias = format == Format::Bf16 && precision.fidelity >= Fidelity::HiFi2;
+    let batch = largest_divisor_within(row_tiles, precision.dst_tiles());
+    let mut cbs = vec![
+        cb_of(format, 0, "cb_im2col", batch, CbKind::Stream),
+        cb(1, "cb_weights", weight_pages, CbKind::Resident),
+        cb_of(format, 2, "cb_bias", conv.out_tiles, CbKind::Resident),
+        cb_of(format, 3, "cb_rows", 2 * row_tiles, CbKind::Stream),
+        cb_of(format, 4, "cb_taps", row_tiles, CbKind::Stream),
+    ];
+    if identity_bias {
+        cbs.push(cb(5, "cb_identity", 1, CbKind::Resident));
+    }
+    cbs.push(cb_of(
+        format,
+        16,
+        "cb_out",
+        STAGES * conv.group,
+        CbKind::Stream,
+    ));
     NodePlan {
         name: node.name.clone(),
         inputs: node.inputs.clone(),
         output: node.name.clone(),
         precision,
         split: Split::new(grid, conv.height),
-        cbs: vec![
-            cb_of(format, 0, "cb_im2col", STAGES, CbKind::Stream),
-            cb(1, "cb_weights", weight_pages, CbKind::Resident),
-            cb_of(format, 2, "cb_bias", conv.out_tiles, CbKind::Resident),
-            cb_of(format, 3, "cb_rows", 2 * row_tiles, CbKind::Stream),
-            cb_of(format, 4, "cb_taps", row_tiles, CbKind::Stream),
-            cb_of(format, 16, "cb_out", STAGES * conv.group, CbKind::Stream),
-        ],
-        op: OpPlan::Conv2d(conv),
+        cbs,
+        op: OpPlan::Conv2d(ConvPlan {
+            identity_bias,
+            ..conv
+        }),
     }
 }
 

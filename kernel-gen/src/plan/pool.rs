@@ -49,6 +49,7 @@ pub(super) fn plan_node(
             cb(0, "cb_src", 8, CbKind::Stream),
             cb(1, "cb_select", 4, CbKind::Resident),
             cb(2, "cb_vmax", 2, CbKind::Stream),
+            cb(3, "cb_identity", 1, CbKind::Resident),
             cb(16, "cb_out", 2, CbKind::Stream),
         ]
     } else {

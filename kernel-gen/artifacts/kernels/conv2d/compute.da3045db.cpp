@@ -97,17 +97,15 @@ struct WaitIm2col {
 
 // One output block: for each group of `group` of the core's slice_tiles output tiles (its slice
 // of the out_tiles; the resident weights and bias hold the slice's), DST starts as the bias
-// rows, the matmul accumulates im2col x weights over the weight_parts * k_tiles weight rows of
-// tiles (with Float32 activations the weights are a bf16 high and a bf16 low matrix stacked
-// along K, both multiplied by the same im2col tile k % k_tiles), then `epilogue(g)` may work on
-// the group's DST tiles 0..group (and above them), then pack. Im2col tile t is tile
-// `act_tile(t)` of CB `act`; the first group calls `wait(k)` before its K step k < k_tiles (the
-// caller's waits for the reader's hand-offs of the block, which the caller pops; none when the
-// caller waited for the whole block first). Packs to CB `out` in the format
-// the caller configured, through the packer's ReLU when the caller set it (a fused ReLU).
-// SrcA's format changes only where cb_weights' format and the activation format (the bias and
-// every other CB a conv compute unpacks) differ: the conditional reconfigs name cb_weights as the
-// previous operand of the bias copy, since SrcA then holds cb_weights or an activation CB.
+// rows (`bias(act, g)`, which leaves the matmul initialized for `act` x cb_weights), the matmul
+// accumulates im2col x weights over the weight_parts * k_tiles weight rows of tiles (with
+// Float32 activations the weights are a bf16 high and a bf16 low matrix stacked along K, both
+// multiplied by the same im2col tile k % k_tiles), then `epilogue(g)` may work on the group's
+// DST tiles 0..group (and above them), then pack. Im2col tile t is tile `act_tile(t)` of CB
+// `act`; the first group calls `wait(k)` before its K step k < k_tiles (the caller's waits for
+// the reader's hand-offs of the block, which the caller pops; none when the caller waited for
+// the whole block first). Packs to CB `out` in the format the caller configured, through the
+// packer's ReLU when the caller set it (a fused ReLU).
 struct NoEpilogue {
     void operator()(uint32_t) const {}
 };
@@ -116,11 +114,12 @@ struct NoWait {
     void operator()(uint32_t) const {}
 };
 
-template <typename ActTile, typename Epilogue = NoEpilogue, typename Wait = NoWait>
-void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue epilogue = Epilogue{},
-                Wait wait = Wait{}) {
-    for (uint32_t g = 0; g < slice_tiles / group; ++g) {
-        tile_regs_acquire();
+// The bias by copy: the group's bias tiles copied into DST, then the matmul initialized again.
+// SrcA's format changes only where cb_weights' format and the activation format (the bias and
+// every other CB a conv compute unpacks) differ: the conditional reconfigs name cb_weights as the
+// previous operand of the bias copy, since SrcA then holds cb_weights or an activation CB.
+struct CopyBias {
+    void operator()(uint32_t act, uint32_t g) const {
         reconfig_data_format_srca(cb_weights, cb_bias);
         copy_init(cb_bias);
         for (uint32_t j = 0; j < group; ++j) {
@@ -128,6 +127,25 @@ void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue 
         }
         reconfig_data_format_srca(cb_bias, cb_weights);
         matmul_block_init(act, cb_weights, 0, group, 1, k_tiles);
+    }
+};
+
+// The bias by matmul (ConvPlan::identity_bias): the identity tile of CB `identity` (in SrcB)
+// times the group's bias tiles (every row the bias, whole in SrcA at HiFi2 and above), under the
+// caller's matmul_block_init for `group` columns, which holds for the conv's matmuls after it.
+template <uint32_t identity>
+struct IdentityBias {
+    void operator()(uint32_t, uint32_t g) const {
+        matmul_block(identity, cb_bias, 0, g * group, 0, 0, group, 1, k_tiles);
+    }
+};
+
+template <typename ActTile, typename Epilogue = NoEpilogue, typename Wait = NoWait, typename Bias = CopyBias>
+void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue epilogue = Epilogue{},
+                Wait wait = Wait{}, Bias bias = Bias{}) {
+    for (uint32_t g = 0; g < slice_tiles / group; ++g) {
+        tile_regs_acquire();
+        bias(act, g);
         for (uint32_t k = 0; k < weight_parts * k_tiles; ++k) {
             if (g == 0 && k < k_tiles) {
                 wait(k);

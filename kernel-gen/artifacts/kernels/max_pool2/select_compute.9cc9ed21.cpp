@@ -5,6 +5,11 @@
 // (V(h) = max(T(0, h), T(1, h)), packed to `cb_vmax`), then the selection matmuls of the two
 // halves and the maximum of the two taps (max_pool2/select_tile.cpp.tera). Maximum and
 // selection commute, so this is the maximum of the four taps with half the matmuls.
+// The input tiles enter DST as the identity tile of cb_identity (in SrcB) times them, exact as the
+// selection matmuls are (1.0 and 0 in SrcB, the bf16 tile whole in SrcA at HiFi2 and above, which
+// PoolPlan::select requires), so every FPU op is a one-tile matmul: the matmul and the SFPU
+// maximum are initialized once (the SFPU's init programs its config and address modifiers 6 and
+// 7, which matmul leaves alone).
 #include "api/compute/binary_max_min.h"
 #include "api/compute/cb_api.h"
 #include "api/compute/common.h"
@@ -12,7 +17,6 @@
 #include "api/compute/matmul.h"
 #include "api/compute/pack.h"
 #include "api/compute/reg_api.h"
-#include "api/compute/tile_move_copy.h"
 
 constexpr uint32_t height = get_compile_time_arg_val(0);
 constexpr uint32_t width = get_compile_time_arg_val(1);
@@ -22,27 +26,33 @@ constexpr uint32_t fp32 = get_compile_time_arg_val(4);
 constexpr uint32_t cb_src = 0;
 constexpr uint32_t cb_select = 1;
 constexpr uint32_t cb_vmax = 2;
+constexpr uint32_t cb_identity = 3;
 constexpr uint32_t cb_out = 16;
 
-// One output tile of row-selection pooling from tiles v0 and v1 of cb_vmax, the vertical maxima
-// V(0) and V(1) of its two halves: tap dx is S(dx, 0) x V(0) + S(dx, 1) x V(1) with the 0/1
-// selection tiles of cb_select in SrcB (every product and sum is exact), one DST tile per tap,
-// then the SFPU maximum of the two taps, packed to cb_out. The caller waits for and pops cb_vmax.
-void pool_select_tile(uint32_t v0, uint32_t v1) {
+// `tiles` output tiles of row-selection pooling from tiles v0.. and v1.. of cb_vmax, the vertical
+// maxima V(0) and V(1) of their two halves: tap dx of output tile j is S(dx, 0) x V(0)_j +
+// S(dx, 1) x V(1)_j with the 0/1 selection tiles of cb_select in SrcB (every product and sum is
+// exact), one matmul_block of `tiles` columns per term into DST dx * tiles.., then the SFPU
+// maximum of the two taps, packed to cb_out. The caller has initialized the matmul for a row of
+// `tiles` columns (kt, which strides in0 between a block's rows, is unused for one row) and the
+// SFPU maximum, and waits for and pops cb_vmax.
+void pool_select(uint32_t v0, uint32_t v1, uint32_t tiles) {
     tile_regs_acquire();
-    matmul_init(cb_select, cb_vmax);
     for (uint32_t dx = 0; dx < 2; ++dx) {
-        matmul_tiles(cb_select, cb_vmax, 2 * dx, v0, dx);
-        matmul_tiles(cb_select, cb_vmax, 2 * dx + 1, v1, dx);
+        matmul_block(cb_select, cb_vmax, 2 * dx, v0, dx * tiles, 0, tiles, 1, 1);
+        matmul_block(cb_select, cb_vmax, 2 * dx + 1, v1, dx * tiles, 0, tiles, 1, 1);
     }
-    binary_max_tile_init();
-    binary_max_tile(0, 1, 0);
+    for (uint32_t j = 0; j < tiles; ++j) {
+        binary_max_tile(j, tiles + j, j);
+    }
     tile_regs_commit();
-    cb_reserve_back(cb_out, 1);
+    cb_reserve_back(cb_out, tiles);
     tile_regs_wait();
-    pack_tile(0, cb_out);
+    for (uint32_t j = 0; j < tiles; ++j) {
+        pack_tile(j, cb_out);
+    }
     tile_regs_release();
-    cb_push_back(cb_out, 1);
+    cb_push_back(cb_out, tiles);
 }
 
 void kernel_main() {
@@ -50,14 +60,15 @@ void kernel_main() {
 
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_select, cb_src, cb_out);
     cb_wait_front(cb_select, 4);
+    cb_wait_front(cb_identity, 1);
+    matmul_block_init(cb_identity, cb_src, 0, 1, 1, 1);
+    binary_max_tile_init();
     for (uint32_t t = 0; t < block_count * in_tiles; ++t) {
         cb_wait_front(cb_src, 4);
         tile_regs_acquire();
-        copy_init(cb_src);
         for (uint32_t i = 0; i < 4; ++i) {
-            copy_tile(cb_src, i, i);
+            matmul_block(cb_identity, cb_src, 0, i, i, 0, 1, 1, 1);
         }
-        binary_max_tile_init();
         binary_max_tile(0, 2, 0);
         binary_max_tile(1, 3, 1);
         tile_regs_commit();
@@ -70,8 +81,9 @@ void kernel_main() {
         cb_pop_front(cb_src, 4);
 
         cb_wait_front(cb_vmax, 2);
-        pool_select_tile(0, 1);
+        pool_select(0, 1, 1);
         cb_pop_front(cb_vmax, 2);
     }
+    cb_pop_front(cb_identity, 1);
     cb_pop_front(cb_select, 4);
 }
