@@ -145,6 +145,8 @@ fn batch(body: &[Call], cb: u32, push: bool) -> u32 {
         blocks: 1,
         counted: 1,
         sender: true,
+        other_senders: 1,
+        first_sender: false,
     };
     let mut most = 0;
     kir::walk(body, on, 1, &mut |call, _| match call {
@@ -163,6 +165,8 @@ fn links(node: &NodeKir, role: KernelRole, push: bool) -> Vec<u32> {
             blocks: 1,
             counted: 1,
             sender: true,
+            other_senders: 1,
+            first_sender: false,
         };
         let mut out = Vec::new();
         kir::walk(body, on, 1, &mut |call, _| match call {
@@ -190,6 +194,8 @@ fn pushes_repeatedly(body: &[Call], cb: u32) -> bool {
         blocks: 2,
         counted: 2,
         sender: true,
+        other_senders: 1,
+        first_sender: false,
     };
     let mut pushes = 0;
     kir::walk(body, on, 1, &mut |call, times| {
@@ -278,6 +284,8 @@ pub fn estimate(
                             blocks: 0,
                             counted: 0,
                             sender: false,
+                            other_senders: 0,
+                            first_sender: false,
                         },
                         |(_, on)| *on,
                     );
@@ -484,7 +492,7 @@ mod tests {
                 cbs: Vec::new(),
                 semaphores: 0,
                 blocks: CORES.iter().map(|c| (*c, 4)).collect(),
-                senders: CORES[..1].to_vec(),
+                senders: vec![CORES[..1].to_vec()],
                 counted: Some(CountSource {
                     buffer: "s.counts".into(),
                     page_bytes: 64,
