@@ -399,12 +399,21 @@ pub fn timeline(
         .collect()
 }
 
-/// Where the slowest core's time goes in the timeline model, in modeled µs, for a report line.
+/// Where the slowest core's time goes in the timeline model, in modeled µs, for a report line;
+/// the start-up bound ([`TimelineStep::startup`]) after the senders' time when it is later.
 pub fn why_timeline(t: &TimelineStep, clock_hz: f64) -> String {
     let s = &t.slowest;
     let us = |cycles: f64| cycles / clock_hz * 1e6;
+    let bound = &t.startup;
+    let binds = if bound.cycles() <= t.sender_cycles {
+        String::new()
+    } else if bound.link_cycles >= bound.bank_cycles {
+        format!(", receivers' NoC port {:.1}", us(bound.cycles()))
+    } else {
+        format!(", DRAM banks {:.1}", us(bound.cycles()))
+    };
     format!(
-        "start-up {:.1} (senders {:.1}) first block {:.1} steady {:.1} | rd {:.1} cmp {:.1} wr {:.1} | dram {:.1} | {}",
+        "start-up {:.1} (senders {:.1}{binds}) first block {:.1} steady {:.1} | rd {:.1} cmp {:.1} wr {:.1} | dram {:.1} | {}",
         us(s.prologue),
         us(t.sender_cycles),
         us(s.first_block),

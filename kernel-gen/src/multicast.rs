@@ -48,8 +48,8 @@
 
 use crate::device::{Core, CoreRange};
 use crate::kir::{Arg, Call, CompileArg, KirError, Trips};
-use crate::plan::NodePlan;
 pub use crate::plan::split::{sender_count, share, SENDERS, SLABS};
+use crate::plan::NodePlan;
 
 /// The first sender's semaphore the other cores of its group increment once they have reserved
 /// the CBs; with several senders it then sets it on every core of the group to their count,
@@ -89,13 +89,11 @@ pub struct Fill {
     pub finish: Vec<Call>,
 }
 
-
 /// Pages of slab `s` of `slabs` of a share of `n` pages: `[s · n / slabs, (s + 1) · n / slabs)`
 /// of it, as `conv2d/weights.cpp.tera` splits it.
 fn slab_pages(n: u32, slabs: u32, s: u32) -> u32 {
     (s + 1) * n / slabs - s * n / slabs
 }
-
 
 /// The senders of a group of `cores` (in split order, with their output blocks) whose first
 /// resident has `pages` L1 pages: [`sender_count`] of them, one per equal run of the cores

@@ -37,7 +37,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "port",
-        timeline_us: 438.8,
+        timeline_us: 418.5,
         total_us: 247.9,
         without_scalar_us: 245.3,
         at_bound_us: 368.3,
@@ -46,7 +46,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "port",
-        timeline_us: 461.2,
+        timeline_us: 446.8,
         total_us: 271.9,
         without_scalar_us: 269.0,
         at_bound_us: 392.3,
@@ -55,7 +55,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "accurate",
-        timeline_us: 2195.8,
+        timeline_us: 2158.2,
         total_us: 1993.9,
         without_scalar_us: 1347.0,
         at_bound_us: 2113.2,
@@ -64,10 +64,10 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "accurate",
-        timeline_us: 2279.2,
-        total_us: 2071.8,
-        without_scalar_us: 1332.3,
-        at_bound_us: 2191.3,
+        timeline_us: 2260.0,
+        total_us: 2072.3,
+        without_scalar_us: 1332.8,
+        at_bound_us: 2191.8,
         programs: 20,
     },
 ];
@@ -132,12 +132,12 @@ const FOLDERS: [Files; 2] = [
     Files {
         folder: "kernel-gen/artifacts",
         files: 45,
-        bytes: 1_063_310,
+        bytes: 1_085_462,
     },
     Files {
         folder: "snapshots",
         files: 37,
-        bytes: 322_159,
+        bytes: 334_533,
     },
 ];
 

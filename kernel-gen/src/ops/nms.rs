@@ -62,8 +62,8 @@
 
 use crate::device::Core;
 use crate::kir::{
-    args, blocks, cb_id, exact_fp32_copies, first_core, input, names, per_core, share_args, Arg, Call,
-    CompileArg, CoreArgs, CountSource, Kernel, KirError, Lowering, Role, SfpuOp, Trips,
+    args, blocks, cb_id, exact_fp32_copies, first_core, input, names, per_core, share_args, Arg,
+    Call, CompileArg, CoreArgs, CountSource, Kernel, KirError, Lowering, Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::plan::nms::{NmsPlan, FACE_ROW_BYTES};

@@ -226,7 +226,10 @@ impl Split {
         let mut work = Vec::new();
         for slice in 0..slices {
             let mut start = 0;
-            for (i, count) in sender_light_counts(blocks, n, pages).into_iter().enumerate() {
+            for (i, count) in sender_light_counts(blocks, n, pages)
+                .into_iter()
+                .enumerate()
+            {
                 work.push(CoreWork {
                     core: run_core(grid, slice * n + i as u32, by_columns),
                     start,

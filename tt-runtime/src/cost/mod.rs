@@ -64,5 +64,5 @@ pub mod timeline;
 pub use contention::Contention;
 pub use roofline::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
 pub use timeline::{
-    CoreTimeline, KernelCycles, McastPoint, PhasedKernel, TimelineModel, TimelineStep,
+    CoreTimeline, KernelCycles, McastPoint, PhasedKernel, StartupBound, TimelineModel, TimelineStep,
 };
