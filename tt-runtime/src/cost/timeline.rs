@@ -22,7 +22,8 @@
 //! fewer, e.g. once per two blocks, spreads its work over them). A kernel whose prologue waits
 //! for a multicast ([`PhasedKernel::waits_for_sender`]) does its work before that wait
 //! ([`PhasedKernel::before_wait_share`]) from the start and resumes when that work and the
-//! step's slowest sending prologue ([`PhasedKernel::sends`]) are both done; a sending prologue
+//! step's slowest sending prologue ([`PhasedKernel::sends`]) are both done, and no earlier than
+//! the pages can reach it ([`TimelineModel::startup_bound`]); a sending prologue
 //! starts once the pages another kernel of its core loads for it are in
 //! ([`PhasedKernel::loads_share`]). The blocks then run as a three-stage
 //! pipeline (reader → compute → writer): the first block passes through every stage, each
