@@ -242,6 +242,8 @@ fn calls(node: &NodeKir, kernel: &Kernel, limits: &Limits) -> Result<(), CheckEr
         blocks: 1,
         counted: 1,
         sender: true,
+        other_senders: 1,
+        first_sender: false,
     };
     walk(&kernel.body, every_call, 1, &mut f);
     error.map_or(Ok(()), Err)

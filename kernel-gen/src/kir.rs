@@ -110,8 +110,11 @@ pub enum Trips {
     /// Once on each of the node's multicast senders ([`NodeKir::senders`]), never on the
     /// other cores.
     OnSender,
-    /// Once on every core of the node but the multicast senders.
-    OnReceivers,
+    /// Once per multicast sender of the core's group ([`NodeKir::senders`]) other than the core
+    /// itself.
+    OtherSenders,
+    /// Once on every core of the node but the first multicast sender of its group.
+    AllButFirstSender,
     /// The core's output blocks in whole units of this many (a conv with its pool fused loops
     /// over pairs of image rows, and writes a quarter of its blocks' pixels).
     Units(u32),
@@ -131,7 +134,8 @@ impl Trips {
             Trips::Blocks => on.blocks,
             Trips::Counted => on.counted,
             Trips::OnSender => u32::from(on.sender),
-            Trips::OnReceivers => u32::from(!on.sender),
+            Trips::OtherSenders => on.other_senders,
+            Trips::AllButFirstSender => u32::from(!on.first_sender),
             Trips::Units(n) => on.blocks / (*n).max(1),
             Trips::FirstBlocks(n) => on.blocks.min(*n),
             Trips::LaterBlocks(n) => on.blocks.saturating_sub(*n),
@@ -140,7 +144,8 @@ impl Trips {
 }
 
 /// What the loops of a kernel run over on one core: its output blocks, the trips of its
-/// [`Trips::Counted`] loops, and whether it is the node's multicast sender.
+/// [`Trips::Counted`] loops, whether it is a multicast sender of the node and the first of its
+/// group, and how many senders of its group it is not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OnCore {
     pub blocks: u32,
@@ -148,6 +153,8 @@ pub struct OnCore {
     /// a run's counts are known.
     pub counted: u32,
     pub sender: bool,
+    pub first_sender: bool,
+    pub other_senders: u32,
 }
 
 /// Where the trips of a node's [`Trips::Counted`] loops come from at run time: core `i` of the
@@ -376,9 +383,9 @@ pub struct NodeKir {
     pub semaphores: u32,
     /// Output blocks per core, for resolving [`Trips::Blocks`], in split order.
     pub blocks: Vec<(Core, u32)>,
-    /// The multicast senders ([`Trips::OnSender`]), one per group of cores
-    /// ([`crate::multicast`]): the first core of the split unless the split has slices.
-    pub senders: Vec<Core>,
+    /// The multicast senders ([`Trips::OnSender`]) of each group of cores
+    /// ([`crate::multicast`]), as many in every group.
+    pub senders: Vec<Vec<Core>>,
     /// The run-time source of its [`Trips::Counted`] loops, if it has any.
     pub counted: Option<CountSource>,
     pub kernels: Vec<Kernel>,
@@ -394,12 +401,16 @@ impl NodeKir {
     /// (the worst case).
     pub fn cores(&self) -> impl Iterator<Item = (Core, OnCore)> + '_ {
         self.blocks.iter().map(|(core, blocks)| {
+            let sender = self.senders.iter().any(|g| g.contains(core));
+            let group = self.senders.first().map_or(0, Vec::len) as u32;
             (
                 *core,
                 OnCore {
                     blocks: *blocks,
                     counted: self.counted.as_ref().map_or(*blocks, |c| c.bound(*blocks)),
-                    sender: self.senders.contains(core),
+                    sender,
+                    first_sender: self.senders.iter().any(|g| g.first() == Some(core)),
+                    other_senders: group - u32::from(sender),
                 },
             )
         })
@@ -441,16 +452,21 @@ pub trait Lowering {
     /// The kernels of `node`, which is planned with this op.
     fn kernels(&self, node: &NodePlan) -> Result<Vec<Kernel>, KirError>;
 
-    /// Semaphores per core and the multicast senders ([`NodeKir::senders`]): by default none,
-    /// and the first core of the split.
-    fn sync(&self, node: &NodePlan) -> Result<(u32, Vec<Core>), KirError> {
-        Ok((0, node.split.work.iter().take(1).map(|w| w.core).collect()))
+    /// Semaphores per core and the multicast senders of each group ([`NodeKir::senders`]): by
+    /// default none, and the first core of the split.
+    fn sync(&self, node: &NodePlan) -> Result<(u32, Vec<Vec<Core>>), KirError> {
+        Ok((0, vec![first_core(node)]))
     }
 
     /// The run-time source of the node's [`Trips::Counted`] loops, if it has any.
     fn counted(&self) -> Option<CountSource> {
         None
     }
+}
+
+/// The first core of `node`'s split (none when it has no cores).
+pub(crate) fn first_core(node: &NodePlan) -> Vec<Core> {
+    node.split.work.iter().take(1).map(|w| w.core).collect()
 }
 
 /// Calls each call with how many times it runs on core `on` (zero for a branch the core skips).

@@ -60,12 +60,13 @@
 //!   cores of the grid (row-major) in contiguous runs; the first `blocks % cores` cores take one
 //!   more. Block ranges are runtime args; shapes are compile-time args.
 //! * **conv2d**: the weights (K × out tiles, K = k²·in padded to 32; DRAM pages of up to 8
-//!   tiles) and the bias rows fill resident CBs by one DRAM read on the node's first core and a
-//!   NoC multicast to the others ([`multicast`]); that core takes the fewest output blocks that
-//!   keep the per-core maximum (`plan::Split::sender_light`: none at 80×60 on 12×10). Where it
-//!   shortens the slowest core (convPa, convDa, convDb at 80×60) the output channels are also
-//!   split: groups of cores each compute every block for a slice of the output tiles, each
-//!   group's first core reading and multicasting only its slice's weights
+//!   tiles) and the bias rows fill resident CBs by DRAM reads on up to four cores of the node
+//!   (its senders, each a share of the pages, spread over its rows) and NoC multicasts to the
+//!   others ([`multicast`]); the senders take the fewest output blocks that keep the per-core
+//!   maximum (`plan::Split::sender_light`: none at 80×60 on 12×10). Where it shortens the
+//!   slowest core (convPa, convDa, convDb at 80×60) the output channels are also split: groups
+//!   of cores each compute every block for a slice of the output tiles, each group's senders
+//!   reading and multicasting only its slice's weights
 //!   (`plan::Split::sliced`, `plan::ConvPlan::slices`). Then the
 //!   reader keeps a ring of the input pixel blocks (32 pixels × all
 //!   channel tiles) within `⌈(pad·W + pad)/32⌉` blocks of the current output block, reading each

@@ -145,6 +145,8 @@ fn batch(body: &[Call], cb: u32, push: bool) -> u32 {
         blocks: 1,
         counted: 1,
         sender: true,
+        other_senders: 1,
+        first_sender: false,
     };
     let mut most = 0;
     kir::walk(body, on, 1, &mut |call, _| match call {
@@ -163,6 +165,8 @@ fn links(node: &NodeKir, role: KernelRole, push: bool) -> Vec<u32> {
             blocks: 1,
             counted: 1,
             sender: true,
+            other_senders: 1,
+            first_sender: false,
         };
         let mut out = Vec::new();
         kir::walk(body, on, 1, &mut |call, _| match call {
@@ -190,6 +194,8 @@ fn pushes_repeatedly(body: &[Call], cb: u32) -> bool {
         blocks: 2,
         counted: 2,
         sender: true,
+        other_senders: 1,
+        first_sender: false,
     };
     let mut pushes = 0;
     kir::walk(body, on, 1, &mut |call, times| {
@@ -278,6 +284,8 @@ pub fn estimate(
                             blocks: 0,
                             counted: 0,
                             sender: false,
+                            other_senders: 0,
+                            first_sender: false,
                         },
                         |(_, on)| *on,
                     );
@@ -393,12 +401,21 @@ pub fn timeline(
         .collect()
 }
 
-/// Where the slowest core's time goes in the timeline model, in modeled µs, for a report line.
+/// Where the slowest core's time goes in the timeline model, in modeled µs, for a report line;
+/// the start-up bound ([`TimelineStep::startup`]) after the senders' time when it is later.
 pub fn why_timeline(t: &TimelineStep, clock_hz: f64) -> String {
     let s = &t.slowest;
     let us = |cycles: f64| cycles / clock_hz * 1e6;
+    let bound = &t.startup;
+    let binds = if bound.cycles() <= t.sender_cycles {
+        String::new()
+    } else if bound.link_cycles >= bound.bank_cycles {
+        format!(", receivers' NoC port {:.1}", us(bound.cycles()))
+    } else {
+        format!(", DRAM banks {:.1}", us(bound.cycles()))
+    };
     format!(
-        "start-up {:.1} (senders {:.1}) first block {:.1} steady {:.1} | rd {:.1} cmp {:.1} wr {:.1} | dram {:.1} | {}",
+        "start-up {:.1} (senders {:.1}{binds}) first block {:.1} steady {:.1} | rd {:.1} cmp {:.1} wr {:.1} | dram {:.1} | {}",
         us(s.prologue),
         us(t.sender_cycles),
         us(s.first_block),
@@ -486,7 +503,7 @@ mod tests {
                 cbs: Vec::new(),
                 semaphores: 0,
                 blocks: CORES.iter().map(|c| (*c, 4)).collect(),
-                senders: CORES[..1].to_vec(),
+                senders: vec![CORES[..1].to_vec()],
                 counted: Some(CountSource {
                     buffer: "s.counts".into(),
                     page_bytes: 64,

@@ -1,48 +1,67 @@
-//! Resident CBs (a conv's weights and bias) filled by one DRAM read and a NoC multicast per
-//! group of cores: the group's first core (the sender) reads the pages and multicasts them into
-//! the same CBs on the group's other cores, instead of every core reading all of them from DRAM.
-//! A node has one group (all its cores) or, when a conv's split slices its output channels
-//! (`plan::Split::sliced`), one per slice, each with its own pages (the slice's weights
-//! and bias) and the same number of cores.
+//! Resident CBs (a conv's weights and bias) filled by DRAM reads and NoC multicasts per group of
+//! cores: a few cores of the group (its senders) each read a contiguous share of the pages and
+//! multicast it into the same CBs on the group's other cores, instead of every core reading all
+//! of them from DRAM, or one core reading them all (one core's DRAM read, 33 B/cycle, bound the
+//! start-up when one sender did). A node has one group (all its cores) or, when a conv's split
+//! slices its output channels (`plan::Split::sliced`), one per slice, each with its own pages
+//! (the slice's weights and bias) and the same number of cores.
+//!
+//! Senders ([`Group::senders`], [`senders_of`]): at most [`SENDERS`] a group, at most one per
+//! [`SLABS`] L1 pages of the weights, spread over the group's cores in split order (one per equal run of
+//! them, so over its rows and their routers), in each run the core with the fewest output
+//! blocks. Sender `s` of `S` reads L1 pages `[s · n / S, (s + 1) · n / S)` of the weights' `n`
+//! ([`share`]), the last sender also the bias.
 //!
 //! The destinations are the group's rectangles (at most [`RECTS`]: for one group the full rows
 //! and the partial last row; for a slice's column-major run of cores a partial column, full
-//! columns and a partial column), one multicast each. The rectangle that holds the sender gets
-//! the `_loopback_src` variants, whose destination count includes the sender (a plain multicast
-//! must not include its sender); the sender's copy of the pages lands on itself unchanged. On a
-//! full grid that is one multicast per CB. The sender's reader reads the pages from DRAM
-//! ([`Multicast::fill`]) and its writer multicasts them ([`Multicast::send`]), so the two
-//! transfers are on two RISC-Vs. Handshake, with semaphores [`READY`], [`VALID`] and [`LOADED`]
-//! on every core of the node: each receiver's reader reserves the CBs and increments `READY` on
-//! its sender, then does its own start-up (its input ring) while the pages travel; the sender's
-//! reader reads the pages from DRAM in [`SLABS`] slabs at most and counts them in its own
-//! `LOADED`; the sender's writer waits until `READY` counts every receiver of its group,
-//! multicasts each slab once `LOADED` counts it (so the reads and multicasts overlap), waits for
-//! the writes, sets its own `VALID` to 1 and multicasts that word; the receivers wait for it and
-//! push. When the group is one rectangle (every group on a full grid), the slabs, the bias and
-//! `VALID` go as one linked NoC transaction (`linked = true` on all but the last multicast): the
-//! path stays reserved between them, which tt-low-level-documentation measures at 41.6 B/cycle
-//! to 110 cores against 25.0 unlinked, and `VALID` lands after the data without a barrier. The CBs are reserved first thing in the reader, and no other kernel reserves them, so
-//! their write pointer is the CB base on every core and the sender's addresses are the
-//! receivers'. A single-core group reads from DRAM alone; a node
-//! whose groups are all single cores has no semaphores.
+//! columns and a partial column), one multicast each per sender. The rectangle that holds the
+//! sender gets the `_loopback_src` variants, whose destination count includes the sender (a
+//! plain multicast must not include its sender); the sender's copy of its share lands on itself
+//! unchanged. A sender's reader reads its share from DRAM ([`Multicast::fill`]) and its writer
+//! multicasts it ([`Multicast::send`]), so the two transfers are on two RISC-Vs. Handshake, with
+//! semaphores [`READY`], [`LOADED`] and one [`VALID`] per sender on every core of the node: each
+//! core's reader reserves the CBs and increments `READY` on its group's first sender (but that
+//! sender itself), then does its own start-up (its input ring) while the pages travel; a
+//! sender's reader reads its share from DRAM in [`SLABS`] slabs at most and counts them in its
+//! own `LOADED`; the first sender's writer waits until `READY` counts every other core of its
+//! group and, with several senders, sets every core's `READY` to that count by a semaphore
+//! multicast, which the other senders' writers wait for (so each core signals one sender, and
+//! the cores need only the first sender's coordinates); each sender's writer then multicasts
+//! each slab once `LOADED` counts it (so the reads and multicasts overlap), waits for the
+//! writes, sets its own `VALID + s` to 1 and multicasts that word; every core waits for the
+//! `VALID` of every sender but itself and pushes. With one sender and one rectangle (every group on a full grid),
+//! the slabs, the bias and `VALID` go as one linked NoC transaction (`linked = true` on all but
+//! the last multicast): the path stays reserved between them, which tt-low-level-documentation
+//! measures at 41.6 B/cycle to 110 cores against 25.0 unlinked, and `VALID` lands after the data
+//! without a barrier. Several senders never link: their multicasts reach the same routers at the
+//! same time, and no public source says concurrent linked transactions over shared routers are
+//! safe (tt-mlir issue 7297 reports multicasts on one NoC hanging, tt-metal PR 10911 a deadlock
+//! from a path reservation left out), so each multicasts unlinked and barriers before its
+//! `VALID`. The CBs are reserved first thing in the reader, and no other kernel reserves them, so
+//! their write pointer is the CB base on every core and the senders' addresses are the
+//! receivers'. A single-core group reads from DRAM alone; a node whose groups are all single
+//! cores has no semaphores.
+//!
+//! The kernel IR ([`Multicast::fill`], [`Multicast::send`]) is per node, not per sender: every
+//! sender's loop is the busiest sender's (the largest share, and the bias) with the first
+//! sender's `READY` multicast.
 
 use crate::device::{Core, CoreRange};
 use crate::kir::{Arg, Call, CompileArg, KirError, Trips};
+pub use crate::plan::split::{sender_count, share, SENDERS, SLABS};
 use crate::plan::NodePlan;
 
-/// The sender's semaphore the receivers increment once they have reserved the CBs.
+/// The first sender's semaphore the other cores of its group increment once they have reserved
+/// the CBs; with several senders it then sets it on every core of the group to their count,
+/// for the other senders.
 pub const READY: u32 = 0;
-/// The receivers' semaphore the sender sets to 1 once the pages have landed.
-pub const VALID: u32 = 1;
-/// The sender's semaphore its reader sets to 1 once the pages are in its L1, for its writer.
-pub const LOADED: u32 = 2;
+/// A sender's semaphore its reader sets to the slabs of its share in its L1, for its writer.
+pub const LOADED: u32 = 1;
+/// The first of the senders' semaphores on every core: sender `s` sets `VALID + s` to 1 once its
+/// share has landed.
+pub const VALID: u32 = 2;
 /// Destination rectangles the kernels take as runtime args (unused ones have no destinations).
 pub const RECTS: usize = 3;
-/// At most this many slabs of the first resident (the weights) when the sender's reader reads
-/// them: it signals each slab to its writer (`LOADED` counts them), which multicasts a slab
-/// while the next is read.
-pub const SLABS: u32 = 4;
 
 /// A resident CB of `pages` pages of `page_bytes` filled from a DRAM buffer whose pages hold
 /// `per_dram_page` of them each.
@@ -55,6 +74,13 @@ pub struct Resident {
     pub per_dram_page: u32,
 }
 
+impl Resident {
+    /// Its pages in L1 (of `per_dram_page` tiles each).
+    fn l1_pages(&self) -> u32 {
+        self.pages / self.per_dram_page
+    }
+}
+
 /// The reader's calls of a resident fill ([`Multicast::fill`]): `start` first thing in the
 /// kernel, `finish` once the reader's own start-up is issued.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,17 +89,34 @@ pub struct Fill {
     pub finish: Vec<Call>,
 }
 
-/// L1 pages (of `per_dram_page` tiles) of slab `s` of `slabs` of `r`: pages
-/// `[s · n / slabs, (s + 1) · n / slabs)` of its `n`, as `conv2d/weights.cpp.tera` splits them.
-fn slab_pages(r: &Resident, slabs: u32, s: u32) -> u32 {
-    let n = r.pages / r.per_dram_page;
+/// Pages of slab `s` of `slabs` of a share of `n` pages: `[s · n / slabs, (s + 1) · n / slabs)`
+/// of it, as `conv2d/weights.cpp.tera` splits it.
+fn slab_pages(n: u32, slabs: u32, s: u32) -> u32 {
     (s + 1) * n / slabs - s * n / slabs
 }
 
-/// One group's multicast sender and destination rectangles.
+/// The senders of a group of `cores` (in split order, with their output blocks) whose first
+/// resident has `pages` L1 pages: [`sender_count`] of them, one per equal run of the cores
+/// ([`share`]), in each run the first core with the fewest blocks (the run's first core when
+/// the split made it light, `plan::Split::sender_light`).
+pub fn senders_of(cores: &[(Core, u32)], pages: u32) -> Vec<Core> {
+    let n = cores.len() as u32;
+    let count = sender_count(n, pages);
+    (0..count)
+        .filter_map(|s| {
+            let (start, end) = share(n, count, s);
+            cores[start as usize..end as usize]
+                .iter()
+                .min_by_key(|(_, blocks)| *blocks)
+                .map(|(core, _)| *core)
+        })
+        .collect()
+}
+
+/// One group's multicast senders and destination rectangles.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group {
-    pub sender: Core,
+    pub senders: Vec<Core>,
     pub rects: Vec<CoreRange>,
 }
 
@@ -82,11 +125,19 @@ impl Group {
         self.rects.iter().any(|r| contains(r, core))
     }
 
+    /// The cores each sender's pages reach, the sender not counted (every sender is a core of
+    /// the group).
     fn receivers(&self) -> u32 {
+        let cores: u32 = self.rects.iter().map(CoreRange::len).sum();
+        cores.saturating_sub(1)
+    }
+
+    /// The rectangles a sender's multicast reaches someone in: all but one that holds only it.
+    fn used_rects(&self, sender: Core) -> u32 {
         self.rects
             .iter()
-            .map(|r| r.len() - u32::from(contains(r, self.sender)))
-            .sum()
+            .filter(|r| r.len() > u32::from(contains(r, sender)))
+            .count() as u32
     }
 }
 
@@ -94,9 +145,11 @@ impl Group {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Multicast {
     pub groups: Vec<Group>,
-    /// The senders' writers read the pages from DRAM (the senders also compute output blocks,
-    /// which keep their readers busy); otherwise their readers do.
+    /// The senders' writers read the pages from DRAM (some sender also computes output blocks,
+    /// which keep its reader busy); otherwise their readers do.
     pub reads_on_writer: bool,
+    /// L1 pages of the first resident (the weights), which the senders share.
+    pub pages: u32,
 }
 
 fn contains(r: &CoreRange, p: Core) -> bool {
@@ -104,25 +157,29 @@ fn contains(r: &CoreRange, p: Core) -> bool {
 }
 
 impl Multicast {
-    /// One group per slice of `node`'s split (all its cores when unsliced), each sent to by its
-    /// first core in the split.
-    pub fn of(node: &NodePlan) -> Result<Multicast, KirError> {
+    /// One group per slice of `node`'s split (all its cores when unsliced), each with its
+    /// senders ([`senders_of`]) for `residents`.
+    pub fn of(node: &NodePlan, residents: &[Resident]) -> Result<Multicast, KirError> {
         let split = &node.split;
         let slices = if split.slices.is_empty() {
             vec![split.ranges.clone()]
         } else {
             split.slices.clone()
         };
+        let pages = residents.first().map_or(1, Resident::l1_pages);
         let groups = slices
             .into_iter()
             .enumerate()
             .map(|(slice, rects)| {
-                let sender = split
+                let cores: Vec<(Core, u32)> = split
                     .work
                     .iter()
-                    .find(|w| w.slice == slice as u32)
-                    .map(|w| w.core)
-                    .ok_or_else(|| KirError::NoCores(node.name.clone()))?;
+                    .filter(|w| w.slice == slice as u32)
+                    .map(|w| (w.core, w.count))
+                    .collect();
+                if cores.is_empty() {
+                    return Err(KirError::NoCores(node.name.clone()));
+                }
                 if rects.len() > RECTS {
                     return Err(KirError::MulticastRects {
                         node: node.name.clone(),
@@ -130,18 +187,24 @@ impl Multicast {
                         max: RECTS,
                     });
                 }
-                Ok(Group { sender, rects })
+                Ok(Group {
+                    senders: senders_of(&cores, pages),
+                    rects,
+                })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let busy = |sender: Core| split.work.iter().any(|w| w.core == sender && w.count > 0);
-        let reads_on_writer = groups.iter().any(|g| busy(g.sender));
+        let busy = |sender: &Core| split.work.iter().any(|w| w.core == *sender && w.count > 0);
+        let reads_on_writer = groups.iter().any(|g| g.senders.iter().any(busy));
         let mut multicast = Multicast {
             groups,
             reads_on_writer,
+            pages,
         };
         multicast.reads_on_writer &= multicast.receivers() > 0;
         let receivers: Vec<u32> = multicast.groups.iter().map(Group::receivers).collect();
-        if receivers.iter().any(|r| *r != receivers[0]) {
+        let senders: Vec<usize> = multicast.groups.iter().map(|g| g.senders.len()).collect();
+        if receivers.iter().any(|r| *r != receivers[0]) || senders.iter().any(|s| *s != senders[0])
+        {
             return Err(KirError::UnequalGroups {
                 node: node.name.clone(),
                 receivers,
@@ -150,90 +213,101 @@ impl Multicast {
         Ok(multicast)
     }
 
-    /// The number of cores each group's pages reach, its sender not counted.
+    /// The number of cores each sender's pages reach, itself not counted.
     pub fn receivers(&self) -> u32 {
         self.groups.first().map_or(0, Group::receivers)
     }
 
-    /// The senders, one per group.
-    pub fn senders(&self) -> Vec<Core> {
-        self.groups.iter().map(|g| g.sender).collect()
+    /// Senders per group (every group has as many).
+    pub fn senders_per_group(&self) -> u32 {
+        self.groups.first().map_or(1, |g| g.senders.len() as u32)
     }
 
-    /// Semaphores per core: [`READY`], [`VALID`] and [`LOADED`], none without receivers.
+    /// The senders of each group.
+    pub fn senders(&self) -> Vec<Vec<Core>> {
+        self.groups.iter().map(|g| g.senders.clone()).collect()
+    }
+
+    /// Semaphores per core: [`READY`], [`LOADED`] and a [`VALID`] per sender, none without
+    /// receivers.
     pub fn semaphores(&self) -> u32 {
         if self.receivers() > 0 {
-            3
+            VALID + self.senders_per_group()
         } else {
             0
         }
     }
 
-    /// Multicasts per resident CB: those of the group with the most rectangles that have
-    /// receivers.
+    /// Multicasts per resident CB and sender: those of the sender with the most rectangles that
+    /// have receivers.
     fn rects(&self) -> u32 {
         self.groups
             .iter()
-            .map(|g| {
-                g.rects
-                    .iter()
-                    .filter(|r| r.len() > u32::from(contains(r, g.sender)))
-                    .count() as u32
-            })
+            .flat_map(|g| g.senders.iter().map(|s| g.used_rects(*s)))
             .max()
             .unwrap_or(0)
     }
 
     /// The compile args of the kernels that fill and send the pages: `weights_on_writer`
-    /// ([`Multicast::reads_on_writer`]) and `weight_slabs` ([`Multicast::slabs`]).
-    pub fn compile_args(&self, residents: &[Resident]) -> Vec<CompileArg> {
-        vec![
-            CompileArg {
-                name: "weights_on_writer".to_string(),
-                value: u32::from(self.reads_on_writer),
-            },
-            CompileArg {
-                name: "weight_slabs".to_string(),
-                value: self.slabs(residents),
-            },
+    /// ([`Multicast::reads_on_writer`]), `weight_slabs` ([`Multicast::slabs`]) and
+    /// `weight_senders` (senders per group).
+    pub fn compile_args(&self) -> Vec<CompileArg> {
+        [
+            ("weights_on_writer", u32::from(self.reads_on_writer)),
+            ("weight_slabs", self.slabs()),
+            ("weight_senders", self.senders_per_group()),
         ]
+        .into_iter()
+        .map(|(name, value)| CompileArg {
+            name: name.to_string(),
+            value,
+        })
+        .collect()
     }
 
-    /// The slabs the first resident is read and multicast in: [`SLABS`], at most one per page
-    /// of it in L1; 1 when the writer reads the pages itself ([`Multicast::reads_on_writer`]).
-    pub fn slabs(&self, residents: &[Resident]) -> u32 {
+    /// The largest share of the weights' L1 pages a sender reads.
+    fn largest_share(&self) -> u32 {
+        self.pages.div_ceil(self.senders_per_group())
+    }
+
+    /// The slabs each sender's share is read and multicast in: [`SLABS`], at most one per page
+    /// of the smallest share; 1 when the writers read the pages themselves
+    /// ([`Multicast::reads_on_writer`]).
+    pub fn slabs(&self) -> u32 {
         if self.reads_on_writer {
             return 1;
         }
-        residents
-            .first()
-            .map_or(1, |r| (r.pages / r.per_dram_page).clamp(1, SLABS))
+        (self.pages / self.senders_per_group()).clamp(1, SLABS)
     }
 
-    /// The names of [`Multicast::args`]: `weights_sender` (1 on the sender), the sender's NoC
-    /// `sender_x` / `sender_y`, then per rectangle `mcast<i>_x0`, `_y0`, `_x1`, `_y1` (NoC
-    /// coordinates of its corners), `_dests` (its cores) and `_self` (1 if it holds the sender:
-    /// loopback); all 0 for an unused slot and on the receivers, which do not multicast.
+    /// The names of [`Multicast::args`]: `weights_sender` (`s + 1` on sender `s` of its group,
+    /// else 0), `sender_x` / `sender_y` (the NoC coordinates of the group's first sender), per
+    /// rectangle of the group `mcast<i>_x0`, `_y0`, `_x1`, `_y1` (NoC coordinates of its
+    /// corners) and `_dests` (its cores), all 0 for an unused slot, and `weights_self_rect`
+    /// (`i + 1` for the rectangle that holds the core: a sender's multicast there is the
+    /// loopback variant). Every core of a group gets the same but `weights_sender` and
+    /// `weights_self_rect`.
     pub fn arg_names() -> Vec<String> {
         let mut names: Vec<String> = ["weights_sender", "sender_x", "sender_y"]
             .iter()
             .map(|s| s.to_string())
             .collect();
         for i in 0..RECTS {
-            for field in ["x0", "y0", "x1", "y1", "dests", "self"] {
+            for field in ["x0", "y0", "x1", "y1", "dests"] {
                 names.push(format!("mcast{i}_{field}"));
             }
         }
+        names.push("weights_self_rect".to_string());
         names
     }
 
-    /// Whether the sender's writer ([`Multicast::send`]) takes the arg named `name`: all but
-    /// the sender's coordinates.
+    /// Whether the senders' writers ([`Multicast::send`]) take the arg named `name`: all but
+    /// the first sender's coordinates.
     fn sends_with(name: &str) -> bool {
         name != "sender_x" && name != "sender_y"
     }
 
-    /// [`Multicast::arg_names`] for the sender's writer.
+    /// [`Multicast::arg_names`] for the writers.
     pub fn send_arg_names() -> Vec<String> {
         Multicast::arg_names()
             .into_iter()
@@ -241,7 +315,7 @@ impl Multicast {
             .collect()
     }
 
-    /// [`Multicast::args`] of `core` for the sender's writer.
+    /// [`Multicast::args`] of `core` for the writers.
     pub fn send_args(&self, core: Core) -> Vec<Arg> {
         Multicast::arg_names()
             .iter()
@@ -256,31 +330,33 @@ impl Multicast {
         let Some(group) = self.groups.iter().find(|g| g.holds(core)) else {
             return vec![Arg::Const(0); Multicast::arg_names().len()];
         };
-        let sender = core == group.sender;
+        let index = group.senders.iter().position(|s| *s == core);
+        let first = group.senders.first().copied().unwrap_or(core);
         let mut args = vec![
-            Arg::Const(u32::from(sender)),
-            Arg::NocX(group.sender),
-            Arg::NocY(group.sender),
+            Arg::Const(index.map_or(0, |i| i as u32 + 1)),
+            Arg::NocX(first),
+            Arg::NocY(first),
         ];
         for i in 0..RECTS {
-            match group.rects.get(i).filter(|_| sender) {
+            match group.rects.get(i) {
                 Some(r) => args.extend([
                     Arg::NocX(r.start),
                     Arg::NocY(r.start),
                     Arg::NocX(r.end),
                     Arg::NocY(r.end),
                     Arg::Const(r.len()),
-                    Arg::Const(u32::from(contains(r, group.sender))),
                 ]),
-                None => args.extend(std::iter::repeat_n(Arg::Const(0), 6)),
+                None => args.extend(std::iter::repeat_n(Arg::Const(0), 5)),
             }
         }
+        let holding = group.rects.iter().position(|r| contains(r, core));
+        args.push(Arg::Const(holding.map_or(0, |i| i as u32 + 1)));
         args
     }
 
-    /// The sender's DRAM reads of `residents`: the first in [`Multicast::slabs`] slabs, the
-    /// others with its last; with receivers, `LOADED` set to the slabs read after each, for its
-    /// other data-movement kernel.
+    /// The busiest sender's DRAM reads of `residents`: its share of the first in
+    /// [`Multicast::slabs`] slabs, the others with its last; with receivers, `LOADED` set to the
+    /// slabs read after each, for its other data-movement kernel.
     fn load(&self, residents: &[Resident]) -> Vec<Call> {
         let read = |r: &Resident, pages: u32| Call::DramRead {
             buffer: r.buffer.clone(),
@@ -291,12 +367,12 @@ impl Multicast {
         let Some((first, rest)) = residents.split_first() else {
             return Vec::new();
         };
-        let slabs = self.slabs(residents);
+        let slabs = self.slabs();
         let mut calls = Vec::new();
         for s in 0..slabs {
-            calls.push(read(first, slab_pages(first, slabs, s)));
+            calls.push(read(first, slab_pages(self.largest_share(), slabs, s)));
             if s + 1 == slabs {
-                calls.extend(rest.iter().map(|r| read(r, r.pages / r.per_dram_page)));
+                calls.extend(rest.iter().map(|r| read(r, r.l1_pages())));
             }
             if self.receivers() > 0 {
                 calls.push(Call::SemSet {
@@ -310,10 +386,10 @@ impl Multicast {
 
     /// The reader's calls that fill `residents` and push them, in two parts with the reader's
     /// own start-up (e.g. its input ring) between them, so that work overlaps the weights'
-    /// arrival. [`Fill::start`]: reserve, on the sender its DRAM reads and `LOADED` set for its
-    /// writer, on a receiver `READY` incremented on its sender. [`Fill::finish`]: on the sender
-    /// the wait for its writer's reads ([`Multicast::reads_on_writer`]), on a receiver the wait
-    /// for `VALID`; push.
+    /// arrival. [`Fill::start`]: reserve, `READY` incremented on the first sender of the core's
+    /// group (but on it), on a sender its DRAM reads and `LOADED` set for its writer.
+    /// [`Fill::finish`]: on a sender the wait for its writer's reads
+    /// ([`Multicast::reads_on_writer`]), the wait for every other sender's `VALID`; push.
     pub fn fill(&self, residents: &[Resident]) -> Fill {
         let receivers = self.receivers();
         let mut start: Vec<Call> = residents
@@ -324,6 +400,12 @@ impl Multicast {
             })
             .collect();
         let mut finish = Vec::new();
+        if receivers > 0 {
+            start.push(Call::Loop {
+                trips: Trips::AllButFirstSender,
+                body: vec![Call::SemInc { sem: READY }],
+            });
+        }
         if self.reads_on_writer {
             finish.push(Call::Loop {
                 trips: Trips::OnSender,
@@ -339,12 +421,8 @@ impl Multicast {
             });
         }
         if receivers > 0 {
-            start.push(Call::Loop {
-                trips: Trips::OnReceivers,
-                body: vec![Call::SemInc { sem: READY }],
-            });
             finish.push(Call::Loop {
-                trips: Trips::OnReceivers,
+                trips: Trips::OtherSenders,
                 body: vec![Call::SemWait {
                     sem: VALID,
                     value: 1,
@@ -358,10 +436,12 @@ impl Multicast {
         Fill { start, finish }
     }
 
-    /// The writer's calls that multicast `residents` from the sender: its DRAM reads
+    /// The writer's calls that multicast `residents` from each sender: its DRAM reads
     /// ([`Multicast::reads_on_writer`]) or the wait for the reader's ([`Multicast::fill`]), the
-    /// wait for `READY` to count every receiver, one multicast per CB and rectangle, then
-    /// `VALID` set and multicast. None without receivers.
+    /// wait for `READY` to count every other core of its group (with several senders, the first
+    /// sender's multicast of it, for the others), one multicast per slab of its
+    /// share and rectangle (the bias with the busiest sender's), then its `VALID` set and
+    /// multicast. None without receivers.
     pub fn send(&self, residents: &[Resident]) -> Vec<Call> {
         let receivers = self.receivers();
         if receivers == 0 {
@@ -377,6 +457,13 @@ impl Multicast {
             sem: READY,
             value: receivers,
         });
+        if self.senders_per_group() > 1 {
+            sender.push(Call::SemMcast {
+                sem: READY,
+                dests: receivers,
+                rects,
+            });
+        }
         let mcast = |r: &Resident, pages: u32| Call::McastWrite {
             cb: r.cb,
             pages,
@@ -385,7 +472,7 @@ impl Multicast {
             rects,
         };
         if let Some((first, rest)) = residents.split_first() {
-            let slabs = self.slabs(residents);
+            let slabs = self.slabs();
             for s in 0..slabs {
                 if !self.reads_on_writer {
                     sender.push(Call::SemWait {
@@ -395,7 +482,7 @@ impl Multicast {
                 }
                 sender.push(mcast(
                     first,
-                    slab_pages(first, slabs, s) * first.per_dram_page,
+                    slab_pages(self.largest_share(), slabs, s) * first.per_dram_page,
                 ));
             }
             sender.extend(rest.iter().map(|r| mcast(r, r.pages)));
@@ -423,26 +510,64 @@ mod tests {
     use super::*;
     use crate::device::Grid;
 
-    fn multicast(grid: Grid, cores: u32) -> Multicast {
+    /// One group of the first `cores` of `grid` with `senders` (the first, core 0) and the
+    /// weights' `pages`.
+    fn multicast(grid: Grid, cores: u32, senders: &[u32], pages: u32) -> Multicast {
         Multicast {
             groups: vec![Group {
-                sender: Core { x: 0, y: 0 },
+                senders: senders.iter().map(|i| grid.core(*i)).collect(),
                 rects: grid.first_cores(cores),
             }],
             reads_on_writer: false,
+            pages,
         }
     }
 
     #[test]
     fn receivers_are_the_other_cores_of_the_split() {
         // 12×10, 30 cores: rows 0 and 1 (with the sender) and 6 cores of row 2.
-        let m = multicast(Grid::ETH_DISPATCH, 30);
+        let m = multicast(Grid::ETH_DISPATCH, 30, &[0], 10);
         assert_eq!(m.receivers(), 29);
         assert_eq!(m.semaphores(), 3);
         let g = &m.groups[0];
-        let flags: Vec<bool> = g.rects.iter().map(|r| contains(r, g.sender)).collect();
+        let flags: Vec<bool> = g.rects.iter().map(|r| contains(r, g.senders[0])).collect();
         assert_eq!(flags, [true, false]);
-        assert_eq!(multicast(Grid::TENSIX_DISPATCH, 110).receivers(), 109);
+        assert_eq!(
+            multicast(Grid::TENSIX_DISPATCH, 110, &[0], 10).receivers(),
+            109
+        );
+        // Four senders: still the 29 other cores each, READY, LOADED and four VALIDs.
+        let four = multicast(Grid::ETH_DISPATCH, 30, &[0, 8, 15, 22], 10);
+        assert_eq!((four.receivers(), four.semaphores()), (29, 6));
+    }
+
+    #[test]
+    fn senders_spread_over_the_group_on_its_lightest_cores() {
+        // 150 blocks on 120 cores, sender-light (core 0 none, cores 1..=31 two, the rest one):
+        // one sender per run of 30 cores, the first with the fewest blocks in each: cores 0,
+        // 32, 60 and 90, in rows 0, 2, 5 and 7 of 12×10.
+        let grid = Grid::ETH_DISPATCH;
+        let counts = [0].into_iter().chain([2; 31]).chain([1; 88]);
+        let cores: Vec<(Core, u32)> = counts
+            .enumerate()
+            .map(|(i, n)| (grid.core(i as u32), n))
+            .collect();
+        let senders = senders_of(&cores, 144);
+        assert_eq!(
+            senders,
+            [0, 32, 60, 90].map(|i| grid.core(i)).to_vec(),
+            "{senders:?}"
+        );
+        let rows: Vec<u32> = senders.iter().map(|c| c.y).collect();
+        assert_eq!(rows, [0, 2, 5, 7]);
+        // No more senders than cores or than one per SLABS pages; a single core sends alone.
+        assert_eq!(senders_of(&cores, 8), vec![grid.core(0), grid.core(60)]);
+        assert_eq!(senders_of(&cores, 7), vec![grid.core(0)]);
+        assert_eq!(senders_of(&cores[..3], 144).len(), 3);
+        assert_eq!(senders_of(&cores[..1], 144), vec![grid.core(0)]);
+        // Shares of 10 pages over 4 senders: 2, 3, 2, 3, covering every page once.
+        let shares: Vec<(u32, u32)> = (0..4).map(|s| share(10, 4, s)).collect();
+        assert_eq!(shares, [(0, 2), (2, 5), (5, 7), (7, 10)]);
     }
 
     fn residents(weight_pages: u32) -> [Resident; 2] {
@@ -470,21 +595,24 @@ mod tests {
             .collect()
     }
 
-    #[test]
-    fn the_readers_slabs_are_multicast_as_they_are_counted() {
-        // 10 L1 pages of 2 tiles: slabs of 2, 3, 2, 3 pages (s · 10 / 4 boundaries), each
-        // counted in LOADED by the reader and waited for by the writer before its multicast.
-        let m = multicast(Grid::ETH_DISPATCH, 30);
-        let r = residents(10);
-        assert_eq!(m.slabs(&r), SLABS);
-        let fill = m.fill(&r);
-        let reads = fill.start.iter().find_map(|c| match c {
+    /// The calls of the sender's loop of `calls`.
+    fn on_sender(calls: &[Call]) -> Option<Vec<(char, u32)>> {
+        calls.iter().find_map(|c| match c {
             Call::Loop {
                 trips: Trips::OnSender,
                 body,
             } => Some(slab_calls(body)),
             _ => None,
-        });
+        })
+    }
+
+    #[test]
+    fn the_readers_slabs_are_multicast_as_they_are_counted() {
+        // 10 L1 pages of 2 tiles: slabs of 2, 3, 2, 3 pages (s · 10 / 4 boundaries), each
+        // counted in LOADED by the reader and waited for by the writer before its multicast.
+        let m = multicast(Grid::ETH_DISPATCH, 30, &[0], 10);
+        let r = residents(10);
+        assert_eq!(m.slabs(), SLABS);
         let expected = [
             ('r', 2),
             ('s', 1),
@@ -495,11 +623,7 @@ mod tests {
             ('r', 3),
             ('s', 4),
         ];
-        assert_eq!(reads.as_deref(), Some(&expected[..]));
-        let sent = match &m.send(&r)[..] {
-            [Call::Loop { body, .. }] => slab_calls(body),
-            other => panic!("one loop on the sender, got {other:?}"),
-        };
+        assert_eq!(on_sender(&m.fill(&r).start).as_deref(), Some(&expected[..]));
         let tiles = [
             ('w', 1),
             ('m', 4),
@@ -510,38 +634,117 @@ mod tests {
             ('w', 4),
             ('m', 6),
         ];
-        assert_eq!(sent, tiles);
+        assert_eq!(on_sender(&m.send(&r)).as_deref(), Some(&tiles[..]));
         // Fewer pages than slabs: one slab a page; the writer reading them itself: one slab.
-        assert_eq!(m.slabs(&residents(3)), 3);
+        assert_eq!(multicast(Grid::ETH_DISPATCH, 30, &[0], 3).slabs(), 3);
         let on_writer = Multicast {
             reads_on_writer: true,
             ..m
         };
-        assert_eq!(on_writer.slabs(&r), 1);
+        assert_eq!(on_writer.slabs(), 1);
+    }
+
+    #[test]
+    fn several_senders_read_their_shares_in_slabs_of_the_smallest() {
+        // 10 pages over 4 senders (shares 2, 3, 2, 3): 2 slabs a share, the smallest's pages;
+        // the kernel IR's loop is the busiest sender's, 3 pages in slabs of 1 and 2.
+        let m = multicast(Grid::ETH_DISPATCH, 30, &[0, 8, 15, 22], 10);
+        assert_eq!(m.slabs(), 2);
+        let r = residents(10);
+        let expected = [('r', 1), ('s', 1), ('r', 2), ('s', 2)];
+        assert_eq!(on_sender(&m.fill(&r).start).as_deref(), Some(&expected[..]));
+        // Every core but the first sender increments READY on it; every core waits for the
+        // VALID of every other sender.
+        let looped = |calls: &[Call], over: Trips| -> Vec<Call> {
+            calls
+                .iter()
+                .filter_map(|c| match c {
+                    Call::Loop { trips, body } if *trips == over => Some(body.clone()),
+                    _ => None,
+                })
+                .flatten()
+                .collect()
+        };
+        let fill = m.fill(&r);
+        assert_eq!(
+            looped(&fill.start, Trips::AllButFirstSender),
+            [Call::SemInc { sem: READY }]
+        );
+        assert_eq!(
+            looped(&fill.finish, Trips::OtherSenders),
+            [Call::SemWait {
+                sem: VALID,
+                value: 1
+            }]
+        );
+        // The first sender passes READY on to the others by a semaphore multicast.
+        let send = looped(&m.send(&r), Trips::OnSender);
+        assert!(send.contains(&Call::SemMcast {
+            sem: READY,
+            dests: 29,
+            rects: 2
+        }));
+        let one = multicast(Grid::ETH_DISPATCH, 30, &[0], 10);
+        assert!(!looped(&one.send(&r), Trips::OnSender)
+            .iter()
+            .any(|c| matches!(c, Call::SemMcast { sem: READY, .. })));
     }
 
     #[test]
     fn a_single_core_has_no_receivers_and_no_semaphores() {
-        let m = multicast(Grid::ETH_DISPATCH, 1);
+        let m = multicast(Grid::ETH_DISPATCH, 1, &[0], 10);
         assert_eq!((m.receivers(), m.semaphores()), (0, 0));
     }
 
     #[test]
-    fn receivers_get_no_rectangles() {
-        let m = multicast(Grid::ETH_DISPATCH, 30);
+    fn every_core_of_a_group_gets_its_first_sender_and_rectangles() {
+        let grid = Grid::ETH_DISPATCH;
+        let m = multicast(grid, 30, &[0, 15], 10);
         let names = Multicast::arg_names();
-        let receiver = m.args(Core { x: 3, y: 1 });
-        let sender = m.args(m.groups[0].sender);
-        assert_eq!(names.len(), 3 + 6 * RECTS);
-        assert_eq!((receiver.len(), sender.len()), (names.len(), names.len()));
-        assert!(receiver[3..].iter().all(|a| *a == Arg::Const(0)));
-        // Slot 1 of the sender: the partial row, 6 cores, not holding the sender.
-        assert_eq!(sender[3 + 6 + 4..3 + 12], [Arg::Const(6), Arg::Const(0)]);
+        assert_eq!(names.len(), 3 + 5 * RECTS + 1);
+        let receiver = m.args(Core { x: 5, y: 1 });
+        let first = m.args(grid.core(0));
+        let second = m.args(grid.core(15));
+        let last_row = m.args(Core { x: 2, y: 2 });
+        // weights_sender: 0 on a core that is no sender, s + 1 on sender s.
+        assert_eq!(
+            [&receiver[0], &first[0], &second[0]],
+            [&Arg::Const(0), &Arg::Const(1), &Arg::Const(2)]
+        );
+        // The first sender's coordinates and the rectangles, the same on every core: rows 0
+        // and 1 (24 cores), the partial row 2 (6 cores), an unused slot.
+        let shared = names.len() - 1;
+        for args in [&first, &second, &last_row] {
+            assert_eq!(args[1..shared], receiver[1..shared]);
+        }
+        assert_eq!(
+            receiver[1..3],
+            [Arg::NocX(grid.core(0)), Arg::NocY(grid.core(0))]
+        );
+        assert_eq!(
+            (&receiver[3 + 4], &receiver[3 + 5 + 4]),
+            (&Arg::Const(24), &Arg::Const(6))
+        );
+        assert!(receiver[3 + 10..shared].iter().all(|a| *a == Arg::Const(0)));
+        // weights_self_rect: the rectangle holding the core.
+        assert_eq!(
+            [&receiver[shared], &second[shared], &last_row[shared]],
+            [&Arg::Const(1), &Arg::Const(1), &Arg::Const(2)]
+        );
+        // The writers take all but the first sender's coordinates.
+        assert_eq!(m.send_args(grid.core(15)).len(), names.len() - 2);
+        assert_eq!(m.send_args(grid.core(15))[1..], second[3..]);
+        // A core in no group gets zeros.
+        let m = multicast(grid, 3, &[0], 10);
+        assert!(m
+            .args(Core { x: 5, y: 5 })
+            .iter()
+            .all(|a| *a == Arg::Const(0)));
     }
 
     /// Two groups of 5 rows on 12×10 (a conv sliced in two): each core's args name its own
-    /// group's sender, each sender multicasts to its own rows only (loopback: it is in them),
-    /// and the send waits for the 59 receivers of one group.
+    /// group's sender and rows, each sender multicasts to its own rows only,
+    /// and the send waits for the 59 other cores of one group.
     #[test]
     fn each_group_has_its_sender_and_rectangle() {
         let rows = |y: u32| CoreRange {
@@ -551,18 +754,22 @@ mod tests {
         let m = Multicast {
             groups: vec![
                 Group {
-                    sender: Core { x: 0, y: 0 },
+                    senders: vec![Core { x: 0, y: 0 }],
                     rects: vec![rows(0)],
                 },
                 Group {
-                    sender: Core { x: 0, y: 5 },
+                    senders: vec![Core { x: 0, y: 5 }],
                     rects: vec![rows(5)],
                 },
             ],
             reads_on_writer: false,
+            pages: 10,
         };
         assert_eq!(m.receivers(), 59);
-        assert_eq!(m.senders(), vec![Core { x: 0, y: 0 }, Core { x: 0, y: 5 }]);
+        assert_eq!(
+            m.senders(),
+            vec![vec![Core { x: 0, y: 0 }], vec![Core { x: 0, y: 5 }]]
+        );
         let receiver = m.args(Core { x: 3, y: 7 });
         assert_eq!(
             receiver[..3],
@@ -573,17 +780,18 @@ mod tests {
             ]
         );
         let sender = m.args(Core { x: 0, y: 5 });
+        let rect = 3;
         assert_eq!(
-            sender[3..9],
+            sender[rect..rect + 5],
             [
                 Arg::NocX(Core { x: 0, y: 5 }),
                 Arg::NocY(Core { x: 0, y: 5 }),
                 Arg::NocX(Core { x: 11, y: 9 }),
                 Arg::NocY(Core { x: 11, y: 9 }),
                 Arg::Const(60),
-                Arg::Const(1)
             ]
         );
+        assert_eq!(sender[1..], receiver[1..]);
         let waits: Vec<u32> = m
             .send(&[])
             .iter()

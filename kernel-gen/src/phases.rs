@@ -7,7 +7,7 @@
 //! spread over time.
 
 use crate::kir::{self, Call, OnCore, Trips};
-use crate::multicast::LOADED;
+use crate::multicast::{LOADED, VALID};
 
 /// The timeline facts of one kernel body on one core.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -20,7 +20,8 @@ pub struct Phases {
     pub first_blocks: u64,
     /// Share (0..=1) of the body's work in them.
     pub first_blocks_share: f64,
-    /// The prologue waits on a semaphore of a multicast sender (a receiver core).
+    /// The prologue waits on a semaphore of a multicast sender (a receiver core, or a sender
+    /// waiting for the other senders of its group).
     pub waits_for_sender: bool,
     /// Share (0..=`prologue_share`) of the body's work before that wait.
     pub before_wait_share: f64,
@@ -101,7 +102,8 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
     kir::walk(prologue, on, 1, &mut |call, times| {
         before += times as f64 * weight(call);
         match call {
-            Call::SemWait { .. } if times > 0 && !on.sender && !waits => {
+            // A sender waits only for the other senders of its group (their VALID).
+            Call::SemWait { sem, .. } if times > 0 && (!on.sender || *sem == VALID) && !waits => {
                 waits = true;
                 before_wait = before;
             }
@@ -234,11 +236,14 @@ pub fn handoffs(body: &[Call], on: OnCore, pushes: &[u32], waits: &[u32]) -> Han
 mod tests {
     use super::*;
 
+    /// Core of a group with one sender.
     fn on(blocks: u32, sender: bool) -> OnCore {
         OnCore {
             blocks,
             counted: blocks,
             sender,
+            first_sender: sender,
+            other_senders: u32::from(!sender),
         }
     }
 
@@ -253,8 +258,11 @@ mod tests {
         };
         vec![
             Call::Loop {
-                trips: Trips::OnReceivers,
-                body: vec![Call::SemWait { sem: 0, value: 1 }],
+                trips: Trips::OtherSenders,
+                body: vec![Call::SemWait {
+                    sem: VALID,
+                    value: 1,
+                }],
             },
             read(3),
             Call::Loop {
@@ -272,8 +280,14 @@ mod tests {
         assert_eq!(p.blocks, 9);
         assert!(p.waits_for_sender);
         assert!(!p.sends);
-        // The sender does not wait for itself.
+        // The only sender does not wait for itself; one of two waits for the other.
         assert!(!phases(&reader(), on(9, true)).waits_for_sender);
+        let two = OnCore {
+            first_sender: false,
+            other_senders: 1,
+            ..on(9, true)
+        };
+        assert!(phases(&reader(), two).waits_for_sender);
         // Nothing before the wait.
         assert_eq!(p.before_wait_share, 0.0);
         // The ring read before the wait: all the prologue's work comes before it.

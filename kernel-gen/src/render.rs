@@ -43,6 +43,7 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "common/identity.cpp.tera",
     "conv2d/weights.cpp.tera",
     "conv2d/weights_read.cpp.tera",
+    "conv2d/weights_share.cpp.tera",
     "conv2d/weights_send.cpp.tera",
     "conv2d/reader.cpp.tera",
     "conv2d/frame_reader.cpp.tera",

@@ -116,6 +116,8 @@ typedef struct ttr_counters {
     uint64_t noc_linked_mcasts;      /* of the multicast writes, those issued with linked = true */
     uint64_t noc_linked_mcast_bytes; /* their bytes, once per multicast */
     uint64_t noc_linked_mcast_dests; /* their destinations, summed */
+    uint64_t noc_mcast_landed_bytes; /* multicast bytes landed in other cores' L1: each multicast's bytes once per
+                                        destination but the sender */
     uint64_t noc_sem_ops;                                /* semaphore inc / remote set / multicast set */
     uint64_t dram_read_bytes;
     uint64_t dram_write_bytes;

@@ -117,6 +117,9 @@ pub struct Counters {
     pub noc_linked_mcast_bytes: u64,
     /// Their destinations.
     pub noc_linked_mcast_dests: u64,
+    /// Multicast bytes landed in other cores' L1: each multicast's bytes once per destination
+    /// but the sender (a loopback multicast's copy on its sender stays local).
+    pub noc_mcast_landed_bytes: u64,
     /// Semaphore increments and remote or multicast sets.
     pub noc_sem_ops: u64,
     /// Bytes read from DRAM.
@@ -190,6 +193,7 @@ impl Counters {
             noc_linked_mcasts: c.noc_linked_mcasts,
             noc_linked_mcast_bytes: c.noc_linked_mcast_bytes,
             noc_linked_mcast_dests: c.noc_linked_mcast_dests,
+            noc_mcast_landed_bytes: c.noc_mcast_landed_bytes,
             noc_sem_ops: c.noc_sem_ops,
             dram_read_bytes: c.dram_read_bytes,
             dram_write_bytes: c.dram_write_bytes,

@@ -96,7 +96,7 @@ pub mod workload;
 pub use buffer::Buffer;
 pub use cost::{
     Bound, Contention, CoreEstimate, CoreTimeline, CostModel, KernelCycles, KernelWork, McastPoint,
-    PhasedKernel, StepEstimate, TimelineModel, TimelineStep,
+    PhasedKernel, StartupBound, StepEstimate, TimelineModel, TimelineStep,
 };
 pub use counters::{
     noc_size_class, Counters, InitKind, SfpuOp, TileOp, INIT_KINDS, NOC_SIZE_CLASSES,

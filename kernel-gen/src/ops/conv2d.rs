@@ -23,9 +23,9 @@ impl Lowering for ConvPlan {
         conv_kernels(node, self)
     }
 
-    /// The weights' multicast semaphores and its senders, one per group of cores.
-    fn sync(&self, node: &NodePlan) -> Result<(u32, Vec<Core>), KirError> {
-        let multicast = Multicast::of(node)?;
+    /// The weights' multicast semaphores and the senders of each group of cores.
+    fn sync(&self, node: &NodePlan) -> Result<(u32, Vec<Vec<Core>>), KirError> {
+        let multicast = Multicast::of(node, &conv_residents(node, self)?)?;
         Ok((multicast.semaphores(), multicast.senders()))
     }
 }
@@ -69,11 +69,9 @@ pub(crate) fn add_conv_weights_fill(
     node: &NodePlan,
     c: &ConvPlan,
 ) -> Result<(), KirError> {
-    let multicast = Multicast::of(node)?;
     let residents = conv_residents(node, c)?;
-    reader
-        .compile_args
-        .extend(multicast.compile_args(&residents));
+    let multicast = Multicast::of(node, &residents)?;
+    reader.compile_args.extend(multicast.compile_args());
     reader.runtime_arg_names.extend(Multicast::arg_names());
     reader.runtime_arg_names.push("out_start".to_string());
     for core in &mut reader.runtime_args {
@@ -286,10 +284,10 @@ pub(crate) struct WeightsSend {
 
 impl WeightsSend {
     pub(crate) fn of(node: &NodePlan, c: &ConvPlan) -> Result<Self, KirError> {
-        let multicast = Multicast::of(node)?;
         let residents = conv_residents(node, c)?;
+        let multicast = Multicast::of(node, &residents)?;
         Ok(WeightsSend {
-            compile_args: multicast.compile_args(&residents),
+            compile_args: multicast.compile_args(),
             body: multicast.send(&residents),
             multicast,
         })

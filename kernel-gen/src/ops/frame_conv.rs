@@ -275,6 +275,8 @@ mod tests {
             blocks: 4,
             counted: 4,
             sender: false,
+            other_senders: 1,
+            first_sender: false,
         };
         walk(&reader.body, on, 1, &mut |call, times| {
             if let Call::L1Gather { bytes } = call {

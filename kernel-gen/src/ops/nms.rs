@@ -62,8 +62,8 @@
 
 use crate::device::Core;
 use crate::kir::{
-    args, blocks, cb_id, exact_fp32_copies, input, names, per_core, share_args, Arg, Call,
-    CompileArg, CoreArgs, CountSource, Kernel, KirError, Lowering, Role, SfpuOp, Trips,
+    args, blocks, cb_id, exact_fp32_copies, first_core, input, names, per_core, share_args, Arg,
+    Call, CompileArg, CoreArgs, CountSource, Kernel, KirError, Lowering, Role, SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::plan::nms::{NmsPlan, FACE_ROW_BYTES};
@@ -85,11 +85,8 @@ impl Lowering for NmsPlan {
     }
 
     /// Semaphore 0 of the halo exchange ([`SEMAPHORES`]).
-    fn sync(&self, node: &NodePlan) -> Result<(u32, Vec<Core>), KirError> {
-        Ok((
-            SEMAPHORES,
-            node.split.work.iter().take(1).map(|w| w.core).collect(),
-        ))
+    fn sync(&self, node: &NodePlan) -> Result<(u32, Vec<Vec<Core>>), KirError> {
+        Ok((SEMAPHORES, vec![first_core(node)]))
     }
 
     fn counted(&self) -> Option<CountSource> {

@@ -277,12 +277,14 @@ fn half_rows_halo_cycles(width: u32, in_tiles: u32, tile_bytes: u32) -> u64 {
 }
 
 /// Estimated cycles of the slowest core of a conv split into `slices` output-channel slices of
-/// `cores` cores each, the busiest taking `most` blocks and each group's first, which reads its
-/// slice's weights and multicasts them to `rects` rectangles, `sender_blocks`: the compute's
-/// matmuls (tt_runtime's `CostModel::BLACKHOLE` cycles a tile per fidelity phase), the
-/// reader's blocks ([`ConvWork::block_cycles`]), and the sender's weight pages read and
-/// multicast once per rectangle.
+/// `cores` cores each, the busiest taking `most` blocks and each group's first, one of its
+/// senders, `sender_blocks`: the compute's matmuls (tt_runtime's `CostModel::BLACKHOLE` cycles
+/// a tile per fidelity phase), the reader's blocks ([`ConvWork::block_cycles`]), and the slice's
+/// weight pages read and multicast once per rectangle as if by one sender (an upper bound where
+/// several share them, [`crate::multicast`]; kept so, the planner's choices stay those it made
+/// with one sender).
 fn conv_split_cycles(w: ConvWork, slices: u32, split: &Split) -> u64 {
+    let (tiles, per_page) = weight_pages(w, slices);
     let group = split.work.iter().filter(|c| c.slice == 0);
     let most = u64::from(group.clone().map(|c| c.count).max().unwrap_or(0));
     let sender_blocks = u64::from(split.work.first().map_or(0, |c| c.count));
@@ -300,15 +302,6 @@ fn conv_split_cycles(w: ConvWork, slices: u32, split: &Split) -> u64 {
     // whole slice per rectangle, on its writer, which also reads the pages when the sender
     // computes blocks ([`crate::multicast::Multicast::reads_on_writer`]).
     let (reader, writer) = if cores > 1 {
-        let tiles = w.weight_rows * (w.out_tiles / slices);
-        let per_page = largest_divisor_within(
-            if slices == 1 {
-                tiles
-            } else {
-                w.out_tiles / slices
-            },
-            WEIGHT_PAGE_TILES,
-        );
         let read = transfer_cycles(tiles / per_page, per_page * TILE_BYTES) as u64;
         let multicast = rects * transfer_cycles(1, tiles * TILE_BYTES) as u64;
         if sender_blocks > 0 {
@@ -325,15 +318,34 @@ fn conv_split_cycles(w: ConvWork, slices: u32, split: &Split) -> u64 {
         .max(writer)
 }
 
+/// A slice's weight tiles when a conv of `w` is sliced in `slices`, and the tiles of each of
+/// their DRAM pages ([`ConvPlan::weight_page_tiles`]).
+fn weight_pages(w: ConvWork, slices: u32) -> (u32, u32) {
+    let tiles = w.weight_rows * (w.out_tiles / slices);
+    let per_page = largest_divisor_within(
+        if slices == 1 {
+            tiles
+        } else {
+            w.out_tiles / slices
+        },
+        WEIGHT_PAGE_TILES,
+    );
+    (tiles, per_page)
+}
+
 /// A conv's split of `blocks` output blocks on `grid`, its output-channel slices and their
 /// estimated cycles: the divisor of `out_tiles` whose [`Split::sliced`] has the fewest
 /// estimated cycles ([`conv_split_cycles`]), the fewest slices among equals; one slice is
 /// [`Split::sender_light`] over the grid's first cores.
 fn conv_split(grid: Grid, blocks: u32, w: ConvWork) -> (u64, u32, Split) {
-    let unsliced = Split::sender_light(grid, blocks);
+    let l1_pages = |slices: u32| {
+        let (tiles, per_page) = weight_pages(w, slices);
+        tiles / per_page
+    };
+    let unsliced = Split::sender_light(grid, blocks, l1_pages(1));
     let mut best = (conv_split_cycles(w, 1, &unsliced), 1, unsliced);
     for slices in (2..=w.out_tiles).filter(|s| w.out_tiles % s == 0) {
-        if let Some(split) = Split::sliced(grid, blocks, slices) {
+        if let Some(split) = Split::sliced(grid, blocks, slices, l1_pages(slices)) {
             let c = conv_split_cycles(w, slices, &split);
             if c < best.0 {
                 best = (c, slices, split);

@@ -1,11 +1,35 @@
 //! How a node's output blocks are split over the cores: contiguous runs on the first cores of
-//! the grid, the first cores taking one more ([`Split::new`]); a multicast sender taking fewer
+//! the grid, the first cores taking one more ([`Split::new`]); the multicast senders taking fewer
 //! ([`Split::sender_light`]); or groups of cores each computing a slice of a conv's output
 //! channels ([`Split::sliced`]).
 
 use serde::{Deserialize, Serialize};
 
 use crate::device::{Core, CoreRange, Grid};
+
+/// At most this many multicast senders per group of cores ([`crate::multicast`]): four unlinked
+/// multicasts to a full grid (24.6 B/cycle each) already pass the 64 B/cycle of the one link a
+/// receiver takes them in on.
+pub const SENDERS: u32 = 4;
+
+/// At most this many slabs of a sender's share of the first resident (the weights) when its
+/// reader reads them: it signals each slab to its writer (`LOADED` counts them), which
+/// multicasts a slab while the next is read.
+pub const SLABS: u32 = 4;
+
+/// The L1 pages `[start, end)` of `n` that sender `s` of `senders` reads and multicasts, as
+/// `conv2d/weights_share.cpp.tera` computes them.
+pub fn share(n: u32, senders: u32, s: u32) -> (u32, u32) {
+    (s * n / senders, (s + 1) * n / senders)
+}
+
+/// Senders of a group of `cores` cores whose first resident has `pages` L1 pages:
+/// `min(SENDERS, cores, pages / SLABS)`, at least one: every sender's share has [`SLABS`]
+/// pages, so its reads and multicasts still overlap (a share of one or two pages would be read,
+/// then multicast, each multicast paying an unlinked multicast's fixed cost).
+pub fn sender_count(cores: u32, pages: u32) -> u32 {
+    SENDERS.min(cores).min(pages / SLABS).max(1)
+}
 
 /// The contiguous run of output blocks one core computes, for the output tiles of its slice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,22 +57,33 @@ pub struct Split {
     pub slices: Vec<Vec<CoreRange>>,
 }
 
-/// Blocks per core of `blocks` over `cores` cores where the first (the multicast sender of
-/// [`Split::sender_light`]) takes the fewest that keep every core at or below the most a core
-/// takes in an even split, the others sharing the rest, the first of them taking one more.
-fn sender_light_counts(blocks: u32, cores: u32) -> Vec<u32> {
+/// `total` over `n` shares, the first `total % n` taking one more.
+fn even(total: u32, n: u32, i: u32) -> u32 {
+    total / n + u32::from(i < total % n)
+}
+
+/// Blocks per core of `blocks` over `cores` cores where the multicast senders of a group whose
+/// weights have `pages` L1 pages ([`crate::multicast::senders_of`]: the first core of each of
+/// [`sender_count`] equal runs) take together the fewest that keep every other core at or
+/// below the most a core takes in an even split, shared evenly between them; the others share
+/// the rest, the first of them taking one more.
+fn sender_light_counts(blocks: u32, cores: u32, pages: u32) -> Vec<u32> {
     if cores < 2 {
         return vec![blocks; cores as usize];
     }
+    let light = sender_count(cores, pages);
     let most = blocks.div_ceil(cores);
-    let first = blocks.saturating_sub((cores - 1) * most);
-    let rest = blocks - first;
+    let senders = blocks.saturating_sub((cores - light) * most);
+    let rest = blocks - senders;
+    let (mut sender, mut other) = (0, 0);
     (0..cores)
         .map(|i| {
-            if i == 0 {
-                first
+            if (0..light).any(|s| share(cores, light, s).0 == i) {
+                sender += 1;
+                even(senders, light, sender - 1)
             } else {
-                rest / (cores - 1) + u32::from(i - 1 < rest % (cores - 1))
+                other += 1;
+                even(rest, cores - light, other - 1)
             }
         })
         .collect()
@@ -150,15 +185,16 @@ impl Split {
         }
     }
 
-    /// Like [`Split::new`] on the same cores, but the first core, which also reads the node's
-    /// resident pages from DRAM and multicasts them ([`crate::multicast`]), takes the fewest
-    /// blocks that keep every core at or below the most blocks a core takes in [`Split::new`];
-    /// the others share the rest, the first of them taking one more. 150 blocks on 120 cores:
-    /// the first core none, the next 31 two each (instead of the first core two and the fill).
-    pub(crate) fn sender_light(grid: Grid, blocks: u32) -> Split {
+    /// Like [`Split::new`] on the same cores, but the multicast senders, which also read the
+    /// node's resident pages (`pages` L1 pages of weights) from DRAM and multicast them
+    /// ([`crate::multicast`]), take the fewest blocks that keep every other core at or below
+    /// the most blocks a core takes in [`Split::new`]; the others share the rest, the first of
+    /// them taking one more. 150 blocks on 120 cores, one sender: the first core none, the next
+    /// 31 two each (instead of the first core two and the fill).
+    pub(crate) fn sender_light(grid: Grid, blocks: u32, pages: u32) -> Split {
         let even = Split::new(grid, blocks);
         let mut start = 0;
-        let work = sender_light_counts(blocks, even.work.len() as u32)
+        let work = sender_light_counts(blocks, even.work.len() as u32, pages)
             .into_iter()
             .zip(&even.work)
             .map(|(count, w)| {
@@ -173,9 +209,9 @@ impl Split {
     /// Every block on each of `slices` groups of `⌊cores / slices⌋` cores, consecutive in
     /// row-major or column-major order (so each is at most three rectangles, one multicast
     /// each; the order whose groups take fewer), group `s` computing slice `s` of the output
-    /// tiles; within a group the blocks are split as in [`Split::sender_light`]. `None` when a
-    /// group would have no core.
-    pub(crate) fn sliced(grid: Grid, blocks: u32, slices: u32) -> Option<Split> {
+    /// tiles; within a group the blocks are split as in [`Split::sender_light`] (a slice's
+    /// weights having `pages` L1 pages). `None` when a group would have no core.
+    pub(crate) fn sliced(grid: Grid, blocks: u32, slices: u32, pages: u32) -> Option<Split> {
         let n = grid.cores().checked_div(slices)?.min(blocks);
         if n == 0 {
             return None;
@@ -190,7 +226,10 @@ impl Split {
         let mut work = Vec::new();
         for slice in 0..slices {
             let mut start = 0;
-            for (i, count) in sender_light_counts(blocks, n).into_iter().enumerate() {
+            for (i, count) in sender_light_counts(blocks, n, pages)
+                .into_iter()
+                .enumerate()
+            {
                 work.push(CoreWork {
                     core: run_core(grid, slice * n + i as u32, by_columns),
                     start,
@@ -227,7 +266,7 @@ mod tests {
     fn sender_light_split_keeps_the_most_blocks_a_core_takes() {
         // 150 blocks on 120 cores: at most 2 a core, so the sender takes none and cores 1..=31
         // two each, the other 88 one each.
-        let s = Split::sender_light(Grid::ETH_DISPATCH, 150);
+        let s = Split::sender_light(Grid::ETH_DISPATCH, 150, 1);
         let counts: Vec<u32> = s.work.iter().map(|w| w.count).collect();
         assert_eq!(counts.len(), 120);
         assert_eq!(counts[0], 0);
@@ -237,15 +276,42 @@ mod tests {
         assert_eq!(counts.iter().sum::<u32>(), 150);
         // 10 blocks on 4×2: at most 2, 7 × 2 = 14 > 10 so the sender takes 0 and the others
         // 10 over 7 (three of 2, four of 1).
-        let s = Split::sender_light(Grid { x: 4, y: 2 }, 10);
+        let s = Split::sender_light(Grid { x: 4, y: 2 }, 10, 1);
         let counts: Vec<u32> = s.work.iter().map(|w| w.count).collect();
         assert_eq!(counts, vec![0, 2, 2, 2, 1, 1, 1, 1]);
         // Even splits stay even: 16 on 8 cores, 2 each.
-        let s = Split::sender_light(Grid { x: 4, y: 2 }, 16);
+        let s = Split::sender_light(Grid { x: 4, y: 2 }, 16, 1);
         assert!(s.work.iter().all(|w| w.count == 2));
         // One core takes everything.
-        let s = Split::sender_light(Grid { x: 1, y: 1 }, 5);
+        let s = Split::sender_light(Grid { x: 1, y: 1 }, 5, 1);
         assert_eq!((s.work.len(), s.work[0].count), (1, 5));
+    }
+
+    #[test]
+    fn several_senders_are_light_at_the_start_of_each_run() {
+        // 150 blocks on 120 cores, weights of 144 pages: 4 senders, the first cores of the runs
+        // 0, 30, 60 and 90 (crate::multicast::senders_of); at most 2 a core, and 116 × 2 ≥ 150,
+        // so the senders take none and the other 116 share 150: 34 of them two, 82 one.
+        let s = Split::sender_light(Grid::ETH_DISPATCH, 150, 144);
+        let counts: Vec<u32> = s.work.iter().map(|w| w.count).collect();
+        for sender in [0, 30, 60, 90] {
+            assert_eq!(counts[sender], 0, "core {sender}");
+        }
+        let others: Vec<u32> = (0..120)
+            .filter(|i| i % 30 != 0)
+            .map(|i| counts[i])
+            .collect();
+        assert_eq!(others.iter().filter(|c| **c == 2).count(), 34);
+        assert_eq!(others.iter().filter(|c| **c == 1).count(), 82);
+        assert!(others[..34].iter().all(|c| *c == 2));
+        assert_eq!(counts.iter().sum::<u32>(), 150);
+        // The senders the multicast picks are those light cores.
+        let cores: Vec<(Core, u32)> = s.work.iter().map(|w| (w.core, w.count)).collect();
+        let senders = crate::multicast::senders_of(&cores, 144);
+        assert_eq!(senders, [0, 30, 60, 90].map(|i| s.work[i].core).to_vec());
+        // No slack (16 blocks on 8 cores, 2 each): the senders take their even share.
+        let s = Split::sender_light(Grid { x: 4, y: 2 }, 16, 144);
+        assert!(s.work.iter().all(|w| w.count == 2));
     }
 
     #[test]
@@ -262,7 +328,7 @@ mod tests {
     /// at most, the sender none (26 × 6 ≥ 150); the 2 cores left over get no work.
     #[test]
     fn sliced_splits_give_each_slice_a_group_of_rectangles() {
-        let s = Split::sliced(Grid::ETH_DISPATCH, 150, 4).expect("4 groups of 30");
+        let s = Split::sliced(Grid::ETH_DISPATCH, 150, 4, 1).expect("4 groups of 30");
         assert_eq!(s.work.len(), 120);
         for (slice, rects) in s.slices.iter().enumerate() {
             let x = 3 * slice as u32;
@@ -281,7 +347,7 @@ mod tests {
         }
         assert_eq!(s.ranges, Grid::ETH_DISPATCH.first_cores(120));
 
-        let s = Split::sliced(Grid::TENSIX_DISPATCH, 150, 4).expect("4 groups of 27");
+        let s = Split::sliced(Grid::TENSIX_DISPATCH, 150, 4, 1).expect("4 groups of 27");
         assert_eq!(s.work.len(), 108);
         assert_eq!(
             s.slices[1],
@@ -313,6 +379,6 @@ mod tests {
             assert_eq!(group.iter().map(|w| w.count).sum::<u32>(), 150);
         }
         // More slices than cores: no group.
-        assert_eq!(Split::sliced(Grid { x: 2, y: 1 }, 10, 4), None);
+        assert_eq!(Split::sliced(Grid { x: 2, y: 1 }, 10, 4, 1), None);
     }
 }

@@ -31,8 +31,8 @@
 //! | NoC hop | 9 cycles | TENSIX_FACTS (tt-isa-documentation, BlackholeA0 NoC); hops counted on the 17×12 torus per the kernel's NoC |
 //! | issue | 8 RISC-V cycles per transfer | assumption, as the roofline |
 //! | aggregate DRAM | 512 GB/s | p150a specification (TENSIX_FACTS) |
-//! | NoC link ([`contention`]) | 64 B/cycle per directed link per NoC | tenstorrent/tt-isa-documentation `WormholeB0/NoC/README.md` "Performance": one flit per cycle per link, router to router; a Blackhole flit is 64 B (TENSIX_FACTS). Assumption: header flits left out; tt-npe's Blackhole model charges every link 60.9 B/cycle |
-//! | DRAM bank ([`contention`]) | 64 GB/s | assumption: the 512 GB/s shared evenly by the 8 banks (no per-bank measurement found; tt-npe's Blackhole model gives a DRAM endpoint 54 GB/s each way) |
+//! | NoC link ([`contention`]; a core's NoC port in [`TimelineModel::startup_bound`]) | 64 B/cycle per directed link per NoC | tenstorrent/tt-isa-documentation `WormholeB0/NoC/README.md` "Performance": one flit per cycle per link, router to router; a Blackhole flit is 64 B (TENSIX_FACTS). Assumption: header flits left out; tt-npe's Blackhole model charges every link 60.9 B/cycle |
+//! | DRAM bank ([`contention`], [`TimelineModel::startup_bound`]) | 64 GB/s, 8 banks | assumption: the 512 GB/s shared evenly by the 8 banks (no per-bank measurement found; tt-npe's Blackhole model gives a DRAM endpoint 54 GB/s each way) |
 //! | NoC routes ([`Occupancy`](crate::Occupancy)) | NoC 0 +x then +y, NoC 1 −y then −x, torus wrap; multicasts on the x-major tree | tenstorrent/tt-isa-documentation `WormholeB0/NoC/RoutingPaths.md`; tt-metal's `noc_nonblocking_api.h` multicasts with `NOC_CMD_BRCST_PACKET` and without `NOC_CMD_BRCST_XY` |
 //! | dispatch | 1 µs per program | tenstorrent/tt-metal issue #15605: op-to-op gaps of about 1 µs in a trace, tt-metal's target |
 //! | matmul init (`matmul_block_init`) | 70 cycles | tenstorrent/tt-metal issue #56692 (Blackhole p100a, SDPA: 139,214 cycles in 12 reconfig and matmul re-init sites per k step, ≈ 167 steps: ≈ 70 a site) and #55760 (74 fixed cycles of matmul overhead per q tile per k step); tt-llk `llk_math_matmul.h`: 5 ADDR_MODs, a 16-instruction replay buffer and the MOP, the unpacker's matmul MOP beside it |
@@ -64,5 +64,5 @@ pub mod timeline;
 pub use contention::Contention;
 pub use roofline::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
 pub use timeline::{
-    CoreTimeline, KernelCycles, McastPoint, PhasedKernel, TimelineModel, TimelineStep,
+    CoreTimeline, KernelCycles, McastPoint, PhasedKernel, StartupBound, TimelineModel, TimelineStep,
 };

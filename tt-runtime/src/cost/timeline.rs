@@ -22,7 +22,8 @@
 //! fewer, e.g. once per two blocks, spreads its work over them). A kernel whose prologue waits
 //! for a multicast ([`PhasedKernel::waits_for_sender`]) does its work before that wait
 //! ([`PhasedKernel::before_wait_share`]) from the start and resumes when that work and the
-//! step's slowest sending prologue ([`PhasedKernel::sends`]) are both done; a sending prologue
+//! step's slowest sending prologue ([`PhasedKernel::sends`]) are both done, and no earlier than
+//! the pages can reach it ([`TimelineModel::startup_bound`]); a sending prologue
 //! starts once the pages another kernel of its core loads for it are in
 //! ([`PhasedKernel::loads_share`]). The blocks then run as a three-stage
 //! pipeline (reader → compute → writer): the first block passes through every stage, each
@@ -79,6 +80,8 @@ pub struct TimelineModel {
     pub noc_link_bytes_per_cycle: f64,
     /// Bytes per second one DRAM bank moves ([`TimelineModel::contention`]).
     pub dram_bank_bytes_per_second: f64,
+    /// DRAM banks, over which buffers' pages are interleaved ([`TimelineModel::startup_bound`]).
+    pub dram_banks: f64,
     /// Dispatch cost of one program inside a trace, seconds.
     pub dispatch_seconds: f64,
     /// Bytes of one tile the unpackers and the packer move (bf16).
@@ -170,6 +173,7 @@ impl TimelineModel {
         dram_bytes_per_second: 512e9,
         noc_link_bytes_per_cycle: 64.0,
         dram_bank_bytes_per_second: 512e9 / 8.0,
+        dram_banks: 8.0,
         dispatch_seconds: 1e-6,
         tile_bytes: 2048.0,
         // Copy, Matmul, Binary, Reduce, Layout, Sfpu, UnpackReconfig, PackReconfig.
@@ -485,7 +489,11 @@ impl TimelineModel {
                     .fold(0.0, f64::max)
             })
             .fold(0.0, f64::max);
-        let timelines: Vec<CoreTimeline> = cores.iter().map(|k| self.core(k, sends)).collect();
+        let startup = self.startup_bound(cores);
+        let timelines: Vec<CoreTimeline> = cores
+            .iter()
+            .map(|k| self.core(k, sends.max(startup.cycles())))
+            .collect();
         let slowest = timelines
             .iter()
             .cloned()
@@ -499,9 +507,62 @@ impl TimelineModel {
             dram_seconds: dram_bytes as f64 / self.dram_bytes_per_second,
             dispatch_seconds: self.dispatch_seconds,
             sender_cycles: sends,
+            startup,
             slowest,
             contention: Contention::default(),
         }
+    }
+}
+
+impl TimelineModel {
+    /// The start-up bound of a step whose cores ran `cores`: the cores that wait for a
+    /// multicast ([`PhasedKernel::waits_for_sender`]) take in, on the mean, the bytes the
+    /// sending kernels ([`PhasedKernel::sends`]) landed in other cores' L1 (counted per
+    /// destination) over the number of waiting cores. However many senders there are, those
+    /// bytes enter a core through its NoC port at one link's rate (the senders multicast on one
+    /// NoC, their writers'), and the senders read them from DRAM first, interleaved over the
+    /// banks: at best an even share per bank at one bank's rate. The busiest receiver takes in
+    /// at least the mean, so both are lower bounds of when the last receiver has its pages.
+    pub fn startup_bound(&self, cores: &[Vec<PhasedKernel>]) -> StartupBound {
+        let landed: u64 = cores
+            .iter()
+            .flatten()
+            .filter(|k| k.sends)
+            .map(|k| k.counters.noc_mcast_landed_bytes)
+            .sum();
+        let receivers = cores
+            .iter()
+            .filter(|core| core.iter().any(|k| k.waits_for_sender))
+            .count();
+        if receivers == 0 {
+            return StartupBound::default();
+        }
+        let bytes = landed as f64 / receivers as f64;
+        let bank_bytes_per_cycle = self.dram_bank_bytes_per_second / self.clock_hz;
+        StartupBound {
+            landed_bytes: bytes,
+            link_cycles: bytes / self.noc_link_bytes_per_cycle,
+            bank_cycles: bytes / self.dram_banks / bank_bytes_per_cycle,
+        }
+    }
+}
+
+/// The earliest the cores waiting for a step's senders can have their pages
+/// ([`TimelineModel::startup_bound`]), cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StartupBound {
+    /// The bytes multicast into one waiting core (the mean over them).
+    pub landed_bytes: f64,
+    /// Those bytes through its NoC port at one link's rate.
+    pub link_cycles: f64,
+    /// Those bytes read from DRAM, an even share per bank, at one bank's rate.
+    pub bank_cycles: f64,
+}
+
+impl StartupBound {
+    /// The later of the two.
+    pub fn cycles(&self) -> f64 {
+        self.link_cycles.max(self.bank_cycles)
     }
 }
 
@@ -642,6 +703,9 @@ pub struct TimelineStep {
     pub dispatch_seconds: f64,
     /// When the step's slowest multicast prologue ends, cycles.
     pub sender_cycles: f64,
+    /// The earliest the cores waiting for the senders can have their pages, however fast the
+    /// senders ([`TimelineModel::startup_bound`]); they resume at the later of the two.
+    pub startup: StartupBound,
     /// Its busiest NoC link and DRAM bank (none unless built by
     /// [`TimelineModel::contended_step`]).
     pub contention: Contention,
@@ -971,6 +1035,69 @@ mod tests {
             step.seconds(),
             step.slowest.end / 1.35e9 + TimelineModel::BLACKHOLE.dispatch_seconds,
         );
+    }
+
+    #[test]
+    fn receivers_cannot_take_in_the_pages_faster_than_their_port_and_the_banks() {
+        // Four senders each multicast 72 KiB (a quarter of 288 KiB of weights) to the 119 other
+        // cores of 12×10, unlinked, after their readers have read the first slab (a quarter of
+        // 36 pages of 2 KiB at 33 B/cycle and 8 issue cycles a page) from DRAM: then at most
+        // 24.6 B/cycle to 109+ cores (2997.1 cycles).
+        let quarter = 72.0 * 1024.0;
+        let send = Counters {
+            noc_mcasts: 1,
+            noc_mcast_bytes: 73728,
+            noc_mcast_dests: 120,
+            noc_mcast_landed_bytes: 73728 * 119,
+            ..Counters::default()
+        };
+        let sender = PhasedKernel {
+            sends: true,
+            ..kernel(KernelRole::Writer, send, 0, 1.0)
+        };
+        let loader = PhasedKernel {
+            loads_share: 0.25,
+            ..kernel(KernelRole::Reader, dram_reads(36), 0, 1.0)
+        };
+        let waiting = PhasedKernel {
+            waits_for_sender: true,
+            ..kernel(KernelRole::Reader, Counters::default(), 0, 0.0)
+        };
+        // 4 sender cores (each also waits for the 3 others) and 116 other cores.
+        let mut cores = vec![vec![loader, sender, waiting]; 4];
+        cores.extend(vec![vec![waiting]; 116]);
+        let step = M.step(&cores);
+        // Landed: 4 × 72 KiB × 119 over 120 waiting cores = 285.6 KiB a core: through one port
+        // at 64 B/cycle, 4569.6 cycles; from DRAM, an eighth per bank at 47.41 B/cycle,
+        // 771.1 cycles.
+        let landed = 4.0 * quarter * 119.0 / 120.0;
+        close(step.startup.landed_bytes, landed);
+        close(step.startup.link_cycles, landed / 64.0);
+        close(step.startup.bank_cycles, landed / 8.0 / (64e9 / 1.35e9));
+        close(step.startup.cycles(), 4569.6);
+        // The senders alone would be done sooner: the waiting cores resume at the bound.
+        let sent = 0.25 * M.kernel_cycles(&loader).total() + 73728.0 / 24.6;
+        close(step.sender_cycles, sent);
+        assert!(sent < 4569.6);
+        close(step.slowest.end, 4569.6);
+        // One sender of all 288 KiB is slower than the bound: the bound does not bind.
+        let all = Counters {
+            noc_mcast_bytes: 4 * 73728,
+            noc_mcast_landed_bytes: 4 * 73728 * 119,
+            ..send
+        };
+        let one = PhasedKernel {
+            counters: all,
+            ..sender
+        };
+        let mut cores = vec![vec![one]];
+        cores.extend(vec![vec![waiting]; 119]);
+        let step = M.step(&cores);
+        close(step.startup.landed_bytes, 4.0 * quarter);
+        assert!(step.sender_cycles > step.startup.cycles());
+        close(step.slowest.end, step.sender_cycles);
+        // No waiting core: no bound.
+        assert_eq!(M.step(&[vec![sender]]).startup, StartupBound::default());
     }
 
     #[test]

@@ -555,6 +555,9 @@ void api_noc_write_mcast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
     c.counters->noc_mcasts++;
     c.counters->noc_mcast_bytes += size;
     c.counters->noc_mcast_dests += dests.size();
+    for (uint32_t k : dests) {
+        c.counters->noc_mcast_landed_bytes += k == c.core ? 0 : size;
+    }
     if ((flags & 2) != 0) {
         c.counters->noc_linked_mcasts++;
         c.counters->noc_linked_mcast_bytes += size;

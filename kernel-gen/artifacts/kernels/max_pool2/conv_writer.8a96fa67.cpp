@@ -18,7 +18,8 @@ constexpr uint32_t slice_tiles = get_compile_time_arg_val(6);
 constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(7);
 constexpr uint32_t weights_on_writer = get_compile_time_arg_val(8);
 constexpr uint32_t weight_slabs = get_compile_time_arg_val(9);
-constexpr uint32_t output_dram = get_compile_time_arg_val(10);
+constexpr uint32_t weight_senders = get_compile_time_arg_val(10);
+constexpr uint32_t output_dram = get_compile_time_arg_val(11);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -100,63 +101,82 @@ void kernel_main() {
     const uint32_t mcast0_x1 = get_arg_val<uint32_t>(9);
     const uint32_t mcast0_y1 = get_arg_val<uint32_t>(10);
     const uint32_t mcast0_dests = get_arg_val<uint32_t>(11);
-    const uint32_t mcast0_self = get_arg_val<uint32_t>(12);
-    const uint32_t mcast1_x0 = get_arg_val<uint32_t>(13);
-    const uint32_t mcast1_y0 = get_arg_val<uint32_t>(14);
-    const uint32_t mcast1_x1 = get_arg_val<uint32_t>(15);
-    const uint32_t mcast1_y1 = get_arg_val<uint32_t>(16);
-    const uint32_t mcast1_dests = get_arg_val<uint32_t>(17);
-    const uint32_t mcast1_self = get_arg_val<uint32_t>(18);
-    const uint32_t mcast2_x0 = get_arg_val<uint32_t>(19);
-    const uint32_t mcast2_y0 = get_arg_val<uint32_t>(20);
-    const uint32_t mcast2_x1 = get_arg_val<uint32_t>(21);
-    const uint32_t mcast2_y1 = get_arg_val<uint32_t>(22);
-    const uint32_t mcast2_dests = get_arg_val<uint32_t>(23);
-    const uint32_t mcast2_self = get_arg_val<uint32_t>(24);
+    const uint32_t mcast1_x0 = get_arg_val<uint32_t>(12);
+    const uint32_t mcast1_y0 = get_arg_val<uint32_t>(13);
+    const uint32_t mcast1_x1 = get_arg_val<uint32_t>(14);
+    const uint32_t mcast1_y1 = get_arg_val<uint32_t>(15);
+    const uint32_t mcast1_dests = get_arg_val<uint32_t>(16);
+    const uint32_t mcast2_x0 = get_arg_val<uint32_t>(17);
+    const uint32_t mcast2_y0 = get_arg_val<uint32_t>(18);
+    const uint32_t mcast2_x1 = get_arg_val<uint32_t>(19);
+    const uint32_t mcast2_y1 = get_arg_val<uint32_t>(20);
+    const uint32_t mcast2_dests = get_arg_val<uint32_t>(21);
+    const uint32_t weights_self_rect = get_arg_val<uint32_t>(22);
 
-    // On the sender of the weights (conv2d/weights.cpp.tera), multicasts the resident weights
-    // and bias to the group's other cores, one multicast per rectangle of the group; the
-    // rectangle that holds the sender (r[5]) takes the loopback variant, its destination count
-    // r[4] including the sender. With weights_on_writer this kernel reads them from DRAM first
-    // and sets semaphore 2 for the reader; then waits for semaphore 0 (every receiver reserved
-    // its CBs); then multicasts the weights in weight_slabs slabs (1 with weights_on_writer),
-    // without weights_on_writer each once the reader's semaphore 2 counts it in L1
-    // (conv2d/weights.cpp.tera), the bias with the last; then sets semaphore 1 on the
-    // receivers. With one rectangle, the multicasts and the semaphore's are one linked NoC
-    // transaction (NOC_CMD_VC_LINKED: the path stays reserved between them, and the semaphore
-    // lands after the data, so no barrier comes before it); this kernel's NoC issues nothing
-    // else until the semaphore's multicast, unlinked, ends it. With more rectangles the
-    // destinations alternate, so nothing is linked. The CBs are the reader's and the
-    // compute's: this kernel reserves none, so their write pointers are the CB bases on every
-    // core.
+    // On each sender of the weights (conv2d/weights.cpp.tera), multicasts its share of the
+    // resident weights (conv2d/weights_share.cpp.tera) and, on the last sender, the bias to the
+    // group's other cores, one multicast per rectangle of the group; the rectangle that holds
+    // the sender (r[5], weights_self_rect) takes the loopback variant, its destination count
+    // r[4] including the sender. With weights_on_writer this kernel reads the share from DRAM first
+    // and sets semaphore 1 for the reader; then waits for semaphore 0 (every other core of the
+    // group reserved its CBs: on the first sender their increments, which it then multicasts to
+    // the group for the other senders); then multicasts the share in weight_slabs slabs (1 with
+    // weights_on_writer), without weights_on_writer each once the reader's semaphore 1 counts it
+    // in L1 (conv2d/weights.cpp.tera), the bias with the last; then sets its semaphore 2 + s on
+    // the group's cores. With one sender and one rectangle, the multicasts and the semaphore's
+    // are one linked NoC transaction (NOC_CMD_VC_LINKED: the path stays reserved between them,
+    // and the semaphore lands after the data, so no barrier comes before it); this kernel's NoC
+    // issues nothing else until the semaphore's multicast, unlinked, ends it. With more
+    // rectangles the destinations alternate, and several senders' multicasts cross the same
+    // routers at once (kernel-gen src/multicast.rs), so nothing is linked and a barrier comes
+    // before the semaphore. The CBs are the reader's and the compute's: this kernel reserves
+    // none, so their write pointers are the CB bases on every core.
     {
-        const uint32_t rects[3][6] = {
-            {mcast0_x0, mcast0_y0, mcast0_x1, mcast0_y1, mcast0_dests, mcast0_self},
-            {mcast1_x0, mcast1_y0, mcast1_x1, mcast1_y1, mcast1_dests, mcast1_self},
-            {mcast2_x0, mcast2_y0, mcast2_x1, mcast2_y1, mcast2_dests, mcast2_self},
-        };
-        uint32_t receivers = 0;  // on the sender; the receivers' rectangles are empty
+    // The weights' multicast as this core sees it (kernel-gen src/multicast.rs): sender s of
+    // weight_senders (weights_sender = s + 1; 0 on a core that is no sender) reads and multicasts
+    // L1 pages [s * n / weight_senders, (s + 1) * n / weight_senders) of the weights' n, the last
+    // sender also the bias; its VALID semaphore is 2 + s. Every core of the group has the first
+    // sender's NoC coordinates (sender_x, sender_y) and the group's rectangles {x0, y0, x1, y1,
+    // cores}, weights_self_rect names the one that holds it (i + 1; a sender's multicast there is
+    // the loopback variant), and weight_receivers counts the group's other cores.
+    constexpr uint32_t weight_pages = weight_parts * k_tiles * slice_tiles;
+    constexpr uint32_t weight_l1_pages = weight_pages / weight_page_tiles;
+    const uint32_t weight_share = weights_sender != 0 ? weights_sender - 1 : 0;
+    const uint32_t share_start = weight_share * weight_l1_pages / weight_senders;
+    const uint32_t share_end = (weight_share + 1) * weight_l1_pages / weight_senders;
+    const bool sends_bias = weights_sender == weight_senders;
+    const uint32_t weight_rects[3][6] = {
+        {mcast0_x0, mcast0_y0, mcast0_x1, mcast0_y1, mcast0_dests, weights_self_rect == 1 ? 1u : 0u},
+        {mcast1_x0, mcast1_y0, mcast1_x1, mcast1_y1, mcast1_dests, weights_self_rect == 2 ? 1u : 0u},
+        {mcast2_x0, mcast2_y0, mcast2_x1, mcast2_y1, mcast2_dests, weights_self_rect == 3 ? 1u : 0u},
+    };
+    const uint32_t weight_receivers = [&] {
+        uint32_t cores = 0;
+        for (const auto& r : weight_rects) {
+            cores += r[4];
+        }
+        return cores > 0 ? cores - 1 : 0;
+    }();
         uint32_t used_rects = 0;
-        for (const auto& r : rects) {
-            receivers += r[4] - r[5];
+        for (const auto& r : weight_rects) {
             used_rects += r[4] > r[5] ? 1 : 0;
         }
-        const bool linked = used_rects == 1;
-        if (weights_sender != 0 && receivers > 0) {
+        const bool linked = used_rects == 1 && weight_senders == 1;
+        if (weights_sender != 0 && weight_receivers > 0) {
             const uint32_t weights_l1 = get_write_ptr(cb_weights);
             const uint32_t bias_l1 = get_write_ptr(cb_bias);
-            constexpr uint32_t weight_l1_pages = weight_parts * k_tiles * slice_tiles / weight_page_tiles;
             const uint32_t page_bytes = weight_page_tiles * get_tile_size(cb_weights);
             const uint32_t bias_bytes = slice_tiles * get_tile_size(cb_bias);
-            volatile uint32_t* const slabs_loaded = reinterpret_cast<volatile uint32_t*>(get_semaphore(2));
+            volatile uint32_t* const slabs_loaded = reinterpret_cast<volatile uint32_t*>(get_semaphore(1));
             if constexpr (weights_on_writer != 0) {
                 auto weights_page_read = [](uint32_t) {};
-            // The slice's weights and bias from DRAM into the resident CBs at weights_l1 and
-            // bias_l1 (conv2d/weights.cpp.tera; on the reader or, when the sender also has output
-            // blocks, on its writer): the weights' buffer is the whole matrix (row-major tiles,
-            // weight_page_tiles a page): the slice is one run of the whole matrix when it is every
-            // column, else a run of slice_tiles tiles in each row (pages inside it). After each
-            // page's read is issued, weights_page_read(its L1 page) (the includer's).
+            // This sender's share of the slice's weights (L1 pages [share_start, share_end)) and,
+            // on the last sender, the bias from DRAM into the resident CBs at weights_l1 and
+            // bias_l1 (conv2d/weights_share.cpp.tera; on the reader or, when a sender also has
+            // output blocks, on its writer): the weights' buffer is the whole matrix (row-major
+            // tiles, weight_page_tiles a page): the slice is one run of the whole matrix when it
+            // is every column, else a run of slice_tiles tiles in each row (pages inside it).
+            // After each page's read is issued, weights_page_read(its L1 page) (the includer's).
             {
                 constexpr uint32_t runs = slice_tiles == out_tiles ? 1 : weight_parts * k_tiles;
                 constexpr uint32_t run_tiles = weight_parts * k_tiles * slice_tiles / runs;
@@ -168,21 +188,39 @@ void kernel_main() {
                     const uint32_t first = (r * out_tiles + out_start) / weight_page_tiles;
                     for (uint32_t p = 0; p < run_tiles / weight_page_tiles; ++p) {
                         const uint32_t page = r * run_tiles / weight_page_tiles + p;
+                        if (page < share_start || page >= share_end) {
+                            continue;
+                        }
                         noc_async_read_page(first + p, weights, weights_l1 + page * weights.page_size);
                         weights_page_read(page);
                     }
                 }
-                for (uint32_t p = 0; p < slice_tiles; ++p) {
+                for (uint32_t p = 0; sends_bias && p < slice_tiles; ++p) {
                     noc_async_read_page(out_start + p, bias, bias_l1 + p * bias.page_size);
                 }
                 noc_async_read_barrier();
             }
                 noc_semaphore_set(slabs_loaded, 1);
             }
-            noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), receivers);
+            // Semaphore 0: on the first sender every other core's increment, which it then sets
+            // on every core of the group for the other senders (nothing is written yet, so no
+            // write needs flushing before this signal).
+            const uint32_t ready = get_semaphore(0);
+            noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(ready), weight_receivers);
+            for (const auto& r : weight_rects) {
+                if (weights_sender != 1 || weight_senders == 1 || r[4] <= r[5]) {
+                    continue;
+                }
+                const uint64_t ready_dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], ready);
+                if (r[5] != 0) {
+                    noc_semaphore_set_multicast_loopback_src(ready, ready_dst, r[4]);
+                } else {
+                    noc_semaphore_set_multicast(ready, ready_dst, r[4]);
+                }
+            }
             // One multicast of `bytes` at `l1` (the same address on every core) per rectangle.
             auto multicast = [&](uint32_t l1, uint32_t bytes) {
-                for (const auto& r : rects) {
+                for (const auto& r : weight_rects) {
                     if (r[4] <= r[5]) {
                         continue;
                     }
@@ -194,21 +232,24 @@ void kernel_main() {
                     }
                 }
             };
+            const uint32_t share_pages = share_end - share_start;
             for (uint32_t s = 0; s < weight_slabs; ++s) {
                 if constexpr (weights_on_writer == 0) {
                     noc_semaphore_wait_min(slabs_loaded, s + 1);
                 }
-                const uint32_t start = s * weight_l1_pages / weight_slabs;
-                const uint32_t end = (s + 1) * weight_l1_pages / weight_slabs;
+                const uint32_t start = share_start + s * share_pages / weight_slabs;
+                const uint32_t end = share_start + (s + 1) * share_pages / weight_slabs;
                 multicast(weights_l1 + start * page_bytes, (end - start) * page_bytes);
             }
-            multicast(bias_l1, bias_bytes);
+            if (sends_bias) {
+                multicast(bias_l1, bias_bytes);
+            }
             if (!linked) {
                 noc_async_write_barrier();
             }
-            const uint32_t valid = get_semaphore(1);
+            const uint32_t valid = get_semaphore(2 + weight_share);
             noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(valid), 1);
-            for (const auto& r : rects) {
+            for (const auto& r : weight_rects) {
                 if (r[4] <= r[5]) {
                     continue;
                 }

@@ -3,9 +3,9 @@
 //
 // Fills the resident weights (weight_parts * k_tiles x slice_tiles bf16 tiles: the core's slice
 // of the out_tiles output tiles) and bias (slice_tiles tiles, bf16 or Float32 by their size) CBs:
-// conv2d/weights.cpp.tera, one DRAM read on the first core of the slice's group of cores,
-// multicast to the others; the pages are waited for and pushed only once the ring's first
-// blocks are issued, so those reads overlap the weights' read and multicast.
+// conv2d/weights.cpp.tera, DRAM reads of a share each on the senders of the slice's group of
+// cores, multicast to the others; the pages are waited for and pushed only once the ring's
+// first blocks are issued, so those reads overlap the weights' read and multicast.
 // Then keeps a ring of the input pixel blocks (32 raster pixels x in_tiles channel tiles, DRAM
 // page block * in_tiles + c) that the taps of the current output block can touch: each block is
 // read from DRAM once, ring_reach blocks ahead of the output block (after the previous one's
@@ -62,7 +62,8 @@ constexpr uint32_t shifted = get_compile_time_arg_val(17);
 constexpr uint32_t im2col_handoff = get_compile_time_arg_val(18);
 constexpr uint32_t weights_on_writer = get_compile_time_arg_val(19);
 constexpr uint32_t weight_slabs = get_compile_time_arg_val(20);
-constexpr uint32_t input_dram = get_compile_time_arg_val(21);
+constexpr uint32_t weight_senders = get_compile_time_arg_val(21);
+constexpr uint32_t input_dram = get_compile_time_arg_val(22);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -169,72 +170,91 @@ void kernel_main() {
     const uint32_t mcast0_x1 = get_arg_val<uint32_t>(10);
     const uint32_t mcast0_y1 = get_arg_val<uint32_t>(11);
     const uint32_t mcast0_dests = get_arg_val<uint32_t>(12);
-    const uint32_t mcast0_self = get_arg_val<uint32_t>(13);
-    const uint32_t mcast1_x0 = get_arg_val<uint32_t>(14);
-    const uint32_t mcast1_y0 = get_arg_val<uint32_t>(15);
-    const uint32_t mcast1_x1 = get_arg_val<uint32_t>(16);
-    const uint32_t mcast1_y1 = get_arg_val<uint32_t>(17);
-    const uint32_t mcast1_dests = get_arg_val<uint32_t>(18);
-    const uint32_t mcast1_self = get_arg_val<uint32_t>(19);
-    const uint32_t mcast2_x0 = get_arg_val<uint32_t>(20);
-    const uint32_t mcast2_y0 = get_arg_val<uint32_t>(21);
-    const uint32_t mcast2_x1 = get_arg_val<uint32_t>(22);
-    const uint32_t mcast2_y1 = get_arg_val<uint32_t>(23);
-    const uint32_t mcast2_dests = get_arg_val<uint32_t>(24);
-    const uint32_t mcast2_self = get_arg_val<uint32_t>(25);
-    const uint32_t out_start = get_arg_val<uint32_t>(26);
+    const uint32_t mcast1_x0 = get_arg_val<uint32_t>(13);
+    const uint32_t mcast1_y0 = get_arg_val<uint32_t>(14);
+    const uint32_t mcast1_x1 = get_arg_val<uint32_t>(15);
+    const uint32_t mcast1_y1 = get_arg_val<uint32_t>(16);
+    const uint32_t mcast1_dests = get_arg_val<uint32_t>(17);
+    const uint32_t mcast2_x0 = get_arg_val<uint32_t>(18);
+    const uint32_t mcast2_y0 = get_arg_val<uint32_t>(19);
+    const uint32_t mcast2_x1 = get_arg_val<uint32_t>(20);
+    const uint32_t mcast2_y1 = get_arg_val<uint32_t>(21);
+    const uint32_t mcast2_dests = get_arg_val<uint32_t>(22);
+    const uint32_t weights_self_rect = get_arg_val<uint32_t>(23);
+    const uint32_t out_start = get_arg_val<uint32_t>(24);
 
     // The core's slice of the weights (weight_parts * k_tiles rows x slice_tiles columns from
-    // column out_start) and bias rows (slice_tiles) fill resident CBs: the sender (the first core
-    // of the slice's group) reads them from DRAM once (conv2d/weights_read.cpp.tera; with
-    // weights_on_writer, set when the senders also compute output blocks, its writer reads them
-    // and weights_landed waits for them), and its writer multicasts them to the same CB
-    // addresses on the group's other cores (conv2d/writer.cpp.tera), so the multicasts do not
-    // hold up this kernel. Handshake (kernel-gen src/multicast.rs): semaphore 2 on the sender
-    // says the pages are in its L1, semaphore 0 on the sender counts the receivers that reserved
-    // their CBs, semaphore 1 on the receivers says the pages landed. Nothing is reserved before
-    // this, so every core's write pointers are the CB bases. The reader calls weights_landed
-    // once its own start-up (its input ring) is issued, so that fills while the pages travel.
+    // column out_start) and bias rows (slice_tiles) fill resident CBs: weight_senders cores of
+    // the slice's group (the senders) each read a share of them from DRAM once
+    // (conv2d/weights_share.cpp.tera, conv2d/weights_read.cpp.tera; with weights_on_writer, set
+    // when a sender also computes output blocks, its writer reads them and weights_landed waits
+    // for them), and each sender's writer multicasts its share to the same CB addresses on the
+    // group's other cores (conv2d/writer.cpp.tera), so the multicasts do not hold up this
+    // kernel. Handshake (kernel-gen src/multicast.rs): semaphore 0 on the first sender counts the
+    // other cores of its group that reserved their CBs (and its writer then sets it on the other
+    // senders), semaphore 1 on a sender says its share is in its L1 (to its writer), semaphore
+    // 2 + s on every core says sender s's share landed.
+    // Nothing is reserved before this, so every core's write pointers are the CB bases. The
+    // reader calls weights_landed once its own start-up (its input ring) is issued, so that
+    // fills while the pages travel.
+    // The weights' multicast as this core sees it (kernel-gen src/multicast.rs): sender s of
+    // weight_senders (weights_sender = s + 1; 0 on a core that is no sender) reads and multicasts
+    // L1 pages [s * n / weight_senders, (s + 1) * n / weight_senders) of the weights' n, the last
+    // sender also the bias; its VALID semaphore is 2 + s. Every core of the group has the first
+    // sender's NoC coordinates (sender_x, sender_y) and the group's rectangles {x0, y0, x1, y1,
+    // cores}, weights_self_rect names the one that holds it (i + 1; a sender's multicast there is
+    // the loopback variant), and weight_receivers counts the group's other cores.
     constexpr uint32_t weight_pages = weight_parts * k_tiles * slice_tiles;
+    constexpr uint32_t weight_l1_pages = weight_pages / weight_page_tiles;
+    const uint32_t weight_share = weights_sender != 0 ? weights_sender - 1 : 0;
+    const uint32_t share_start = weight_share * weight_l1_pages / weight_senders;
+    const uint32_t share_end = (weight_share + 1) * weight_l1_pages / weight_senders;
+    const bool sends_bias = weights_sender == weight_senders;
+    const uint32_t weight_rects[3][6] = {
+        {mcast0_x0, mcast0_y0, mcast0_x1, mcast0_y1, mcast0_dests, weights_self_rect == 1 ? 1u : 0u},
+        {mcast1_x0, mcast1_y0, mcast1_x1, mcast1_y1, mcast1_dests, weights_self_rect == 2 ? 1u : 0u},
+        {mcast2_x0, mcast2_y0, mcast2_x1, mcast2_y1, mcast2_dests, weights_self_rect == 3 ? 1u : 0u},
+    };
     const uint32_t weight_receivers = [&] {
-        const uint32_t rects[3][6] = {
-            {mcast0_x0, mcast0_y0, mcast0_x1, mcast0_y1, mcast0_dests, mcast0_self},
-            {mcast1_x0, mcast1_y0, mcast1_x1, mcast1_y1, mcast1_dests, mcast1_self},
-            {mcast2_x0, mcast2_y0, mcast2_x1, mcast2_y1, mcast2_dests, mcast2_self},
-        };
-        uint32_t receivers = 0;  // on the sender; the receivers' rectangles are empty
-        for (const auto& r : rects) {
-            receivers += r[4] - r[5];
+        uint32_t cores = 0;
+        for (const auto& r : weight_rects) {
+            cores += r[4];
         }
-        return receivers;
+        return cores > 0 ? cores - 1 : 0;
     }();
     {
         cb_reserve_back(cb_weights, weight_pages);
         cb_reserve_back(cb_bias, slice_tiles);
         const uint32_t weights_l1 = get_write_ptr(cb_weights);
         const uint32_t bias_l1 = get_write_ptr(cb_bias);
+        // The group's senders may now write their shares here: tell the first, which counts
+        // the group's other cores and passes the count on to the other senders.
+        if (weights_sender != 1 && weight_receivers > 0) {
+            noc_semaphore_inc(get_noc_addr(sender_x, sender_y, get_semaphore(0)), 1);
+        }
         if (weights_sender != 0 && (weights_on_writer == 0 || weight_receivers == 0)) {
-            // With receivers, semaphore 2 counts the weight_slabs slabs of the weights in L1
-            // (slab s: L1 pages [s * n / weight_slabs, (s + 1) * n / weight_slabs) of n, the
-            // bias with the last), so the writer multicasts each while the next is read.
-            constexpr uint32_t weight_l1_pages = weight_pages / weight_page_tiles;
+            // With receivers, semaphore 1 counts the weight_slabs slabs of the share in L1 (slab
+            // j: pages [j * m / weight_slabs, (j + 1) * m / weight_slabs) of its m from
+            // share_start, the bias with the last), so the writer multicasts each while the next
+            // is read.
             auto slabs_loaded = [](uint32_t slabs) {
-                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), slabs);
+                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), slabs);
             };
             uint32_t slabs_read = 0;
             auto weights_page_read = [&](uint32_t page) {
-                const uint32_t end = (slabs_read + 1) * weight_l1_pages / weight_slabs;
+                const uint32_t end = share_start + (slabs_read + 1) * (share_end - share_start) / weight_slabs;
                 if (weight_receivers > 0 && slabs_read + 1 < weight_slabs && page + 1 == end) {
                     noc_async_read_barrier();
                     slabs_loaded(++slabs_read);
                 }
             };
-            // The slice's weights and bias from DRAM into the resident CBs at weights_l1 and
-            // bias_l1 (conv2d/weights.cpp.tera; on the reader or, when the sender also has output
-            // blocks, on its writer): the weights' buffer is the whole matrix (row-major tiles,
-            // weight_page_tiles a page): the slice is one run of the whole matrix when it is every
-            // column, else a run of slice_tiles tiles in each row (pages inside it). After each
-            // page's read is issued, weights_page_read(its L1 page) (the includer's).
+            // This sender's share of the slice's weights (L1 pages [share_start, share_end)) and,
+            // on the last sender, the bias from DRAM into the resident CBs at weights_l1 and
+            // bias_l1 (conv2d/weights_share.cpp.tera; on the reader or, when a sender also has
+            // output blocks, on its writer): the weights' buffer is the whole matrix (row-major
+            // tiles, weight_page_tiles a page): the slice is one run of the whole matrix when it
+            // is every column, else a run of slice_tiles tiles in each row (pages inside it).
+            // After each page's read is issued, weights_page_read(its L1 page) (the includer's).
             {
                 constexpr uint32_t runs = slice_tiles == out_tiles ? 1 : weight_parts * k_tiles;
                 constexpr uint32_t run_tiles = weight_parts * k_tiles * slice_tiles / runs;
@@ -246,11 +266,14 @@ void kernel_main() {
                     const uint32_t first = (r * out_tiles + out_start) / weight_page_tiles;
                     for (uint32_t p = 0; p < run_tiles / weight_page_tiles; ++p) {
                         const uint32_t page = r * run_tiles / weight_page_tiles + p;
+                        if (page < share_start || page >= share_end) {
+                            continue;
+                        }
                         noc_async_read_page(first + p, weights, weights_l1 + page * weights.page_size);
                         weights_page_read(page);
                     }
                 }
-                for (uint32_t p = 0; p < slice_tiles; ++p) {
+                for (uint32_t p = 0; sends_bias && p < slice_tiles; ++p) {
                     noc_async_read_page(out_start + p, bias, bias_l1 + p * bias.page_size);
                 }
                 noc_async_read_barrier();
@@ -258,17 +281,18 @@ void kernel_main() {
             if (weight_receivers > 0) {
                 slabs_loaded(weight_slabs);
             }
-        } else if (weights_sender == 0) {
-            noc_semaphore_inc(get_noc_addr(sender_x, sender_y, get_semaphore(0)), 1);
         }
     }
-    // The pages are in this core's L1 (on the sender whose writer read them, semaphore 2; on a
-    // receiver, semaphore 1): push them for the compute.
+    // The pages are in this core's L1 (on a sender whose writer read its share, semaphore 1;
+    // every other sender's share, semaphore 2 + s): push them for the compute.
     auto weights_landed = [&] {
         if (weights_sender != 0 && weights_on_writer != 0 && weight_receivers > 0) {
-            noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(2)), 1);
-        } else if (weights_sender == 0) {
             noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);
+        }
+        for (uint32_t s = 0; s < weight_senders; ++s) {
+            if (s + 1 != weights_sender) {
+                noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(2 + s)), 1);
+            }
         }
         cb_push_back(cb_weights, weight_pages);
         cb_push_back(cb_bias, slice_tiles);
