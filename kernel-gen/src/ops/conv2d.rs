@@ -429,7 +429,6 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
             pages: c.ring_pages(),
         },
     ];
-    let mut block = Vec::new();
     if c.shifted {
         // The core's blocks and `beyond` + 1 either side, at most, are read (`beyond` either
         // side get views: W/32, one more with half rows), however the prologue and the loop
@@ -486,8 +485,8 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
                     cb: ring,
                     pages: c.ring_pages(),
                 },
+                blocks(Trips::Blocks, step(1)),
             ]);
-            block = step(1);
         } else {
             // Before the push (conv2d/reader.cpp.tera's three pipelines): the first blocks
             // above, beside and below the core's (4, 4 and 3 with W/32 >= 4) read and the views
@@ -513,55 +512,55 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
                     body: step(1),
                 },
             ]);
-            return body;
         }
-    } else {
-        // At most; the blocks outside the image are skipped. The prologue reads `ring_blocks`
-        // and each output block but the last the next: counted here as `ring_blocks − 1` and
-        // one per output block, the same total.
-        if c.ring_blocks() > 1 {
-            body.push(fetch(c.ring_blocks() - 1));
-        }
-        // The im2col tiles pushed as they are built, then the ring's next block fetched.
-        let handoff = c.im2col_handoff_tiles();
-        let push = Call::CbPush {
-            cb: im2col,
-            pages: handoff,
-        };
-        block.push(Call::CbReserve {
-            cb: im2col,
-            pages: c.k_tiles,
-        });
-        if c.copies_rows() {
-            block.push(Call::Loop {
-                trips: Trips::Fixed(c.k_tiles / handoff),
-                body: vec![
-                    Call::L1Copy {
-                        from: ring,
-                        cb: im2col,
-                        tiles: handoff,
-                        row_bytes: c.tile_bytes / 64,
-                    },
-                    push,
-                ],
-            });
-        } else {
-            let element_bytes = c.tile_bytes / 1024;
-            block.extend([
+        return body;
+    }
+    let mut block = Vec::new();
+    // At most; the blocks outside the image are skipped. The prologue reads `ring_blocks`
+    // and each output block but the last the next: counted here as `ring_blocks − 1` and
+    // one per output block, the same total.
+    if c.ring_blocks() > 1 {
+        body.push(fetch(c.ring_blocks() - 1));
+    }
+    // The im2col tiles pushed as they are built, then the ring's next block fetched.
+    let handoff = c.im2col_handoff_tiles();
+    let push = Call::CbPush {
+        cb: im2col,
+        pages: handoff,
+    };
+    block.push(Call::CbReserve {
+        cb: im2col,
+        pages: c.k_tiles,
+    });
+    if c.copies_rows() {
+        block.push(Call::Loop {
+            trips: Trips::Fixed(c.k_tiles / handoff),
+            body: vec![
                 Call::L1Copy {
-                    from: zero,
+                    from: ring,
                     cb: im2col,
-                    tiles: c.k_tiles,
+                    tiles: handoff,
                     row_bytes: c.tile_bytes / 64,
                 },
-                Call::L1Gather {
-                    bytes: 32 * c.kernel * c.kernel * c.in_channels * element_bytes,
-                },
                 push,
-            ]);
-        }
-        block.push(fetch(1));
+            ],
+        });
+    } else {
+        let element_bytes = c.tile_bytes / 1024;
+        block.extend([
+            Call::L1Copy {
+                from: zero,
+                cb: im2col,
+                tiles: c.k_tiles,
+                row_bytes: c.tile_bytes / 64,
+            },
+            Call::L1Gather {
+                bytes: 32 * c.kernel * c.kernel * c.in_channels * element_bytes,
+            },
+            push,
+        ]);
     }
+    block.push(fetch(1));
     body.push(blocks(Trips::Blocks, block));
     body
 }
