@@ -42,6 +42,7 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "common/face_offset.cpp.tera",
     "common/identity.cpp.tera",
     "conv2d/weights.cpp.tera",
+    "conv2d/constants_on_reader.cpp.tera",
     "conv2d/weights_read.cpp.tera",
     "conv2d/weights_share.cpp.tera",
     "conv2d/weights_send.cpp.tera",

@@ -12,6 +12,7 @@ use crate::kir::{
 use crate::multicast::{Multicast, Resident};
 use crate::plan::{ConvPlan, CoreWork, NodePlan};
 
+use super::max_pool2::{ones_fill, selection_fill};
 use super::{conv_pool, frame_conv};
 
 impl Lowering for ConvPlan {
@@ -63,7 +64,11 @@ fn conv_residents(node: &NodePlan, c: &ConvPlan) -> Result<[Resident; 2], KirErr
 /// multicasts them, [`conv_writer`]): its runtime args (the multicast's, then `out_start`, the
 /// first output tile of the core's slice) appended, its calls first, but for the wait for the
 /// pages and their push: after the reader's start-up (its zero tile and input ring prologue),
-/// before its first push or its block loop, so the ring fills while the weights travel.
+/// before its first push or its block loop, so the ring fills while the weights travel. The wait
+/// starts with the constant tiles the compute needs (`weights_landed` in
+/// `conv2d/weights.cpp.tera`): a fused pool's selection tiles (compile arg
+/// `selection_on_reader`), the identity tile where the compute moves tiles into DST by it
+/// ([`ConvPlan::identity_bias`], `identity_on_reader`).
 pub(crate) fn add_conv_weights_fill(
     reader: &mut Kernel,
     node: &NodePlan,
@@ -78,7 +83,21 @@ pub(crate) fn add_conv_weights_fill(
         core.args.extend(multicast.args(core.core));
         core.args.push(Arg::Const(out_start(node, c, core.core)));
     }
-    let fill = multicast.fill(&residents);
+    let mut fill = multicast.fill(&residents);
+    let mut constants = Vec::new();
+    if c.pooled {
+        reader
+            .compile_args
+            .extend(args(&[("selection_on_reader", 1)]));
+        constants.extend(selection_fill(cb_id(node, "cb_select")?));
+    }
+    if c.identity_bias {
+        reader
+            .compile_args
+            .extend(args(&[("identity_on_reader", 1)]));
+        constants.extend(ones_fill(cb_id(node, "cb_identity")?, 1, 32));
+    }
+    fill.finish.splice(0..0, constants);
     let started = reader
         .body
         .iter()
@@ -211,6 +230,26 @@ pub(crate) fn conv_streamed_block(
         pages: c.im2col_pages(),
     });
     block
+}
+
+/// The CB of the identity tile a conv's compute adds the bias with, where it does
+/// ([`ConvPlan::identity_bias`]).
+pub(crate) fn identity_cb(node: &NodePlan, c: &ConvPlan) -> Result<Option<u32>, KirError> {
+    c.identity_bias
+        .then(|| cb_id(node, "cb_identity"))
+        .transpose()
+}
+
+/// A compute's `body` between waiting for the identity tile of CB `identity`, if any, and
+/// popping it.
+pub(crate) fn holding_identity(identity: Option<u32>, body: Vec<Call>) -> Vec<Call> {
+    let held = |call: fn(u32) -> Call| identity.map(call).into_iter().collect::<Vec<_>>();
+    [
+        held(|cb| Call::CbWait { cb, pages: 1 }),
+        body,
+        held(|cb| Call::CbPop { cb, pages: 1 }),
+    ]
+    .concat()
 }
 
 /// A conv's compute kernel (`template`, with `compile_args`): `body` between waiting for the
@@ -621,15 +660,19 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
     if c.pooled {
         return conv_pool::kernels(node, c, reader, [shape, ring_args].concat());
     }
+    let identity = identity_cb(node, c)?;
     let compute = conv_compute(
         node,
         c,
         "conv2d/compute.cpp.tera",
         [shape.clone(), ring_args].concat(),
-        vec![blocks(
-            Trips::Blocks,
-            conv_streamed_block(c, im2col, out, 0, Vec::new()),
-        )],
+        holding_identity(
+            identity,
+            vec![blocks(
+                Trips::Blocks,
+                conv_streamed_block(c, im2col, out, 0, Vec::new()),
+            )],
+        ),
     )?;
     let writer = conv_writer(node, c, shape, out, tile, 1)?;
     Ok(vec![reader, compute, writer])

@@ -9,8 +9,9 @@
 //! two is packed to `cb_vmax` (the vertical maximum); every two such blocks (the 64 input columns
 //! of one output block) are pooled by the row-selection matmuls of the standalone pool
 //! (`max_pool2/select_tile.cpp.tera`) into `cb_out`, whose tiles the writer
-//! (`max_pool2/conv_writer.cpp.tera`, which first writes the selection tiles and an identity
-//! tile) stores as the pool's output. The outputs are the bits of the two programs: the packer's
+//! (`max_pool2/conv_writer.cpp.tera`) stores as the pool's output; the conv's reader writes the
+//! selection tiles and an identity tile while the weights travel
+//! ([`super::conv2d::add_conv_weights_fill`]). The outputs are the bits of the two programs: the packer's
 //! rounding and ReLU are monotone and the upper tile is already packed, so packing the maximum of
 //! the upper tile and the lower DST equals the maximum of the two packed outputs, and the
 //! horizontal pass is the standalone pool's own code on the same tiles.
@@ -32,7 +33,7 @@ use crate::kir::{
 use crate::plan::{ConvPlan, NodePlan};
 
 use super::conv2d::{conv_compute, conv_streamed_block, group_matmul, WeightsSend};
-use super::max_pool2::{ones_fill, pooled_writes, select_tiles, selection_fill};
+use super::max_pool2::{pooled_writes, select_tiles};
 
 /// The fused step's kernels: the conv's `reader` as it is, the fused compute (with the conv
 /// compute's compile args `compile_args`) and the pool writer.
@@ -155,8 +156,6 @@ pub(crate) fn kernels(
         unpack_to_dest_fp32: Vec::new(),
         body: [
             std::mem::take(&mut send.body),
-            selection_fill(select),
-            ones_fill(identity, 1, 32),
             vec![pooled_writes(
                 node,
                 out,

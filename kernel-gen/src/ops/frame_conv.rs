@@ -27,8 +27,9 @@ use crate::kir::{
 };
 use crate::plan::{largest_divisor_within, ConvPlan, NodePlan};
 
-use super::conv2d::{add_conv_weights_fill, conv_block_groups, conv_writer};
-use super::max_pool2::ones_fill;
+use super::conv2d::{
+    add_conv_weights_fill, conv_block_groups, conv_writer, holding_identity, identity_cb,
+};
 
 /// The reader, compute and writer kernels of the frame conv.
 pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
@@ -60,11 +61,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     ]);
     let resident = c.resident_weight_tiles();
     let pitch = c.width * element;
-    let identity = if c.identity_bias {
-        Some(cb_id(node, "cb_identity")?)
-    } else {
-        None
-    };
+    let identity = identity_cb(node, c)?;
     let mut reader = Kernel {
         role: Role::Reader,
         template: "conv2d/frame_reader.cpp.tera".into(),
@@ -95,7 +92,6 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
                     row_bytes: 64,
                 },
             ],
-            identity.map_or_else(Vec::new, |cb| ones_fill(cb, 1, 32)),
             vec![blocks(
                 Trips::Blocks,
                 vec![
@@ -201,7 +197,6 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             },
         ],
     );
-    let identity_held = |call: fn(u32) -> Call| identity.map(call).into_iter().collect::<Vec<_>>();
     let compute = Kernel {
         role: Role::Compute,
         template: "conv2d/frame_compute.cpp.tera".into(),
@@ -222,9 +217,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
                     pages: c.out_tiles,
                 },
             ],
-            identity_held(|cb| Call::CbWait { cb, pages: 1 }),
-            vec![image_rows],
-            identity_held(|cb| Call::CbPop { cb, pages: 1 }),
+            holding_identity(identity, vec![image_rows]),
             vec![
                 Call::CbPop {
                     cb: bias,

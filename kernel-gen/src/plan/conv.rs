@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use superpoint_graph::Node;
 use tt_runtime::CostModel;
 
-use crate::device::{Format, Grid, Precision};
+use crate::device::{Fidelity, Format, Grid, Precision};
 use crate::layout::{conv_k_tiles, conv_weight_parts, tiles, ActivationShape};
 
 use super::{
@@ -74,9 +74,18 @@ pub struct ConvPlan {
     /// The compute puts each group's bias into DST as an identity tile (CB `cb_identity`, which
     /// a data-movement kernel writes) times the bias tiles, a matmul like the conv's own, instead
     /// of copying it between a copy init and a matmul init: exact where SrcA keeps the whole bias
-    /// (bf16 at HiFi2 and above). The fused pool's compute and the frame conv's do.
+    /// (bf16 at HiFi2 and above, [`identity_bias_exact`]). Every conv compute does where it is
+    /// exact: the plain conv's writer writes the tile, the fused pool's writer, the frame
+    /// conv's reader.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub identity_bias: bool,
+}
+
+/// Whether the identity tile times a conv's bias tiles puts the bias into DST exactly
+/// ([`ConvPlan::identity_bias`]): bf16 activations (the bias's format) at HiFi2 or above, where
+/// SrcA holds a bf16 tile whole and SrcB the identity's ones and zeros.
+pub fn identity_bias_exact(precision: Precision) -> bool {
+    precision.format == Format::Bf16 && precision.fidelity >= Fidelity::HiFi2
 }
 
 fn one_slice() -> u32 {
@@ -190,6 +199,9 @@ impl ConvPlan {
 }
 
 const TILE_BYTES: u32 = 2048;
+
+/// The CB of a conv's identity tile ([`ConvPlan::identity_bias`]), the fused pool's too.
+pub const IDENTITY_CB: u32 = 8;
 /// Most weight tiles in one page of a conv's weights buffer (16 KiB of bf16 tiles, the largest
 /// NoC transfer the cost model distinguishes).
 pub const WEIGHT_PAGE_TILES: u32 = 8;
@@ -491,11 +503,14 @@ pub(super) fn plan_node(
         bias: bias_name.clone(),
         frame_rows: frame,
         pooled: false,
-        identity_bias: false,
+        identity_bias: identity_bias_exact(precision),
     };
-    // Resident weights and bias, the ring and the zero tile; one stage of the streams.
+    let identity_tiles = u32::from(row_runs.identity_bias);
+    // Resident weights, bias and identity tile, the ring and the zero tile; one stage of the
+    // streams.
     let fixed = |c: &ConvPlan| {
         c.resident_weight_tiles() * TILE_BYTES
+            + identity_tiles * TILE_BYTES
             + (slice_tiles + c.ring_pages() + 1) * format.tile_bytes()
     };
     let stage =
@@ -552,44 +567,48 @@ pub(super) fn plan_node(
             frame_conv::plan_node(node, precision, params.grid, conv),
         );
     };
+    let mut cbs = vec![
+        CbPlan {
+            page_bytes: conv.im2col_page_bytes(),
+            ..cb_of(
+                format,
+                0,
+                "cb_im2col",
+                depth * conv.im2col_pages(),
+                CbKind::Stream,
+            )
+        },
+        cb(
+            1,
+            "cb_weights",
+            conv.resident_weight_tiles(),
+            CbKind::Resident,
+        ),
+        cb_of(format, 2, "cb_bias", slice_tiles, CbKind::Resident),
+        cb_of(
+            format,
+            3,
+            "cb_ring",
+            conv.ring_pages(),
+            if conv.shifted {
+                CbKind::Resident
+            } else {
+                CbKind::Scratch
+            },
+        ),
+        cb_of(format, 4, "cb_zero", 1, CbKind::Scratch),
+    ];
+    if conv.identity_bias {
+        cbs.push(cb(IDENTITY_CB, "cb_identity", 1, CbKind::Resident));
+    }
+    cbs.push(cb_of(format, 16, "cb_out", depth * group, CbKind::Stream));
     let planned = NodePlan {
         name: node.name.clone(),
         inputs: node.inputs.clone(),
         output: node.name.clone(),
         precision,
         split,
-        cbs: vec![
-            CbPlan {
-                page_bytes: conv.im2col_page_bytes(),
-                ..cb_of(
-                    format,
-                    0,
-                    "cb_im2col",
-                    depth * conv.im2col_pages(),
-                    CbKind::Stream,
-                )
-            },
-            cb(
-                1,
-                "cb_weights",
-                conv.resident_weight_tiles(),
-                CbKind::Resident,
-            ),
-            cb_of(format, 2, "cb_bias", slice_tiles, CbKind::Resident),
-            cb_of(
-                format,
-                3,
-                "cb_ring",
-                conv.ring_pages(),
-                if conv.shifted {
-                    CbKind::Resident
-                } else {
-                    CbKind::Scratch
-                },
-            ),
-            cb_of(format, 4, "cb_zero", 1, CbKind::Scratch),
-            cb_of(format, 16, "cb_out", depth * group, CbKind::Stream),
-        ],
+        cbs,
         op: OpPlan::Conv2d(conv),
     };
     (buffers, planned)

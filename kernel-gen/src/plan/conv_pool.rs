@@ -9,6 +9,7 @@ use superpoint_graph::{Graph, Node, Op};
 
 use crate::device::{Fidelity, Format, Limits};
 
+use super::conv::IDENTITY_CB;
 use super::{
     cb, cbs_l1_bytes, largest_divisor_within, CbKind, ConvPlan, CoreWork, NodePlan, OpPlan,
     PlanParams,
@@ -73,14 +74,14 @@ pub(crate) fn fuse(
     let mut cbs: Vec<_> = conv
         .cbs
         .iter()
-        .filter(|b| b.name != "cb_out")
+        .filter(|b| b.name != "cb_out" && b.name != "cb_identity")
         .cloned()
         .collect();
     cbs.extend([
         cb(5, "cb_row", row_blocks * slice_tiles, CbKind::Stream),
         cb(6, "cb_select", 4, CbKind::Resident),
         cb(7, "cb_vmax", 2 * slice_tiles, CbKind::Stream),
-        cb(8, "cb_identity", 1, CbKind::Resident),
+        cb(IDENTITY_CB, "cb_identity", 1, CbKind::Resident),
         cb(16, "cb_out", 2, CbKind::Stream),
     ]);
     if cbs_l1_bytes(&cbs, limits.l1_alignment) + u64::from(reserve) > u64::from(limits.l1_usable())

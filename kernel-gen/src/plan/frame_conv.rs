@@ -3,9 +3,10 @@
 
 use superpoint_graph::Node;
 
-use crate::device::{Fidelity, Format, Grid, Precision};
+use crate::device::{Format, Grid, Precision};
 use crate::layout::{ActivationShape, DeviceTensor};
 
+use super::conv::identity_bias_exact;
 use super::{
     cb, cb_of, largest_divisor_within, CbKind, ConvPlan, NodePlan, OpPlan, PlanError, Split,
 };
@@ -62,7 +63,7 @@ pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) 
     let format = precision.format;
     let row_tiles = conv.width / 32;
     let weight_pages = conv.weight_parts * conv.k_tiles * conv.out_tiles;
-    let identity_bias = format == Format::Bf16 && precision.fidelity >= Fidelity::HiFi2;
+    let identity_bias = identity_bias_exact(precision);
     let batch = largest_divisor_within(row_tiles, precision.dst_tiles());
     let mut cbs = vec![
         cb_of(format, 0, "cb_im2col", batch, CbKind::Stream),

@@ -2,10 +2,9 @@
 // Do not edit: change the template or the plan and regenerate.
 //
 // The writer of a conv with its 2x2 max-pool fused (kernel-gen src/ops/conv_pool.rs): first, on
-// the sender of the weights, their multicast (conv2d/weights_send.cpp.tera), then the four 0/1
-// selection tiles the compute kernel pools with (max_pool2/selection.cpp.tera) and the identity
-// tile it moves tiles into DST with (common/identity.cpp.tera), then the pooled tiles of the
-// core's output blocks.
+// the sender of the weights, their multicast (conv2d/weights_send.cpp.tera), then the pooled
+// tiles of the core's output blocks. (The reader writes the selection and identity tiles the
+// compute pools with while the weights travel: conv2d/constants_on_reader.cpp.tera.)
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t in_tiles = get_compile_time_arg_val(0);
@@ -30,63 +29,6 @@ constexpr uint32_t cb_select = 6;
 constexpr uint32_t cb_vmax = 7;
 constexpr uint32_t cb_identity = 8;
 constexpr uint32_t cb_out = 16;
-
-namespace {
-// The four 0/1 selection tiles of row-selection pooling (max_pool2/select_compute.cpp.tera),
-// written by a data-movement kernel into a CB the compute kernel reads.
-
-// The offset of element (i, j) in a 32x32 tile: four 16x16 faces, each row-major.
-constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
-
-// Fills `bytes` (a multiple of 64) of the core's L1 from `l1` (NoC-aligned, 16 bytes) with the
-// 32-bit `word`: 64 bytes by stores, the rest by local NoC copies that double the filled run, so
-// a filled tile costs 16 RISC-V stores and a few NoC transfers instead of one store per word.
-void fill_words(uint32_t l1, uint32_t bytes, uint32_t word) {
-    volatile uint32_t* seed = reinterpret_cast<volatile uint32_t*>(l1);
-    for (uint32_t w = 0; w < 16; ++w) {
-        seed[w] = word;
-    }
-    for (uint32_t done = 64; done < bytes; done *= 2) {
-        const uint32_t n = bytes - done < done ? bytes - done : done;
-        noc_async_read(get_noc_addr(l1), l1 + done, n);
-        noc_async_read_barrier();
-    }
-}
-
-// Zeroes `bytes` (a multiple of 64) of L1 from `l1` ([`fill_words`]).
-void zero_fill(uint32_t l1, uint32_t bytes) { fill_words(l1, bytes, 0); }
-
-// Selection tile 2 dx + half: row r takes input row 2 r + dx - 32 half of the 64-row pair (1.0 in
-// bf16 is 0x3F80), for the 16 output rows that half feeds. The four tiles are zeroed by
-// `zero_fill`, then 64 ones are stored.
-void write_selection(uint32_t cb) {
-    cb_reserve_back(cb, 4);
-    zero_fill(get_write_ptr(cb), 4 * get_tile_size(cb));
-    volatile uint16_t* sel = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb));
-    for (uint32_t t = 0; t < 4; ++t) {
-        const uint32_t dx = t / 2;
-        const uint32_t half = t % 2;
-        for (uint32_t r = 16 * half; r < 16 * half + 16; ++r) {
-            sel[t * 1024 + face_offset(r, 2 * r + dx - 32 * half)] = 0x3F80;
-        }
-    }
-    cb_push_back(cb, 4);
-}
-
-// The identity tile (1.0 on the diagonal) with which the row-selection pools
-// (max_pool2/select_compute.cpp.tera, conv2d/pool_compute.cpp.tera) and the frame conv move bf16
-// tiles into DST as matmuls (conv2d/block.cpp.tera's IdentityBias). Needs
-// common/face_offset.cpp.tera and common/zero_fill.cpp.tera.
-void write_identity(uint32_t cb) {
-    cb_reserve_back(cb, 1);
-    zero_fill(get_write_ptr(cb), get_tile_size(cb));
-    volatile uint16_t* tile = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb));
-    for (uint32_t r = 0; r < 32; ++r) {
-        tile[face_offset(r, r)] = 0x3F80;
-    }
-    cb_push_back(cb, 1);
-}
-}  // namespace
 
 void kernel_main() {
     const uint32_t output_addr = get_arg_val<uint32_t>(0);
@@ -263,8 +205,6 @@ void kernel_main() {
             noc_async_write_barrier();
         }
     }
-    write_selection(cb_select);
-    write_identity(cb_identity);
     // Output tile (block, channel tile) to page block * in_tiles + channel tile, for the core's
     // output blocks, one at a time as the compute kernel packs them to cb_out.
     const uint32_t tile = get_tile_size(cb_out);

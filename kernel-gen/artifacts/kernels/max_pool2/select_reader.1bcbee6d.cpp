@@ -22,9 +22,6 @@ constexpr uint32_t cb_identity = 3;
 constexpr uint32_t cb_out = 16;
 
 namespace {
-// The four 0/1 selection tiles of row-selection pooling (max_pool2/select_compute.cpp.tera),
-// written by a data-movement kernel into a CB the compute kernel reads.
-
 // The offset of element (i, j) in a 32x32 tile: four 16x16 faces, each row-major.
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
 
@@ -45,6 +42,10 @@ void fill_words(uint32_t l1, uint32_t bytes, uint32_t word) {
 
 // Zeroes `bytes` (a multiple of 64) of L1 from `l1` ([`fill_words`]).
 void zero_fill(uint32_t l1, uint32_t bytes) { fill_words(l1, bytes, 0); }
+
+// The four 0/1 selection tiles of row-selection pooling (max_pool2/select_compute.cpp.tera),
+// written by a data-movement kernel into a CB the compute kernel reads. Needs
+// common/face_offset.cpp.tera and common/zero_fill.cpp.tera.
 
 // Selection tile 2 dx + half: row r takes input row 2 r + dx - 32 half of the 64-row pair (1.0 in
 // bf16 is 0x3F80), for the 16 output rows that half feeds. The four tiles are zeroed by

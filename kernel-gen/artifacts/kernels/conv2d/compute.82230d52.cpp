@@ -9,6 +9,10 @@
 // block b + (ky - 1) * W / 32, or with W = 32m + 16 (`half_rows`) above and below the half
 // parts of slots b - m and b + m + 1; the zero part above and below the image. The ring CB is
 // waited for whole once, and a cb_im2col page per block says its last tap row is complete.
+// With a cb_identity (ConvPlan::identity_bias: bf16 at HiFi2 and above; the reader writes the
+// tile) each group's bias enters DST as the identity tile times it (conv2d/block.cpp.tera's
+// IdentityBias), so the kernel initializes the matmul once; else the bias is copied between a
+// copy init and a matmul init per group.
 #include "api/compute/matmul.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/reconfig_data_format.h"
@@ -38,6 +42,7 @@ constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
 constexpr uint32_t cb_ring = 3;
 constexpr uint32_t cb_zero = 4;
+constexpr uint32_t cb_identity = 8;
 constexpr uint32_t cb_out = 16;
 
 // Where the conv compute finds its im2col tiles (conv2d/compute.cpp.tera, conv2d/pool_compute.cpp.tera).
@@ -178,11 +183,15 @@ void kernel_main() {
     if constexpr (shifted != 0) {
         cb_wait_front(cb_ring, ring_pages);
     }
+    cb_wait_front(cb_identity, 1);
+    matmul_block_init(cb_act, cb_weights, 0, group, 1, k_tiles);
     for (uint32_t i = 0; i < block_count; ++i) {
         const int32_t b = static_cast<int32_t>(block_start + i);
-        conv_block(cb_act, [b](uint32_t t) { return act_tile(b, t); }, cb_out, NoEpilogue{}, WaitIm2col{});
+        conv_block(cb_act, [b](uint32_t t) { return act_tile(b, t); }, cb_out, NoEpilogue{}, WaitIm2col{},
+                   IdentityBias<cb_identity>{});
         cb_pop_front(cb_im2col, im2col_pages);
     }
+    cb_pop_front(cb_identity, 1);
     if constexpr (shifted != 0) {
         cb_pop_front(cb_ring, ring_pages);
     }

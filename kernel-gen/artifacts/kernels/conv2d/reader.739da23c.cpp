@@ -63,7 +63,9 @@ constexpr uint32_t im2col_handoff = get_compile_time_arg_val(18);
 constexpr uint32_t weights_on_writer = get_compile_time_arg_val(19);
 constexpr uint32_t weight_slabs = get_compile_time_arg_val(20);
 constexpr uint32_t weight_senders = get_compile_time_arg_val(21);
-constexpr uint32_t input_dram = get_compile_time_arg_val(22);
+constexpr uint32_t selection_on_reader = get_compile_time_arg_val(22);
+constexpr uint32_t identity_on_reader = get_compile_time_arg_val(23);
+constexpr uint32_t input_dram = get_compile_time_arg_val(24);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -122,7 +124,42 @@ static_assert(shifted != 0 || im2col_handoff == (in_channels % 32 != 0 ? k_tiles
 constexpr uint32_t face_bytes = tile_bytes / 4;
 constexpr uint32_t row_bytes = tile_bytes / 64;
 
+// The offset of element (i, j) in a 32x32 tile: four 16x16 faces, each row-major.
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
+// The four 0/1 selection tiles of row-selection pooling (max_pool2/select_compute.cpp.tera),
+// written by a data-movement kernel into a CB the compute kernel reads. Needs
+// common/face_offset.cpp.tera and common/zero_fill.cpp.tera.
+
+// Selection tile 2 dx + half: row r takes input row 2 r + dx - 32 half of the 64-row pair (1.0 in
+// bf16 is 0x3F80), for the 16 output rows that half feeds. The four tiles are zeroed by
+// `zero_fill`, then 64 ones are stored.
+void write_selection(uint32_t cb) {
+    cb_reserve_back(cb, 4);
+    zero_fill(get_write_ptr(cb), 4 * get_tile_size(cb));
+    volatile uint16_t* sel = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb));
+    for (uint32_t t = 0; t < 4; ++t) {
+        const uint32_t dx = t / 2;
+        const uint32_t half = t % 2;
+        for (uint32_t r = 16 * half; r < 16 * half + 16; ++r) {
+            sel[t * 1024 + face_offset(r, 2 * r + dx - 32 * half)] = 0x3F80;
+        }
+    }
+    cb_push_back(cb, 4);
+}
+
+// The identity tile (1.0 on the diagonal) with which the row-selection pools
+// (max_pool2/select_compute.cpp.tera, conv2d/pool_compute.cpp.tera) and the frame conv move bf16
+// tiles into DST as matmuls (conv2d/block.cpp.tera's IdentityBias). Needs
+// common/face_offset.cpp.tera and common/zero_fill.cpp.tera.
+void write_identity(uint32_t cb) {
+    cb_reserve_back(cb, 1);
+    zero_fill(get_write_ptr(cb), get_tile_size(cb));
+    volatile uint16_t* tile = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb));
+    for (uint32_t r = 0; r < 32; ++r) {
+        tile[face_offset(r, r)] = 0x3F80;
+    }
+    cb_push_back(cb, 1);
+}
 
 // L1 address of row `row`, column half `half` (16 columns) of the tile at `tile`.
 constexpr uint32_t row_at(uint32_t tile, uint32_t row, uint32_t half) {
@@ -284,8 +321,12 @@ void kernel_main() {
         }
     }
     // The pages are in this core's L1 (on a sender whose writer read its share, semaphore 1;
-    // every other sender's share, semaphore 2 + s): push them for the compute.
+    // every other sender's share, semaphore 2 + s): push them for the compute. First, while the
+    // pages travel, the constant tiles this kernel writes for the compute
+    // (conv2d/constants_on_reader.cpp.tera): a fused pool's selection tiles, the identity tile.
     auto weights_landed = [&] {
+        write_selection(cb_select);
+        write_identity(cb_identity);
         if (weights_sender != 0 && weights_on_writer != 0 && weight_receivers > 0) {
             noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);
         }

@@ -31,6 +31,7 @@ constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
 constexpr uint32_t cb_ring = 3;
 constexpr uint32_t cb_zero = 4;
+constexpr uint32_t cb_identity = 8;
 constexpr uint32_t cb_out = 16;
 
 void kernel_main() {
