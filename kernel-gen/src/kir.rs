@@ -124,6 +124,9 @@ pub enum Trips {
     FirstBlocks(u32),
     /// The core's output blocks after the first this many ([`Trips::FirstBlocks`]).
     LaterBlocks(u32),
+    /// Once on a core without output blocks (a multicast sender the split left none), never on
+    /// the others: what such a core does instead of its first block.
+    WithoutBlocks,
 }
 
 impl Trips {
@@ -139,6 +142,7 @@ impl Trips {
             Trips::Units(n) => on.blocks / (*n).max(1),
             Trips::FirstBlocks(n) => on.blocks.min(*n),
             Trips::LaterBlocks(n) => on.blocks.saturating_sub(*n),
+            Trips::WithoutBlocks => u32::from(on.blocks == 0),
         }
     }
 }

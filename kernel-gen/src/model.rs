@@ -23,7 +23,7 @@ use tt_runtime::{
 
 use crate::device::Core;
 use crate::kir::{self, Call, Kir, NodeKir, OnCore, Role};
-use crate::phases::{handoffs, phases, Handoffs};
+use crate::phases::{handoffs, landed_wait, phases, Handoffs};
 use crate::plan::CbKind;
 use crate::runner::StepCounters;
 
@@ -347,10 +347,27 @@ pub fn timeline(
                 .find(|k| k.node == n.node)
                 .ok_or_else(|| ModelError::NoKir(n.node.clone()))?;
             let on_cores = cores_of(node, counts)?;
-            // Per role, the CBs linking it to the next and to the previous stage (the same on
-            // every core).
-            let linked = [KernelRole::Reader, KernelRole::Compute, KernelRole::Writer]
-                .map(|role| (role, [true, false].map(|push| links(node, role, push))));
+            // The resident CBs (filled once, e.g. a conv's weights, which its reader may push
+            // round by round as a multicast lands them: `phases::landed_wait`), and per role the
+            // other CBs linking it to the next and to the previous stage (the same on every
+            // core).
+            let resident: Vec<u32> = node
+                .cbs
+                .iter()
+                .filter(|c| c.kind == CbKind::Resident)
+                .map(|c| c.id)
+                .collect();
+            let linked =
+                [KernelRole::Reader, KernelRole::Compute, KernelRole::Writer].map(|role| {
+                    (
+                        role,
+                        [true, false].map(|push| {
+                            let mut cbs = links(node, role, push);
+                            cbs.retain(|cb| !resident.contains(cb));
+                            cbs
+                        }),
+                    )
+                });
             let cores: Vec<Vec<PhasedKernel>> = n
                 .work
                 .iter()
@@ -387,6 +404,10 @@ pub fn timeline(
                                 last_push_share: h.last_push_share,
                                 first_wait_share: h.first_wait_share,
                                 last_wait_share: h.last_wait_share,
+                                waits_first_round: p.is_some_and(|p| p.waits_first_round),
+                                first_signal_share: p.map_or(0.0, |p| p.first_signal_share),
+                                landed_wait_share: on
+                                    .and_then(|on| landed_wait(body, on, &resident)),
                             }
                         })
                         .collect()

@@ -9,8 +9,14 @@
 //! Senders ([`Group::senders`], [`senders_of`]): at most [`SENDERS`] a group, at most one per
 //! [`SLABS`] L1 pages of the weights, spread over the group's cores in split order (one per equal run of
 //! them, so over its rows and their routers), in each run the core with the fewest output
-//! blocks. Sender `s` of `S` reads L1 pages `[s · n / S, (s + 1) · n / S)` of the weights' `n`
-//! ([`share`]), the last sender also the bias.
+//! blocks. The weights' `n` L1 pages are cut into `S · L` chunks in K order (`S` senders, `L`
+//! [`Multicast::slabs`]; chunk `c` is pages `[c · n / (S · L), (c + 1) · n / (S · L))`), and sender
+//! `s` reads and multicasts chunk `j · S + (s + j) mod S` as its slab `j` (a round's chunks
+//! differ by a page at most; the rotation spreads the larger ones over the senders instead of
+//! giving them all to the last), the first sender also the bias, with its first slab (chunk 0:
+//! the compute needs it first). Slab `j` of every sender
+//! together, round `j`, is then pages `[j · n / L, (j + 1) · n / L)` ([`Multicast::round_start`]):
+//! the rounds land in K order.
 //!
 //! The destinations are the group's rectangles (at most [`RECTS`]: for one group the full rows
 //! and the partial last row; for a slice's column-major run of cores a partial column, full
@@ -22,29 +28,32 @@
 //! semaphores [`READY`], [`LOADED`] and one [`VALID`] per sender on every core of the node: each
 //! core's reader reserves the CBs and increments `READY` on its group's first sender (but that
 //! sender itself), then does its own start-up (its input ring) while the pages travel; a
-//! sender's reader reads its share from DRAM in [`SLABS`] slabs at most and counts them in its
-//! own `LOADED`; the first sender's writer waits until `READY` counts every other core of its
+//! sender's reader reads its slabs from DRAM and counts them in its own `LOADED`; the first sender's writer waits until `READY` counts every other core of its
 //! group and, with several senders, sets every core's `READY` to that count by a semaphore
 //! multicast, which the other senders' writers wait for (so each core signals one sender, and
 //! the cores need only the first sender's coordinates); each sender's writer then multicasts
-//! each slab once `LOADED` counts it (so the reads and multicasts overlap), waits for the
-//! writes, sets its own `VALID + s` to 1 and multicasts that word; every core waits for the
-//! `VALID` of every sender but itself and pushes. With one sender and one rectangle (every group on a full grid),
-//! the slabs, the bias and `VALID` go as one linked NoC transaction (`linked = true` on all but
-//! the last multicast): the path stays reserved between them, which tt-low-level-documentation
-//! measures at 41.6 B/cycle to 110 cores against 25.0 unlinked, and `VALID` lands after the data
-//! without a barrier. Several senders never link: their multicasts reach the same routers at the
+//! each slab once `LOADED` counts it (so the reads and multicasts overlap), waits for its writes
+//! (without a barrier when linked, below), sets its own `VALID + s` to the slabs sent and
+//! multicasts that word; every core pushes the weights round by round in K order
+//! ([`Multicast::round`]), each once the `VALID` of every sender but itself counts it (the first
+//! with the bias; a conv reader pushes the first before its block loop and, without shifted
+//! views, the others in its first block before the im2col hand-offs that need them, so the
+//! compute's first block starts on the first round: `ops::conv2d`). With one sender and one rectangle (every group on a full grid),
+//! the slabs, the bias and each slab's `VALID` go as one linked NoC transaction (`linked = true`
+//! on all but the last multicast): the path stays reserved between them, which
+//! tt-low-level-documentation measures at 41.6 B/cycle to 110 cores against 25.0 unlinked, and
+//! each `VALID` lands after the data before it without a barrier. Several senders never link: their multicasts reach the same routers at the
 //! same time, and no public source says concurrent linked transactions over shared routers are
 //! safe (tt-mlir issue 7297 reports multicasts on one NoC hanging, tt-metal PR 10911 a deadlock
-//! from a path reservation left out), so each multicasts unlinked and barriers before its
+//! from a path reservation left out), so each multicasts unlinked and barriers before each
 //! `VALID`. The CBs are reserved first thing in the reader, and no other kernel reserves them, so
 //! their write pointer is the CB base on every core and the senders' addresses are the
 //! receivers'. A single-core group reads from DRAM alone; a node whose groups are all single
 //! cores has no semaphores.
 //!
 //! The kernel IR ([`Multicast::fill`], [`Multicast::send`]) is per node, not per sender: every
-//! sender's loop is the busiest sender's (the largest share, and the bias) with the first
-//! sender's `READY` multicast.
+//! sender's loop is the busiest sender's (in each slab the largest chunk of its round, and the
+//! bias) with the first sender's `READY` multicast.
 
 use crate::device::{Core, CoreRange};
 use crate::kir::{Arg, Call, CompileArg, KirError, Trips};
@@ -57,8 +66,8 @@ use crate::plan::NodePlan;
 pub const READY: u32 = 0;
 /// A sender's semaphore its reader sets to the slabs of its share in its L1, for its writer.
 pub const LOADED: u32 = 1;
-/// The first of the senders' semaphores on every core: sender `s` sets `VALID + s` to 1 once its
-/// share has landed.
+/// The first of the senders' semaphores on every core: sender `s` sets `VALID + s` to the number
+/// of its slabs that have landed.
 pub const VALID: u32 = 2;
 /// Destination rectangles the kernels take as runtime args (unused ones have no destinations).
 pub const RECTS: usize = 3;
@@ -81,18 +90,10 @@ impl Resident {
     }
 }
 
-/// The reader's calls of a resident fill ([`Multicast::fill`]): `start` first thing in the
-/// kernel, `finish` once the reader's own start-up is issued.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fill {
-    pub start: Vec<Call>,
-    pub finish: Vec<Call>,
-}
-
-/// Pages of slab `s` of `slabs` of a share of `n` pages: `[s · n / slabs, (s + 1) · n / slabs)`
-/// of it, as `conv2d/weights.cpp.tera` splits it.
-fn slab_pages(n: u32, slabs: u32, s: u32) -> u32 {
-    (s + 1) * n / slabs - s * n / slabs
+/// The first of `n` pages of chunk `c` of `chunks` (`c = chunks`: the end), as
+/// `conv2d/weights_share.cpp.tera` cuts them.
+fn chunk_start(n: u32, chunks: u32, c: u32) -> u32 {
+    c * n / chunks.max(1)
 }
 
 /// The senders of a group of `cores` (in split order, with their output blocks) whose first
@@ -265,14 +266,35 @@ impl Multicast {
         .collect()
     }
 
-    /// The largest share of the weights' L1 pages a sender reads.
-    fn largest_share(&self) -> u32 {
-        self.pages.div_ceil(self.senders_per_group())
+    /// The largest chunk of round `j` (every sender's slab `j`), in L1 pages: the busiest
+    /// sender's slab `j`.
+    fn largest_chunk(&self, j: u32) -> u32 {
+        let senders = self.senders_per_group();
+        let chunks = senders * self.slabs();
+        (j * senders..(j + 1) * senders)
+            .map(|c| chunk_start(self.pages, chunks, c + 1) - chunk_start(self.pages, chunks, c))
+            .max()
+            .unwrap_or(0)
     }
 
-    /// The slabs each sender's share is read and multicast in: [`SLABS`], at most one per page
-    /// of the smallest share; 1 when the writers read the pages themselves
-    /// ([`Multicast::reads_on_writer`]).
+    /// The first L1 page of the weights' round `j` (every sender's slab `j`: pages
+    /// `[j · n / L, (j + 1) · n / L)` of `n`, [`Multicast::slabs`] `L`; `j = L`: the end).
+    pub fn round_start(&self, j: u32) -> u32 {
+        chunk_start(self.pages, self.slabs(), j)
+    }
+
+    /// The rounds that hold the weights' first `tiles` tiles, of `per_page` tiles an L1 page:
+    /// the fewest whose pages reach them (all of them for `tiles` past the end).
+    pub fn rounds_holding(&self, tiles: u32, per_page: u32) -> u32 {
+        let rounds = self.slabs();
+        (0..rounds)
+            .find(|j| self.round_start(j + 1) * per_page >= tiles)
+            .map_or(rounds, |j| j + 1)
+    }
+
+    /// The slabs each sender's share is read and multicast in, and the rounds the weights land
+    /// and are pushed in: [`SLABS`], at most one per page of the smallest share; 1 when the
+    /// writers read the pages themselves ([`Multicast::reads_on_writer`]).
     pub fn slabs(&self) -> u32 {
         if self.reads_on_writer {
             return 1;
@@ -354,9 +376,9 @@ impl Multicast {
         args
     }
 
-    /// The busiest sender's DRAM reads of `residents`: its share of the first in
-    /// [`Multicast::slabs`] slabs, the others with its last; with receivers, `LOADED` set to the
-    /// slabs read after each, for its other data-movement kernel.
+    /// The busiest sender's DRAM reads of `residents`: in each of its [`Multicast::slabs`] slabs
+    /// the largest chunk of that round of the first, the others with its first; with
+    /// receivers, `LOADED` set to the slabs read after each, for its other data-movement kernel.
     fn load(&self, residents: &[Resident]) -> Vec<Call> {
         let read = |r: &Resident, pages: u32| Call::DramRead {
             buffer: r.buffer.clone(),
@@ -367,31 +389,27 @@ impl Multicast {
         let Some((first, rest)) = residents.split_first() else {
             return Vec::new();
         };
-        let slabs = self.slabs();
         let mut calls = Vec::new();
-        for s in 0..slabs {
-            calls.push(read(first, slab_pages(self.largest_share(), slabs, s)));
-            if s + 1 == slabs {
+        for j in 0..self.slabs() {
+            calls.push(read(first, self.largest_chunk(j)));
+            if j == 0 {
                 calls.extend(rest.iter().map(|r| read(r, r.l1_pages())));
             }
             if self.receivers() > 0 {
                 calls.push(Call::SemSet {
                     sem: LOADED,
-                    value: s + 1,
+                    value: j + 1,
                 });
             }
         }
         calls
     }
 
-    /// The reader's calls that fill `residents` and push them, in two parts with the reader's
-    /// own start-up (e.g. its input ring) between them, so that work overlaps the weights'
-    /// arrival. [`Fill::start`]: reserve, `READY` incremented on the first sender of the core's
-    /// group (but on it), on a sender its DRAM reads and `LOADED` set for its writer.
-    /// [`Fill::finish`]: on a sender the wait for its writer's reads
-    /// ([`Multicast::reads_on_writer`]), the wait for every other sender's `VALID`; push.
-    pub fn fill(&self, residents: &[Resident]) -> Fill {
-        let receivers = self.receivers();
+    /// The reader's calls that fill `residents`, before its own start-up (e.g. its input ring)
+    /// so that work overlaps the weights' arrival: reserve, `READY` incremented on the first
+    /// sender of the core's group (but on it), on a sender its DRAM reads and `LOADED` set for
+    /// its writer. The pages are pushed by [`Multicast::round`].
+    pub fn fill(&self, residents: &[Resident]) -> Vec<Call> {
         let mut start: Vec<Call> = residents
             .iter()
             .map(|r| Call::CbReserve {
@@ -399,49 +417,70 @@ impl Multicast {
                 pages: r.pages,
             })
             .collect();
-        let mut finish = Vec::new();
-        if receivers > 0 {
+        if self.receivers() > 0 {
             start.push(Call::Loop {
                 trips: Trips::AllButFirstSender,
                 body: vec![Call::SemInc { sem: READY }],
             });
         }
-        if self.reads_on_writer {
-            finish.push(Call::Loop {
+        if !self.reads_on_writer {
+            start.push(Call::Loop {
+                trips: Trips::OnSender,
+                body: self.load(residents),
+            });
+        }
+        start
+    }
+
+    /// The reader's calls that push round `j` of `residents` once it has landed: on a sender
+    /// whose writer reads its slab ([`Multicast::reads_on_writer`]), the wait for that read
+    /// (round 0); the wait for every other sender's `VALID` to count `j + 1` slabs; the push of
+    /// the round's pages of the first resident, one L1 page at a time (the CB's capacity is a
+    /// whole number of them), and in round 0 the others whole.
+    pub fn round(&self, residents: &[Resident], j: u32) -> Vec<Call> {
+        let mut calls = Vec::new();
+        if self.reads_on_writer && j == 0 {
+            calls.push(Call::Loop {
                 trips: Trips::OnSender,
                 body: vec![Call::SemWait {
                     sem: LOADED,
                     value: 1,
                 }],
             });
-        } else {
-            start.push(Call::Loop {
-                trips: Trips::OnSender,
-                body: self.load(residents),
-            });
         }
-        if receivers > 0 {
-            finish.push(Call::Loop {
+        if self.receivers() > 0 {
+            calls.push(Call::Loop {
                 trips: Trips::OtherSenders,
                 body: vec![Call::SemWait {
                     sem: VALID,
-                    value: 1,
+                    value: j + 1,
                 }],
             });
         }
-        finish.extend(residents.iter().map(|r| Call::CbPush {
-            cb: r.cb,
-            pages: r.pages,
-        }));
-        Fill { start, finish }
+        if let Some((first, rest)) = residents.split_first() {
+            if j == 0 {
+                calls.extend(rest.iter().map(|r| Call::CbPush {
+                    cb: r.cb,
+                    pages: r.pages,
+                }));
+            }
+            calls.push(Call::Loop {
+                trips: Trips::Fixed(self.round_start(j + 1) - self.round_start(j)),
+                body: vec![Call::CbPush {
+                    cb: first.cb,
+                    pages: first.per_dram_page,
+                }],
+            });
+        }
+        calls
     }
 
     /// The writer's calls that multicast `residents` from each sender: its DRAM reads
     /// ([`Multicast::reads_on_writer`]) or the wait for the reader's ([`Multicast::fill`]), the
     /// wait for `READY` to count every other core of its group (with several senders, the first
     /// sender's multicast of it, for the others), one multicast per slab of its
-    /// share and rectangle (the bias with the busiest sender's), then its `VALID` set and
-    /// multicast. None without receivers.
+    /// and rectangle (the bias with the first), each followed by its `VALID` set to the slabs
+    /// sent and multicast. None without receivers.
     pub fn send(&self, residents: &[Resident]) -> Vec<Call> {
         let receivers = self.receivers();
         if receivers == 0 {
@@ -472,32 +511,30 @@ impl Multicast {
             rects,
         };
         if let Some((first, rest)) = residents.split_first() {
-            let slabs = self.slabs();
-            for s in 0..slabs {
+            for j in 0..self.slabs() {
                 if !self.reads_on_writer {
                     sender.push(Call::SemWait {
                         sem: LOADED,
-                        value: s + 1,
+                        value: j + 1,
                     });
                 }
-                sender.push(mcast(
-                    first,
-                    slab_pages(self.largest_share(), slabs, s) * first.per_dram_page,
-                ));
+                sender.push(mcast(first, self.largest_chunk(j) * first.per_dram_page));
+                if j == 0 {
+                    sender.extend(rest.iter().map(|r| mcast(r, r.pages)));
+                }
+                sender.extend([
+                    Call::SemSet {
+                        sem: VALID,
+                        value: j + 1,
+                    },
+                    Call::SemMcast {
+                        sem: VALID,
+                        dests: receivers,
+                        rects,
+                    },
+                ]);
             }
-            sender.extend(rest.iter().map(|r| mcast(r, r.pages)));
         }
-        sender.extend([
-            Call::SemSet {
-                sem: VALID,
-                value: 1,
-            },
-            Call::SemMcast {
-                sem: VALID,
-                dests: receivers,
-                rects,
-            },
-        ]);
         vec![Call::Loop {
             trips: Trips::OnSender,
             body: sender,
@@ -608,8 +645,9 @@ mod tests {
 
     #[test]
     fn the_readers_slabs_are_multicast_as_they_are_counted() {
-        // 10 L1 pages of 2 tiles: slabs of 2, 3, 2, 3 pages (s · 10 / 4 boundaries), each
-        // counted in LOADED by the reader and waited for by the writer before its multicast.
+        // 10 L1 pages of 2 tiles: slabs of 2, 3, 2, 3 pages (s · 10 / 4 boundaries; the bias
+        // with the first), each counted in LOADED by the reader and waited for by the writer
+        // before its multicast, which it follows with its VALID at the slabs sent.
         let m = multicast(Grid::ETH_DISPATCH, 30, &[0], 10);
         let r = residents(10);
         assert_eq!(m.slabs(), SLABS);
@@ -623,7 +661,7 @@ mod tests {
             ('r', 3),
             ('s', 4),
         ];
-        assert_eq!(on_sender(&m.fill(&r).start).as_deref(), Some(&expected[..]));
+        assert_eq!(on_sender(&m.fill(&r)).as_deref(), Some(&expected[..]));
         let tiles = [
             ('w', 1),
             ('m', 4),
@@ -635,6 +673,49 @@ mod tests {
             ('m', 6),
         ];
         assert_eq!(on_sender(&m.send(&r)).as_deref(), Some(&tiles[..]));
+        let Some(Call::Loop { body: send, .. }) = m.send(&r).pop() else {
+            panic!("no sender loop");
+        };
+        let valid: Vec<u32> = send
+            .iter()
+            .filter_map(|c| match c {
+                Call::SemSet { sem: VALID, value } => Some(*value),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(valid, [1, 2, 3, 4]);
+        // The rounds (one slab each here) land in K order: pages from 0, 2, 5, 7 to 10; the
+        // first 4 tiles are round 0's, the fifth round 1's, and past the end all 4 rounds.
+        let starts: Vec<u32> = (0..=4).map(|j| m.round_start(j)).collect();
+        assert_eq!(starts, [0, 2, 5, 7, 10]);
+        let holding: Vec<u32> = [1, 4, 5, 14, 15, u32::MAX]
+            .iter()
+            .map(|t| m.rounds_holding(*t, 2))
+            .collect();
+        assert_eq!(holding, [1, 1, 2, 3, 4, 4]);
+        // Round 0 waits for the other senders' first slab and pushes the bias and its 2 pages,
+        // a page (2 tiles) at a time; round 1 waits for their second.
+        assert_eq!(
+            m.round(&r, 0),
+            [
+                Call::Loop {
+                    trips: Trips::OtherSenders,
+                    body: vec![Call::SemWait {
+                        sem: VALID,
+                        value: 1
+                    }],
+                },
+                Call::CbPush { cb: 2, pages: 2 },
+                Call::Loop {
+                    trips: Trips::Fixed(2),
+                    body: vec![Call::CbPush { cb: 1, pages: 2 }],
+                },
+            ]
+        );
+        assert!(m.round(&r, 1).contains(&Call::Loop {
+            trips: Trips::Fixed(3),
+            body: vec![Call::CbPush { cb: 1, pages: 2 }],
+        }));
         // Fewer pages than slabs: one slab a page; the writer reading them itself: one slab.
         assert_eq!(multicast(Grid::ETH_DISPATCH, 30, &[0], 3).slabs(), 3);
         let on_writer = Multicast {
@@ -646,15 +727,18 @@ mod tests {
 
     #[test]
     fn several_senders_read_their_shares_in_slabs_of_the_smallest() {
-        // 10 pages over 4 senders (shares 2, 3, 2, 3): 2 slabs a share, the smallest's pages;
-        // the kernel IR's loop is the busiest sender's, 3 pages in slabs of 1 and 2.
+        // 10 pages over 4 senders in 2 slabs (10 / 4 pages a share, whole): 8 chunks of 1, 1,
+        // 1, 2 | 1, 1, 1, 2 pages (c · 10 / 8 boundaries), sender s's slabs chunks s and
+        // 4 + (s + 1) mod 4 (the two chunks of 2 pages on senders 3 and 0), so round 0 (every sender's first slab) is pages 0..5 and round 1 pages 5..10; the
+        // kernel IR's loop is the busiest sender's, the largest chunk of each round.
         let m = multicast(Grid::ETH_DISPATCH, 30, &[0, 8, 15, 22], 10);
         assert_eq!(m.slabs(), 2);
+        assert_eq!((m.round_start(1), m.round_start(2)), (5, 10));
         let r = residents(10);
-        let expected = [('r', 1), ('s', 1), ('r', 2), ('s', 2)];
-        assert_eq!(on_sender(&m.fill(&r).start).as_deref(), Some(&expected[..]));
+        let expected = [('r', 2), ('s', 1), ('r', 2), ('s', 2)];
+        assert_eq!(on_sender(&m.fill(&r)).as_deref(), Some(&expected[..]));
         // Every core but the first sender increments READY on it; every core waits for the
-        // VALID of every other sender.
+        // VALID of every other sender to count each round.
         let looped = |calls: &[Call], over: Trips| -> Vec<Call> {
             calls
                 .iter()
@@ -665,18 +749,19 @@ mod tests {
                 .flatten()
                 .collect()
         };
-        let fill = m.fill(&r);
         assert_eq!(
-            looped(&fill.start, Trips::AllButFirstSender),
+            looped(&m.fill(&r), Trips::AllButFirstSender),
             [Call::SemInc { sem: READY }]
         );
-        assert_eq!(
-            looped(&fill.finish, Trips::OtherSenders),
-            [Call::SemWait {
-                sem: VALID,
-                value: 1
-            }]
-        );
+        for j in 0..2 {
+            assert_eq!(
+                looped(&m.round(&r, j), Trips::OtherSenders),
+                [Call::SemWait {
+                    sem: VALID,
+                    value: j + 1
+                }]
+            );
+        }
         // The first sender passes READY on to the others by a semaphore multicast.
         let send = looped(&m.send(&r), Trips::OnSender);
         assert!(send.contains(&Call::SemMcast {

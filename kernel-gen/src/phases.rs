@@ -3,8 +3,10 @@
 //! prologue: weights fill or send, the input ring's first reads), how many blocks it runs,
 //! whether its prologue waits for or sends a multicast (and how much of it comes before that
 //! wait), and where in one block it hands work to the next stage and waits for the previous
-//! one's ([`handoffs`]). The emulator's counters give the totals; these facts say how they
-//! spread over time.
+//! one's ([`handoffs`]); for pages multicast in rounds ([`crate::multicast`]), whether the
+//! prologue waits only for the first, when a sender signals its first, and where the first block
+//! last waits for them ([`landed_wait`]). The emulator's counters give the totals; these facts
+//! say how they spread over time.
 
 use crate::kir::{self, Call, OnCore, Trips};
 use crate::multicast::{LOADED, VALID};
@@ -30,6 +32,12 @@ pub struct Phases {
     pub loads_share: f64,
     /// The prologue multicasts (a sender core).
     pub sends: bool,
+    /// The prologue waits only for the senders' first round of pages ([`VALID`] at 1), and
+    /// the block loops for the later ones (a conv reader that pushes them in its first block).
+    pub waits_first_round: bool,
+    /// With `sends`: the share (0..=`prologue_share`) of the body's work before its first
+    /// [`VALID`] multicast (its first slab's signal); `prologue_share` without one.
+    pub first_signal_share: f64,
 }
 
 /// Rough cycles of one call, only to split a body's work between its phases: NoC bytes at the
@@ -97,22 +105,32 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
             in_first += times as f64 * weight(call);
         });
     }
-    let (mut before, mut before_wait, mut loaded) = (0.0, 0.0, None);
-    let (mut waits, mut sends) = (false, false);
+    let (mut before, mut before_wait, mut loaded, mut signal) = (0.0, 0.0, None, None);
+    let (mut waits, mut sends, mut later_rounds) = (false, false, false);
     kir::walk(prologue, on, 1, &mut |call, times| {
         before += times as f64 * weight(call);
         match call {
             // A sender waits only for the other senders of its group (their VALID).
-            Call::SemWait { sem, .. } if times > 0 && (!on.sender || *sem == VALID) && !waits => {
-                waits = true;
-                before_wait = before;
+            Call::SemWait { sem, value } if times > 0 && (!on.sender || *sem == VALID) => {
+                if !waits {
+                    waits = true;
+                    before_wait = before;
+                }
+                later_rounds |= *sem == VALID && *value > 1;
             }
             Call::McastWrite { .. } if times > 0 => sends = true,
             Call::SemSet { sem: LOADED, .. } if times > 0 && loaded.is_none() => {
                 loaded = Some(before)
             }
+            Call::SemMcast { sem: VALID, .. } if times > 0 && signal.is_none() => {
+                signal = Some(before)
+            }
             _ => {}
         }
+    });
+    let mut rounds_in_blocks = false;
+    kir::walk(rest, on, 1, &mut |call, times| {
+        rounds_in_blocks |= times > 0 && matches!(call, Call::SemWait { sem: VALID, .. });
     });
     let mut all = 0.0;
     kir::walk(body, on, 1, &mut |call, times| {
@@ -132,6 +150,8 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
         first_blocks_share: share(in_first),
         waits_for_sender: waits,
         sends,
+        waits_first_round: waits && !later_rounds && rounds_in_blocks,
+        first_signal_share: share(signal.unwrap_or(before)),
     }
 }
 
@@ -195,22 +215,50 @@ fn span(calls: &[Call], on: OnCore, hit: &dyn Fn(&Call) -> bool) -> Span {
     s
 }
 
+/// The body of the loop that runs the core's first block: of the [`Trips::FirstBlocks`] loop
+/// when it runs on the core, else of the [`Trips::Blocks`] or [`Trips::LaterBlocks`] one; none
+/// without a loop over single blocks.
+fn first_block(body: &[Call], on: OnCore) -> Option<&[Call]> {
+    body.iter().find_map(|call| match call {
+        Call::Loop {
+            trips: Trips::Blocks,
+            body,
+        } => Some(&body[..]),
+        Call::Loop {
+            trips: trips @ (Trips::FirstBlocks(_) | Trips::LaterBlocks(_)),
+            body,
+        } if trips.on(on) > 0 => Some(&body[..]),
+        _ => None,
+    })
+}
+
+/// The share of the work of the core's first block of `body` (as [`handoffs`] finds it) done
+/// before its last wait for pages a multicast lands in rounds: a [`VALID`] semaphore wait (a
+/// reader that pushes the later rounds in its first block) or a wait on one of the CBs
+/// `landed` (a compute, for the pages its reader pushes round by round). `None` when the first
+/// block waits for none.
+pub fn landed_wait(body: &[Call], on: OnCore, landed: &[u32]) -> Option<f64> {
+    let block = first_block(body, on)?;
+    let waited = span(block, on, &|c| match c {
+        Call::SemWait { sem, .. } => *sem == VALID,
+        Call::CbWait { cb, .. } => landed.contains(cb),
+        _ => false,
+    });
+    waited.last.map(|at| {
+        if waited.work > 0.0 {
+            at / waited.work
+        } else {
+            0.0
+        }
+    })
+}
+
 /// The [`Handoffs`] of one block of `body` on core `on`: `pushes` are the CBs the next stage
 /// waits on, `waits` the CBs the previous stage pushes (the first block: of the
 /// [`Trips::FirstBlocks`] loop when it runs on the core, else of the [`Trips::LaterBlocks`] one). A body without a loop over single
 /// blocks (none, or one trip per several blocks) hands over [`Handoffs::WHOLE_BLOCK`].
 pub fn handoffs(body: &[Call], on: OnCore, pushes: &[u32], waits: &[u32]) -> Handoffs {
-    let Some(block) = body.iter().find_map(|call| match call {
-        Call::Loop {
-            trips: Trips::Blocks,
-            body,
-        } => Some(body),
-        Call::Loop {
-            trips: trips @ (Trips::FirstBlocks(_) | Trips::LaterBlocks(_)),
-            body,
-        } if trips.on(on) > 0 => Some(body),
-        _ => None,
-    }) else {
+    let Some(block) = first_block(body, on) else {
         return Handoffs::WHOLE_BLOCK;
     };
     let pushed = span(
@@ -365,6 +413,94 @@ mod tests {
         // 3 pages before LOADED, 9 in the loop.
         assert!((phases(&body, on(9, true)).loads_share - 0.25).abs() < 1e-12);
         assert_eq!(phases(&body, on(9, false)).loads_share, 0.0);
+    }
+
+    #[test]
+    fn rounds_of_multicast_pages_are_waited_for_as_they_land() {
+        let read = |pages| Call::DramRead {
+            buffer: "in".into(),
+            pages,
+            page_bytes: 2048,
+            cb: 0,
+        };
+        let valid = |value| Call::Loop {
+            trips: Trips::OtherSenders,
+            body: vec![Call::SemWait { sem: VALID, value }],
+        };
+        let push = |cb| Call::CbPush { cb, pages: 1 };
+        // A reader that waits for round 1 before its loop and for rounds 2 and 3 in its first
+        // block (after 1 and 2 of its 3 pages there): its prologue waits for the first round
+        // only, and its first block last waits after 2 of 3 pages.
+        let reader = vec![
+            read(3),
+            valid(1),
+            push(1),
+            Call::Loop {
+                trips: Trips::FirstBlocks(1),
+                body: vec![
+                    read(1),
+                    valid(2),
+                    push(1),
+                    read(1),
+                    valid(3),
+                    push(1),
+                    read(1),
+                ],
+            },
+            Call::Loop {
+                trips: Trips::LaterBlocks(1),
+                body: vec![read(3)],
+            },
+        ];
+        let p = phases(&reader, on(4, false));
+        assert!(p.waits_for_sender && p.waits_first_round);
+        let landed = landed_wait(&reader, on(4, false), &[1]);
+        assert!(landed.is_some_and(|s| (s - 2.0 / 3.0).abs() < 1e-12));
+        // All rounds before the loop: not the first only; no wait in the first block.
+        let mut all = reader[..3].to_vec();
+        all.extend([valid(2), valid(3), reader[4].clone()]);
+        assert!(!phases(&all, on(4, false)).waits_first_round);
+        assert_eq!(landed_wait(&all, on(4, false), &[1]), None);
+        // A compute waiting on resident CB 1 in its first block after half of its matmuls.
+        let matmul = Call::Matmul {
+            ct: 1,
+            rt: 1,
+            kt: 1,
+        };
+        let compute = vec![Call::Loop {
+            trips: Trips::FirstBlocks(1),
+            body: vec![
+                Call::CbWait { cb: 1, pages: 2 },
+                matmul.clone(),
+                Call::CbWait { cb: 1, pages: 4 },
+                matmul,
+            ],
+        }];
+        let landed = landed_wait(&compute, on(4, false), &[1]);
+        assert!(landed.is_some_and(|s| (s - 0.5).abs() < 1e-12));
+        assert_eq!(landed_wait(&compute, on(4, false), &[2]), None);
+        // A sender that multicasts two slabs of 4 pages, each followed by its VALID: it signals
+        // its first after half of its multicast.
+        let mcast = Call::McastWrite {
+            cb: 1,
+            pages: 4,
+            page_bytes: 2048,
+            dests: 9,
+            rects: 1,
+        };
+        let signal = Call::SemMcast {
+            sem: VALID,
+            dests: 9,
+            rects: 1,
+        };
+        let sender = vec![Call::Loop {
+            trips: Trips::OnSender,
+            body: vec![mcast.clone(), signal.clone(), mcast, signal],
+        }];
+        let p = phases(&sender, on(0, true));
+        assert!(p.sends);
+        assert!((p.first_signal_share - 0.5).abs() < 1e-12);
+        assert!((p.prologue_share - 1.0).abs() < 1e-12);
     }
 
     #[test]

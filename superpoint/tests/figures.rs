@@ -37,7 +37,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "port",
-        timeline_us: 378.0,
+        timeline_us: 372.1,
         total_us: 260.5,
         without_scalar_us: 257.5,
         at_bound_us: 380.9,
@@ -46,7 +46,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "port",
-        timeline_us: 407.3,
+        timeline_us: 402.0,
         total_us: 286.7,
         without_scalar_us: 283.7,
         at_bound_us: 407.1,
@@ -55,7 +55,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "accurate",
-        timeline_us: 2148.7,
+        timeline_us: 2149.3,
         total_us: 1995.2,
         without_scalar_us: 1348.1,
         at_bound_us: 2114.5,
@@ -64,7 +64,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "accurate",
-        timeline_us: 2258.4,
+        timeline_us: 2253.4,
         total_us: 2072.3,
         without_scalar_us: 1332.8,
         at_bound_us: 2191.8,
@@ -132,12 +132,12 @@ const FOLDERS: [Files; 2] = [
     Files {
         folder: "kernel-gen/artifacts",
         files: 45,
-        bytes: 1_106_772,
+        bytes: 1_115_757,
     },
     Files {
         folder: "snapshots",
         files: 37,
-        bytes: 351_828,
+        bytes: 360_813,
     },
 ];
 

@@ -95,8 +95,8 @@ pub mod workload;
 
 pub use buffer::Buffer;
 pub use cost::{
-    Bound, Contention, CoreEstimate, CoreTimeline, CostModel, KernelCycles, KernelWork, McastPoint,
-    PhasedKernel, StartupBound, StepEstimate, TimelineModel, TimelineStep,
+    Arrivals, Bound, Contention, CoreEstimate, CoreTimeline, CostModel, KernelCycles, KernelWork,
+    McastPoint, PhasedKernel, StartupBound, StepEstimate, TimelineModel, TimelineStep,
 };
 pub use counters::{
     noc_size_class, Counters, InitKind, SfpuOp, TileOp, INIT_KINDS, NOC_SIZE_CLASSES,

@@ -60,12 +60,63 @@ fn conv_residents(node: &NodePlan, c: &ConvPlan) -> Result<[Resident; 2], KirErr
     ])
 }
 
+/// The weights' rounds a conv reader pushes in K order ([`Multicast::round`]), each once.
+pub(crate) struct Rounds<'a> {
+    multicast: &'a Multicast,
+    residents: &'a [Resident],
+    pushed: u32,
+}
+
+impl<'a> Rounds<'a> {
+    fn new(multicast: &'a Multicast, residents: &'a [Resident]) -> Self {
+        Rounds {
+            multicast,
+            residents,
+            pushed: 0,
+        }
+    }
+
+    /// The rounds a conv reader's body pushes itself: those after the ones its prologue pushes
+    /// ([`add_conv_weights_fill`]).
+    fn after_prologue(multicast: &'a Multicast, residents: &'a [Resident], c: &ConvPlan) -> Self {
+        Rounds {
+            pushed: if streams_rounds(c) {
+                1
+            } else {
+                multicast.slabs()
+            },
+            ..Rounds::new(multicast, residents)
+        }
+    }
+
+    /// The waits and pushes of the rounds not pushed yet that hold the weights' first `tiles`
+    /// tiles ([`Multicast::rounds_holding`]; `u32::MAX`: all of them).
+    fn holding(&mut self, tiles: u32) -> Vec<Call> {
+        let per_page = self.residents.first().map_or(1, |r| r.per_dram_page);
+        let to = self.multicast.rounds_holding(tiles, per_page);
+        let calls = (self.pushed..to)
+            .flat_map(|j| self.multicast.round(self.residents, j))
+            .collect();
+        self.pushed = self.pushed.max(to);
+        calls
+    }
+}
+
+/// Whether a conv's reader pushes the weights' rounds after the first in its first output
+/// block, before the im2col hand-offs that need them (`conv2d/reader.cpp.tera` without shifted
+/// views), rather than all before its block loop.
+fn streams_rounds(c: &ConvPlan) -> bool {
+    !c.shifted && !c.frame_rows
+}
+
 /// The weights and bias fill of a conv's reader ([`Multicast::fill`]; the sender's writer
 /// multicasts them, [`conv_writer`]): its runtime args (the multicast's, then `out_start`, the
-/// first output tile of the core's slice) appended, its calls first, but for the wait for the
-/// pages and their push: after the reader's start-up (its zero tile and input ring prologue),
-/// before its first push or its block loop, so the ring fills while the weights travel. The wait
-/// starts with the constant tiles the compute needs (`weights_landed` in
+/// first output tile of the core's slice) appended, its calls first, but for the waits for the
+/// pages and their pushes ([`Multicast::round`]): after the reader's start-up (its zero tile and
+/// input ring prologue), before its first push or its block loop, so the ring fills while the
+/// weights travel; there all rounds, or only the first when the reader pushes the others in its
+/// first block ([`streams_rounds`], [`conv_reader_body`]; a core without blocks there too). The
+/// first round's wait starts with the constant tiles the compute needs (`weights_landed` in
 /// `conv2d/weights.cpp.tera`): a fused pool's selection tiles (compile arg
 /// `selection_on_reader`), the identity tile where the compute moves tiles into DST by it
 /// ([`ConvPlan::identity_bias`], `identity_on_reader`).
@@ -83,7 +134,6 @@ pub(crate) fn add_conv_weights_fill(
         core.args.extend(multicast.args(core.core));
         core.args.push(Arg::Const(out_start(node, c, core.core)));
     }
-    let mut fill = multicast.fill(&residents);
     let mut constants = Vec::new();
     if c.pooled {
         reader
@@ -97,7 +147,17 @@ pub(crate) fn add_conv_weights_fill(
             .extend(args(&[("identity_on_reader", 1)]));
         constants.extend(ones_fill(cb_id(node, "cb_identity")?, 1, 32));
     }
-    fill.finish.splice(0..0, constants);
+    let mut rounds = Rounds::new(&multicast, &residents);
+    let mut landed = constants;
+    landed.extend(rounds.holding(if streams_rounds(c) { 1 } else { u32::MAX }));
+    // A core without output blocks pushes the others at once (`conv2d/reader.cpp.tera`).
+    let rest = rounds.holding(u32::MAX);
+    if !rest.is_empty() {
+        landed.push(Call::Loop {
+            trips: Trips::WithoutBlocks,
+            body: rest,
+        });
+    }
     let started = reader
         .body
         .iter()
@@ -106,14 +166,14 @@ pub(crate) fn add_conv_weights_fill(
                 call,
                 Call::CbPush { .. }
                     | Call::Loop {
-                        trips: Trips::Blocks,
+                        trips: Trips::Blocks | Trips::FirstBlocks(_),
                         ..
                     }
             )
         })
         .unwrap_or(reader.body.len());
-    reader.body.splice(started..started, fill.finish);
-    reader.body.splice(0..0, fill.start);
+    reader.body.splice(started..started, landed);
+    reader.body.splice(0..0, multicast.fill(&residents));
     Ok(())
 }
 
@@ -192,24 +252,34 @@ fn conv_group(
 
 /// One output block of a conv's compute whose im2col pages on CB `im2col` the reader hands over
 /// as it builds them: the first group of output tiles waits for them inside its K loop
-/// ([`ConvPlan::im2col_waits`]), the further groups find them all, then the block's pages are
-/// popped. The `epilogue` after each group's matmuls uses `extra_dst` DST tiles above the
-/// group's.
+/// ([`ConvPlan::im2col_waits`]), before them (at the same K step) for the `weights` waits
+/// (`(k, tiles)`: cumulative waits for the weights' CB, the core's first block only), the
+/// further groups find them all, then the block's pages are popped. The `epilogue` after each
+/// group's matmuls uses `extra_dst` DST tiles above the group's.
 pub(crate) fn conv_streamed_block(
     c: &ConvPlan,
     im2col: u32,
     out: u32,
     extra_dst: u32,
     epilogue: Vec<Call>,
+    weights: &[(u32, Call)],
 ) -> Vec<Call> {
+    let mut waits: Vec<(u32, Call)> = weights.to_vec();
+    waits.extend(
+        c.im2col_waits()
+            .into_iter()
+            .map(|(k, pages)| (k, Call::CbWait { cb: im2col, pages })),
+    );
+    // Stable: at one K step the weights' wait comes first, as in WaitWeights.
+    waits.sort_by_key(|(k, _)| *k);
     let mut k_loop = Vec::new();
     let mut at = 0;
-    for (k, pages) in c.im2col_waits() {
+    for (k, wait) in waits {
         if k > at {
             k_loop.push(matmuls(c, k - at));
             at = k;
         }
-        k_loop.push(Call::CbWait { cb: im2col, pages });
+        k_loop.push(wait);
     }
     k_loop.push(matmuls(c, c.weight_parts * c.k_tiles - at));
     let mut block = conv_group(c, out, extra_dst, epilogue.clone(), k_loop);
@@ -252,20 +322,55 @@ pub(crate) fn holding_identity(identity: Option<u32>, body: Vec<Call>) -> Vec<Ca
     .concat()
 }
 
+/// The plain conv compute's waits for the weights in its first output block
+/// (`conv2d/compute.cpp.tera`'s WaitWeights), which the reader pushes round by round: before K
+/// step `k < k_tiles` of the first group, weight rows `0..=k` (all rows before the last step),
+/// cumulatively, rounded up to a count of tiles that divides the CB's, when that reaches further
+/// than the last wait.
+fn weight_waits(c: &ConvPlan, cb: u32) -> Vec<(u32, Call)> {
+    let all = c.resident_weight_tiles();
+    let mut waited = 0;
+    let mut waits = Vec::new();
+    for k in 0..c.k_tiles {
+        let rows = if k + 1 == c.k_tiles {
+            c.weight_parts * c.k_tiles
+        } else {
+            k + 1
+        };
+        let tiles = rows * c.slice_tiles();
+        if tiles > waited {
+            waited = (tiles..=all).find(|t| all % t == 0).unwrap_or(all);
+            waits.push((k, Call::CbWait { cb, pages: waited }));
+        }
+    }
+    waits
+}
+
 /// A conv's compute kernel (`template`, with `compile_args`): `body` between waiting for the
-/// resident weights and bias (and, with shifted views, the whole ring: the compute holds it for
-/// the program) and popping them at the program's end.
+/// bias (and, with shifted views, the whole ring: the compute holds it for the program) and
+/// waiting for the whole of the resident weights (up front unless `body` waits for them as
+/// it goes: `weights_waited`), then popping them at the program's end.
 pub(crate) fn conv_compute(
     node: &NodePlan,
     c: &ConvPlan,
     template: &str,
     compile_args: Vec<CompileArg>,
     body: Vec<Call>,
+    weights_waited: bool,
 ) -> Result<Kernel, KirError> {
     let [weights, bias, ring] = ["cb_weights", "cb_bias", "cb_ring"].map(|name| cb_id(node, name));
     let (weights, bias, ring) = (weights?, bias?, ring?);
     let resident = c.resident_weight_tiles();
     let ring_hold = |call: Call| if c.shifted { vec![call] } else { Vec::new() };
+    let all_weights = Call::CbWait {
+        cb: weights,
+        pages: resident,
+    };
+    let (before, after) = if weights_waited {
+        (Vec::new(), vec![all_weights])
+    } else {
+        (vec![all_weights], Vec::new())
+    };
     Ok(Kernel {
         role: Role::Compute,
         template: template.into(),
@@ -278,21 +383,17 @@ pub(crate) fn conv_compute(
         precision: Some(node.precision),
         unpack_to_dest_fp32: exact_fp32_copies(node, &["cb_bias"]),
         body: [
-            vec![
-                Call::CbWait {
-                    cb: weights,
-                    pages: resident,
-                },
-                Call::CbWait {
-                    cb: bias,
-                    pages: c.slice_tiles(),
-                },
-            ],
+            before,
+            vec![Call::CbWait {
+                cb: bias,
+                pages: c.slice_tiles(),
+            }],
             ring_hold(Call::CbWait {
                 cb: ring,
                 pages: c.ring_pages(),
             }),
             body,
+            after,
             ring_hold(Call::CbPop {
                 cb: ring,
                 pages: c.ring_pages(),
@@ -445,7 +546,11 @@ pub(crate) fn conv_writer(
 /// once for the compute to read and one data-less `cb_im2col` page per output block (with whole
 /// blocks a row the push comes once the first block's tap rows 0 and 1 are built, and the core's
 /// first W/32 blocks, a [`Trips::FirstBlocks`] loop, build the rows above and beside the next).
-fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
+///
+/// Without shifted views the reader pushes the weights' rounds after the first in its first
+/// block ([`streams_rounds`], `rounds`: a [`Trips::FirstBlocks`] loop of one block), each
+/// before the first im2col hand-off whose K steps need it, the rest after its hand-offs.
+fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Rounds) -> Vec<Call> {
     let [im2col, ring, zero] = cbs;
     let fetch = |blocks: u32| Call::DramRead {
         buffer: input.to_string(),
@@ -554,53 +659,76 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3]) -> Vec<Call> {
         }
         return body;
     }
-    let mut block = Vec::new();
     // At most; the blocks outside the image are skipped. The prologue reads `ring_blocks`
     // and each output block but the last the next: counted here as `ring_blocks − 1` and
     // one per output block, the same total.
     if c.ring_blocks() > 1 {
         body.push(fetch(c.ring_blocks() - 1));
     }
-    // The im2col tiles pushed as they are built, then the ring's next block fetched.
+    // The im2col tiles pushed as they are built (in the first block after the weights' rounds
+    // their K steps need, `landed`), then the ring's next block fetched.
     let handoff = c.im2col_handoff_tiles();
     let push = Call::CbPush {
         cb: im2col,
         pages: handoff,
     };
-    block.push(Call::CbReserve {
-        cb: im2col,
-        pages: c.k_tiles,
-    });
-    if c.copies_rows() {
-        block.push(Call::Loop {
-            trips: Trips::Fixed(c.k_tiles / handoff),
-            body: vec![
+    let block = |landed: &mut dyn FnMut(u32) -> Vec<Call>| {
+        let mut block = vec![Call::CbReserve {
+            cb: im2col,
+            pages: c.k_tiles,
+        }];
+        if c.copies_rows() {
+            let copy = Call::L1Copy {
+                from: ring,
+                cb: im2col,
+                tiles: handoff,
+                row_bytes: c.tile_bytes / 64,
+            };
+            let count = c.k_tiles / handoff;
+            let rounds: Vec<Vec<Call>> = (1..=count)
+                .map(|h| landed(h * handoff * c.slice_tiles()))
+                .collect();
+            if rounds.iter().all(Vec::is_empty) {
+                block.push(Call::Loop {
+                    trips: Trips::Fixed(count),
+                    body: vec![copy, push.clone()],
+                });
+            } else {
+                for landed in rounds {
+                    block.push(copy.clone());
+                    block.extend(landed);
+                    block.push(push.clone());
+                }
+            }
+        } else {
+            let element_bytes = c.tile_bytes / 1024;
+            block.extend([
                 Call::L1Copy {
-                    from: ring,
+                    from: zero,
                     cb: im2col,
-                    tiles: handoff,
+                    tiles: c.k_tiles,
                     row_bytes: c.tile_bytes / 64,
                 },
-                push,
-            ],
-        });
+                Call::L1Gather {
+                    bytes: 32 * c.kernel * c.kernel * c.in_channels * element_bytes,
+                },
+                push.clone(),
+            ]);
+        }
+        block.extend(landed(u32::MAX));
+        block.push(fetch(1));
+        block
+    };
+    let first = block(&mut |tiles| rounds.holding(tiles));
+    let later = block(&mut |_| Vec::new());
+    if first == later {
+        body.push(blocks(Trips::Blocks, later));
     } else {
-        let element_bytes = c.tile_bytes / 1024;
-        block.extend([
-            Call::L1Copy {
-                from: zero,
-                cb: im2col,
-                tiles: c.k_tiles,
-                row_bytes: c.tile_bytes / 64,
-            },
-            Call::L1Gather {
-                bytes: 32 * c.kernel * c.kernel * c.in_channels * element_bytes,
-            },
-            push,
+        body.extend([
+            blocks(Trips::FirstBlocks(1), first),
+            blocks(Trips::LaterBlocks(1), later),
         ]);
     }
-    block.push(fetch(1));
-    body.push(blocks(Trips::Blocks, block));
     body
 }
 
@@ -616,6 +744,8 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
     let format = cb_format(node, "cb_im2col")?;
     let tile = format.tile_bytes();
     let [tile_bytes, fp32] = format_args(format);
+    let residents = conv_residents(node, c)?;
+    let multicast = Multicast::of(node, &residents)?;
     let shape = args(&[
         ("in_channels", c.in_channels),
         ("height", c.height),
@@ -654,13 +784,28 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         runtime_args: share_args(node, &[&input, &c.weights, &c.bias]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
-        body: conv_reader_body(c, &input, [im2col, ring, zero]),
+        body: conv_reader_body(
+            c,
+            &input,
+            [im2col, ring, zero],
+            &mut Rounds::after_prologue(&multicast, &residents, c),
+        ),
     };
     add_conv_weights_fill(&mut reader, node, c)?;
     if c.pooled {
         return conv_pool::kernels(node, c, reader, [shape, ring_args].concat());
     }
     let identity = identity_cb(node, c)?;
+    // The first block waits for the weights' rounds as its K steps need them.
+    let first = conv_streamed_block(
+        c,
+        im2col,
+        out,
+        0,
+        Vec::new(),
+        &weight_waits(c, cb_id(node, "cb_weights")?),
+    );
+    let later = conv_streamed_block(c, im2col, out, 0, Vec::new(), &[]);
     let compute = conv_compute(
         node,
         c,
@@ -668,11 +813,12 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         [shape.clone(), ring_args].concat(),
         holding_identity(
             identity,
-            vec![blocks(
-                Trips::Blocks,
-                conv_streamed_block(c, im2col, out, 0, Vec::new()),
-            )],
+            vec![
+                blocks(Trips::FirstBlocks(1), first),
+                blocks(Trips::LaterBlocks(1), later),
+            ],
         ),
+        true,
     )?;
     let writer = conv_writer(node, c, shape, out, tile, 1)?;
     Ok(vec![reader, compute, writer])

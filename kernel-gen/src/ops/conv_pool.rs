@@ -69,7 +69,7 @@ pub(crate) fn kernels(
     let lower_pair = [
         vec![Call::Loop {
             trips: Trips::Fixed(2),
-            body: conv_streamed_block(c, im2col, vmax, c.group, vertical_max),
+            body: conv_streamed_block(c, im2col, vmax, c.group, vertical_max, &[]),
         }],
         vec![Call::CbWait {
             cb: vmax,
@@ -88,7 +88,7 @@ pub(crate) fn kernels(
     let row_pair = vec![
         Call::Loop {
             trips: Trips::Fixed(row_blocks),
-            body: conv_streamed_block(c, im2col, row, 0, Vec::new()),
+            body: conv_streamed_block(c, im2col, row, 0, Vec::new(), &[]),
         },
         Call::CbWait {
             cb: row,
@@ -127,6 +127,7 @@ pub(crate) fn kernels(
                 pages: 4,
             },
         ],
+        false,
     )?;
     // Output block o of the pool is pixels 32 o.. of the half-size image: a core's pairs of
     // image rows starting at block `start` are its output blocks from start / 4.

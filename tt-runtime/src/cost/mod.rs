@@ -64,5 +64,6 @@ pub mod timeline;
 pub use contention::Contention;
 pub use roofline::{Bound, CoreEstimate, CostModel, KernelWork, StepEstimate};
 pub use timeline::{
-    CoreTimeline, KernelCycles, McastPoint, PhasedKernel, StartupBound, TimelineModel, TimelineStep,
+    Arrivals, CoreTimeline, KernelCycles, McastPoint, PhasedKernel, StartupBound, TimelineModel,
+    TimelineStep,
 };

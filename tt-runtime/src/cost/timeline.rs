@@ -25,7 +25,12 @@
 //! step's slowest sending prologue ([`PhasedKernel::sends`]) are both done, and no earlier than
 //! the pages can reach it ([`TimelineModel::startup_bound`]); a sending prologue
 //! starts once the pages another kernel of its core loads for it are in
-//! ([`PhasedKernel::loads_share`]). The blocks then run as a three-stage
+//! ([`PhasedKernel::loads_share`]). Pages multicast in rounds land round by round ([`Arrivals`]:
+//! the first once the senders signal their first slab, [`PhasedKernel::first_signal_share`]): a
+//! prologue that waits only for the first round ([`PhasedKernel::waits_first_round`]) resumes
+//! then, and a first block that waits for the later rounds as it goes
+//! ([`PhasedKernel::landed_wait_share`]) does no work after its last such wait before the last
+//! round is in. The blocks then run as a three-stage
 //! pipeline (reader → compute → writer): the first block passes through every stage, each
 //! stage starting on its predecessor's first hand-off ([`TimelineModel::first_block`]), each
 //! further one costs the slowest stage (the sum of a pair that takes turns,
@@ -361,9 +366,19 @@ impl TimelineModel {
     }
 
     /// The timeline of one core whose kernels start no earlier than `senders_done` cycles when
-    /// they wait for a multicast.
+    /// they wait for a multicast whose pages all land then.
     pub fn core(&self, kernels: &[PhasedKernel], senders_done: f64) -> CoreTimeline {
+        self.core_fed(kernels, Arrivals::at(senders_done))
+    }
+
+    /// The timeline of one core whose kernels wait for a multicast whose pages land by
+    /// `arrivals`: a prologue that waits for all of them resumes at the last, one that waits for
+    /// the first round only ([`PhasedKernel::waits_first_round`]) at the first, and the first
+    /// block's work after its last wait for them ([`PhasedKernel::landed_wait_share`]) comes
+    /// after the last ([`TimelineModel::first_block_fed`]).
+    pub fn core_fed(&self, kernels: &[PhasedKernel], arrivals: Arrivals) -> CoreTimeline {
         let mut t = CoreTimeline::default();
+        let mut landed_waits = [None; 3];
         // Per role, a block's work in the role's first blocks (as many as the second entry),
         // then in the later ones.
         let mut stage = [(0.0f64, 0u64, 0.0f64); 3];
@@ -379,7 +394,12 @@ impl TimelineModel {
             // when both it and the senders are done.
             let (resumed, before) = if k.waits_for_sender {
                 let before = total * k.before_wait_share.clamp(0.0, k.prologue_share);
-                (before.max(senders_done), before)
+                let landed = if k.waits_first_round {
+                    arrivals.first
+                } else {
+                    arrivals.last
+                };
+                (before.max(landed), before)
             } else {
                 (0.0, 0.0)
             };
@@ -408,6 +428,7 @@ impl TimelineModel {
                 *l += at_later;
                 pushes[i] = [k.first_push_share, k.last_push_share].map(|s| s.clamp(0.0, 1.0));
                 waits[i] = [k.first_wait_share, k.last_wait_share].map(|s| s.clamp(0.0, 1.0));
+                landed_waits[i] = k.landed_wait_share.map(|s| s.clamp(0.0, 1.0));
             }
             match k.role {
                 KernelRole::Reader => turns[0] |= k.single_buffered,
@@ -429,7 +450,13 @@ impl TimelineModel {
             // Block j (from 1) takes the first-block work of the roles whose first blocks
             // reach it (one kernel per role), the later-block work of the others.
             let at = |j: u64| stage.map(|(f, n, l)| if j <= n { f } else { l });
-            t.first_block = Self::first_block(at(1), pushes, waits);
+            t.first_block = Self::first_block_fed(
+                at(1),
+                pushes,
+                waits,
+                arrivals.last - prologues_done,
+                landed_waits,
+            );
             let mut ends: Vec<u64> = stage.iter().map(|s| s.1.min(blocks)).collect();
             ends.push(blocks);
             ends.sort_unstable();
@@ -461,12 +488,38 @@ impl TimelineModel {
     /// run without waiting from there to its end (its waits come first, as in a conv's first
     /// group of output tiles). Blocks handed over whole pass the stages in series: `r + c + w`.
     pub fn first_block(stage: [f64; 3], pushes: [[f64; 2]; 3], waits: [[f64; 2]; 3]) -> f64 {
+        Self::first_block_fed(stage, pushes, waits, 0.0, [None; 3])
+    }
+
+    /// [`TimelineModel::first_block`] whose stages also wait for a multicast's pages as they go:
+    /// the last of them lands `landed` cycles after the block starts, and a stage that last
+    /// waits for them after its `landed_waits` share of its block
+    /// ([`PhasedKernel::landed_wait_share`]) does the rest of its block no earlier than that: the
+    /// reader's hand-offs after that share, and the compute's end, which is at least `landed`
+    /// plus its work after that wait (and at least its own work and what its hand-offs allow).
+    pub fn first_block_fed(
+        stage: [f64; 3],
+        pushes: [[f64; 2]; 3],
+        waits: [[f64; 2]; 3],
+        landed: f64,
+        landed_waits: [Option<f64>; 3],
+    ) -> f64 {
         let [r, c, w] = stage;
         let after = |work: f64, [first, last]: [f64; 2], [pushed_first, pushed_last]: [f64; 2]| {
             work.max(pushed_first + work * (1.0 - first))
                 .max(pushed_last + work * (1.0 - last))
         };
-        let compute_end = after(c, waits[1], pushes[0].map(|s| r * s));
+        // When a stage of `work` that last waits for the pages after `wait` of it is `share` in.
+        let reached = |work: f64, wait: Option<f64>, share: f64| match wait {
+            Some(wait) if share >= wait => (work * share).max(landed + work * (share - wait)),
+            _ => work * share,
+        };
+        let compute_end = after(
+            c,
+            waits[1],
+            pushes[0].map(|s| reached(r, landed_waits[0], s)),
+        )
+        .max(reached(c, landed_waits[1], 1.0));
         let compute_pushed = pushes[1].map(|s| compute_end - c * (1.0 - s));
         after(w, waits[2], compute_pushed)
     }
@@ -474,26 +527,43 @@ impl TimelineModel {
     /// The estimate of one step (program) whose cores ran the given kernels.
     pub fn step(&self, cores: &[Vec<PhasedKernel>]) -> TimelineStep {
         let share = |k: &PhasedKernel, share: f64| self.kernel_cycles(k).total() * share;
-        let sends = cores
+        // Per sending kernel: when it is done and when it signals its first round, and the
+        // share of its sending prologue done by then.
+        let sending: Vec<(f64, f64, f64)> = cores
             .iter()
-            .map(|core| {
+            .flat_map(|core| {
                 // The sending prologue waits for the pages its core's other kernels load.
                 let loaded = core
                     .iter()
                     .filter(|k| !k.sends)
                     .map(|k| share(k, k.loads_share.clamp(0.0, 1.0)))
                     .fold(0.0, f64::max);
-                core.iter()
-                    .filter(|k| k.sends)
-                    .map(|k| loaded + share(k, k.prologue_share.clamp(0.0, 1.0)))
-                    .fold(0.0, f64::max)
+                core.iter().filter(|k| k.sends).map(move |k| {
+                    let prologue = k.prologue_share.clamp(0.0, 1.0);
+                    let first = k.first_signal_share.clamp(0.0, prologue);
+                    let fraction = if prologue > 0.0 {
+                        first / prologue
+                    } else {
+                        1.0
+                    };
+                    (
+                        loaded + share(k, prologue),
+                        loaded + share(k, first),
+                        fraction,
+                    )
+                })
             })
-            .fold(0.0, f64::max);
-        let startup = self.startup_bound(cores);
-        let timelines: Vec<CoreTimeline> = cores
-            .iter()
-            .map(|k| self.core(k, sends.max(startup.cycles())))
             .collect();
+        let most = |f: fn(&(f64, f64, f64)) -> f64| sending.iter().map(f).fold(0.0, f64::max);
+        let sends = most(|s| s.0);
+        let startup = self.startup_bound(cores);
+        // The first round can come no sooner than its share of the pages through the port.
+        let arrivals = Arrivals {
+            first: most(|s| s.1).max(startup.cycles() * most(|s| s.2)),
+            last: sends.max(startup.cycles()),
+        };
+        let timelines: Vec<CoreTimeline> =
+            cores.iter().map(|k| self.core_fed(k, arrivals)).collect();
         let slowest = timelines
             .iter()
             .cloned()
@@ -610,6 +680,38 @@ pub struct PhasedKernel {
     pub first_wait_share: f64,
     /// The same before its last wait in the block.
     pub last_wait_share: f64,
+    /// With [`PhasedKernel::waits_for_sender`]: its prologue waits only for the first round of
+    /// the multicast's pages (it pushes the later rounds in its first block), so it resumes once
+    /// that round has landed ([`Arrivals::first`]) instead of all of them ([`Arrivals::last`]).
+    pub waits_first_round: bool,
+    /// With [`PhasedKernel::sends`]: the share (0..=`prologue_share`) of its work done when it
+    /// signals its first round of pages (its first slab's semaphore); its `prologue_share` when
+    /// it signals once, after all of them.
+    pub first_signal_share: f64,
+    /// The share (0..=1) of its first block's work done before it last waits for the
+    /// multicast's pages (a reader for the last round's semaphore, a compute for the last pages
+    /// its reader pushes); `None` when its first block does not wait for them.
+    pub landed_wait_share: Option<f64>,
+}
+
+/// When a step's multicast pages have landed on the cores that wait for them, cycles from the
+/// step's start ([`TimelineModel::step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Arrivals {
+    /// The first round (every sender's first slab).
+    pub first: f64,
+    /// All of them.
+    pub last: f64,
+}
+
+impl Arrivals {
+    /// Pages that all land at once, at `cycles`.
+    pub fn at(cycles: f64) -> Arrivals {
+        Arrivals {
+            first: cycles,
+            last: cycles,
+        }
+    }
 }
 
 impl PhasedKernel {
@@ -632,6 +734,9 @@ impl PhasedKernel {
             last_push_share: 1.0,
             first_wait_share: 0.0,
             last_wait_share: 0.0,
+            waits_first_round: false,
+            first_signal_share: 0.0,
+            landed_wait_share: None,
         }
     }
 }
@@ -663,7 +768,8 @@ impl KernelCycles {
 pub struct CoreTimeline {
     /// Each kernel's components.
     pub kernels: Vec<(KernelRole, KernelCycles)>,
-    /// When the last prologue ends (start-up: weights and ring fill, multicast waits).
+    /// When the last prologue ends and the blocks start (start-up: weights and ring fill,
+    /// multicast waits; with pages that land in rounds, the first round's).
     pub prologue: f64,
     /// The first block through every stage.
     pub first_block: f64,
@@ -1098,6 +1204,87 @@ mod tests {
         close(step.slowest.end, step.sender_cycles);
         // No waiting core: no bound.
         assert_eq!(M.step(&[vec![sender]]).startup, StartupBound::default());
+    }
+
+    #[test]
+    fn a_first_block_fed_round_by_round_starts_on_the_first_round() {
+        // The receiver's reader (4 DRAM pages over its 4 blocks: r a block) waits in its
+        // prologue only for the first round of the weights, which lands at 1000 cycles (all of
+        // them at 4000), and pushes the rest in its first block; its compute (320 cycles a
+        // block) last waits for them after 3/4 of its first block.
+        let reader = PhasedKernel {
+            waits_for_sender: true,
+            waits_first_round: true,
+            ..kernel(KernelRole::Reader, dram_reads(4), 4, 0.0)
+        };
+        let compute = PhasedKernel {
+            landed_wait_share: Some(0.75),
+            ..kernel(KernelRole::Compute, matmuls(40), 4, 0.0)
+        };
+        let r = M.kernel_cycles(&reader).total() / 4.0;
+        assert!(r + 320.0 < 3080.0);
+        let arrivals = Arrivals {
+            first: 1000.0,
+            last: 4000.0,
+        };
+        // The blocks start at 1000; the compute's first block ends no earlier than the last
+        // round (3000 cycles in) plus its last quarter (80), later than its own r + 320.
+        let fed = M.core_fed(&[reader, compute], arrivals);
+        close(fed.prologue, 1000.0);
+        close(fed.first_block, 3000.0 + 80.0);
+        close(fed.end, 1000.0 + 3080.0 + 3.0 * r.max(320.0));
+        // Waiting for all of them first: the blocks start at 4000, r + 320 later the first ends.
+        let all = PhasedKernel {
+            waits_first_round: false,
+            ..reader
+        };
+        let waited = M.core_fed(&[all, compute], arrivals);
+        close(waited.prologue, 4000.0);
+        close(waited.first_block, r + 320.0);
+        close(waited.end - fed.end, r + 240.0);
+        // Nor earlier than its own work: a compute of 6400 cycles a block runs its first block
+        // from 1000 to 1000 + r + 6400, past the last round's 4000 + 1600.
+        let slow = PhasedKernel {
+            landed_wait_share: Some(0.75),
+            ..kernel(KernelRole::Compute, matmuls(800), 4, 0.0)
+        };
+        close(
+            M.core_fed(&[reader, slow], arrivals).first_block,
+            r + 6400.0,
+        );
+        // A reader that last waits for them halfway through its first block hands over its
+        // block (at its end) no earlier than the last round plus its second half: the compute
+        // (no wait of its own) ends 320 later.
+        let late = PhasedKernel {
+            landed_wait_share: Some(0.5),
+            ..reader
+        };
+        let plain = kernel(KernelRole::Compute, matmuls(40), 4, 0.0);
+        close(
+            M.core_fed(&[late, plain], arrivals).first_block,
+            3000.0 + 0.5 * r + 320.0,
+        );
+        // The senders' first signal sets the first round's arrival: a sender whose multicast
+        // of 64 KiB to 109 cores signals its first round a quarter of the way through.
+        let send = Counters {
+            noc_mcasts: 32,
+            noc_mcast_bytes: 65536,
+            noc_mcast_dests: 32 * 109,
+            ..Counters::default()
+        };
+        let sender = PhasedKernel {
+            sends: true,
+            first_signal_share: 0.25,
+            ..kernel(KernelRole::Writer, send, 0, 1.0)
+        };
+        let sent = 32.0 * (374.6 + 2048.0 / 60.0);
+        let step = M.step(&[vec![sender], vec![reader, compute]]);
+        close(step.sender_cycles, sent);
+        close(step.slowest.prologue, 0.25 * sent);
+        close(
+            step.slowest.first_block,
+            (r + 320.0).max(0.75 * sent + 80.0),
+        );
     }
 
     #[test]

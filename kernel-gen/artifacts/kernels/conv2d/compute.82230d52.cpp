@@ -3,7 +3,9 @@
 //
 // For each output block, its im2col tiles times the weights (conv2d/block.cpp.tera), the first
 // group of output tiles starting on the block's first im2col tiles while the reader builds the
-// rest (conv2d/act_tile.cpp.tera's WaitIm2col).
+// rest (conv2d/act_tile.cpp.tera's WaitIm2col). The reader pushes the resident weights in
+// rounds in K order as they land (conv2d/weights.cpp.tera): the first output block waits for
+// them as its K steps need them (WaitWeights), so it starts on the first round.
 // With `shifted` views the im2col tiles are not copied: tap row ky of output block b is a part
 // ([view -1, block, view +1] x in_tiles, conv2d/reader) of the reader's ring: the views of input
 // block b + (ky - 1) * W / 32, or with W = 32m + 16 (`half_rows`) above and below the half
@@ -169,6 +171,31 @@ void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue 
     }
 }
 
+namespace {
+
+// The first output block's wait before K step k < k_tiles of its first group, for the resident
+// weights that the reader pushes round by round: weight rows 0..k (all weight_parts * k_tiles
+// rows before the last step: the further parts' rows follow it), cumulatively in `waited`
+// tiles, rounded up to a count that divides the CB's; then WaitIm2col.
+struct WaitWeights {
+    uint32_t* waited;
+    void operator()(uint32_t k) const {
+        constexpr uint32_t weight_tiles = weight_parts * k_tiles * slice_tiles;
+        const uint32_t rows = k + 1 == k_tiles ? weight_parts * k_tiles : k + 1;
+        if (rows * slice_tiles > *waited) {
+            uint32_t tiles = rows * slice_tiles;
+            while (weight_tiles % tiles != 0) {
+                ++tiles;
+            }
+            *waited = tiles;
+            cb_wait_front(cb_weights, tiles);
+        }
+        WaitIm2col{}(k);
+    }
+};
+
+}  // namespace
+
 void kernel_main() {
     const uint32_t block_start = get_arg_val<uint32_t>(0);
     const uint32_t block_count = get_arg_val<uint32_t>(1);
@@ -178,19 +205,26 @@ void kernel_main() {
     if constexpr (relu != 0) {
         pack_relu_config(ReluConfig::zero());
     }
-    cb_wait_front(cb_weights, weight_parts * k_tiles * slice_tiles);
     cb_wait_front(cb_bias, slice_tiles);
     if constexpr (shifted != 0) {
         cb_wait_front(cb_ring, ring_pages);
     }
     cb_wait_front(cb_identity, 1);
     matmul_block_init(cb_act, cb_weights, 0, group, 1, k_tiles);
+    uint32_t weights_waited = 0;
     for (uint32_t i = 0; i < block_count; ++i) {
         const int32_t b = static_cast<int32_t>(block_start + i);
-        conv_block(cb_act, [b](uint32_t t) { return act_tile(b, t); }, cb_out, NoEpilogue{}, WaitIm2col{},
-                   IdentityBias<cb_identity>{});
+        auto act = [b](uint32_t t) { return act_tile(b, t); };
+        if (i == 0) {
+            conv_block(cb_act, act, cb_out, NoEpilogue{}, WaitWeights{&weights_waited},
+                       IdentityBias<cb_identity>{});
+        } else {
+            conv_block(cb_act, act, cb_out, NoEpilogue{}, WaitIm2col{}, IdentityBias<cb_identity>{});
+        }
         cb_pop_front(cb_im2col, im2col_pages);
     }
+    // All of them (a core without output blocks waited for none).
+    cb_wait_front(cb_weights, weight_parts * k_tiles * slice_tiles);
     cb_pop_front(cb_identity, 1);
     if constexpr (shifted != 0) {
         cb_pop_front(cb_ring, ring_pages);

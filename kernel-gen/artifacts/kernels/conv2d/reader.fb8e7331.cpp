@@ -3,9 +3,12 @@
 //
 // Fills the resident weights (weight_parts * k_tiles x slice_tiles bf16 tiles: the core's slice
 // of the out_tiles output tiles) and bias (slice_tiles tiles, bf16 or Float32 by their size) CBs:
-// conv2d/weights.cpp.tera, DRAM reads of a share each on the senders of the slice's group of
-// cores, multicast to the others; the pages are waited for and pushed only once the ring's
-// first blocks are issued, so those reads overlap the weights' read and multicast.
+// conv2d/weights.cpp.tera, DRAM reads of slabs on the senders of the slice's group of cores,
+// multicast to the others; the pages are waited for and pushed round by round in K order only
+// once the ring's first blocks are issued, so those reads overlap the weights' read and
+// multicast; without shifted views only the first round there, the others in the first output
+// block before the im2col hand-offs whose K steps need them, so the compute starts on the first
+// rounds while the others travel.
 // Then keeps a ring of the input pixel blocks (32 raster pixels x in_tiles channel tiles, DRAM
 // page block * in_tiles + c) that the taps of the current output block can touch: each block is
 // read from DRAM once, ring_reach blocks ahead of the output block (after the previous one's
@@ -197,31 +200,42 @@ void kernel_main() {
 
     // The core's slice of the weights (weight_parts * k_tiles rows x slice_tiles columns from
     // column out_start) and bias rows (slice_tiles) fill resident CBs: weight_senders cores of
-    // the slice's group (the senders) each read a share of them from DRAM once
+    // the slice's group (the senders) each read their slabs of them from DRAM once
     // (conv2d/weights_share.cpp.tera, conv2d/weights_read.cpp.tera; with weights_on_writer, set
-    // when a sender also computes output blocks, its writer reads them and weights_landed waits
-    // for them), and each sender's writer multicasts its share to the same CB addresses on the
-    // group's other cores (conv2d/writer.cpp.tera), so the multicasts do not hold up this
-    // kernel. Handshake (kernel-gen src/multicast.rs): semaphore 0 on the first sender counts the
-    // other cores of its group that reserved their CBs (and its writer then sets it on the other
-    // senders), semaphore 1 on a sender says its share is in its L1 (to its writer), semaphore
-    // 2 + s on every core says sender s's share landed.
+    // when a sender also computes output blocks, its writer reads them in one slab and
+    // weights_landed waits for them), and each sender's writer multicasts each slab to the same
+    // CB addresses on the group's other cores (conv2d/writer.cpp.tera), so the multicasts do not
+    // hold up this kernel. Handshake (kernel-gen src/multicast.rs): semaphore 0 on the first
+    // sender counts the other cores of its group that reserved their CBs (and its writer then
+    // sets it on the other senders), semaphore 1 on a sender counts the slabs of its share in its
+    // L1 (to its writer), semaphore 2 + s on every core counts sender s's slabs landed.
     // Nothing is reserved before this, so every core's write pointers are the CB bases. The
     // reader calls weights_landed once its own start-up (its input ring) is issued, so that
     // fills while the pages travel.
-    // The weights' multicast as this core sees it (kernel-gen src/multicast.rs): sender s of
-    // weight_senders (weights_sender = s + 1; 0 on a core that is no sender) reads and multicasts
-    // L1 pages [s * n / weight_senders, (s + 1) * n / weight_senders) of the weights' n, the last
-    // sender also the bias; its VALID semaphore is 2 + s. Every core of the group has the first
-    // sender's NoC coordinates (sender_x, sender_y) and the group's rectangles {x0, y0, x1, y1,
-    // cores}, weights_self_rect names the one that holds it (i + 1; a sender's multicast there is
-    // the loopback variant), and weight_receivers counts the group's other cores.
+    // The weights' multicast as this core sees it (kernel-gen src/multicast.rs): the weights' n
+    // L1 pages are cut into weight_senders * weight_slabs chunks in K order (chunk c: pages
+    // [c * n / chunks, (c + 1) * n / chunks)), and sender s of weight_senders (weights_sender =
+    // s + 1; 0 on a core that is no sender) reads and multicasts chunk j * weight_senders +
+    // (s + j) % weight_senders as its slab j (`slab_chunk`: a round's chunks differ by a page at
+    // most, and the rotation spreads the larger ones over the senders), sender 0 also the bias
+    // with its first slab, chunk 0 (the compute needs it first). Slab j of every sender together
+    // (round j) is then pages [j * n / weight_slabs, (j + 1) * n / weight_slabs). Sender s's
+    // VALID semaphore 2 + s counts its slabs landed.
+    // Every core of the group has the first sender's NoC coordinates (sender_x, sender_y) and
+    // the group's rectangles {x0, y0, x1, y1, cores}, weights_self_rect names the one that holds
+    // it (i + 1; a sender's multicast there is the loopback variant), and weight_receivers counts
+    // the group's other cores.
     constexpr uint32_t weight_pages = weight_parts * k_tiles * slice_tiles;
     constexpr uint32_t weight_l1_pages = weight_pages / weight_page_tiles;
+    constexpr uint32_t weight_chunks = weight_senders * weight_slabs;
     const uint32_t weight_share = weights_sender != 0 ? weights_sender - 1 : 0;
-    const uint32_t share_start = weight_share * weight_l1_pages / weight_senders;
-    const uint32_t share_end = (weight_share + 1) * weight_l1_pages / weight_senders;
-    const bool sends_bias = weights_sender == weight_senders;
+    // The first L1 page of chunk c (c = weight_chunks: the end).
+    auto chunk_page = [](uint32_t c) { return c * weight_l1_pages / weight_chunks; };
+    // The chunk this core sends as its slab j (a sender).
+    [[maybe_unused]] auto slab_chunk = [weight_share](uint32_t j) {
+        return j * weight_senders + (weight_share + j) % weight_senders;
+    };
+    const bool sends_bias = weights_sender == 1;
     const uint32_t weight_rects[3][6] = {
         {mcast0_x0, mcast0_y0, mcast0_x1, mcast0_y1, mcast0_dests, weights_self_rect == 1 ? 1u : 0u},
         {mcast1_x0, mcast1_y0, mcast1_x1, mcast1_y1, mcast1_dests, weights_self_rect == 2 ? 1u : 0u},
@@ -239,78 +253,86 @@ void kernel_main() {
         cb_reserve_back(cb_bias, slice_tiles);
         const uint32_t weights_l1 = get_write_ptr(cb_weights);
         const uint32_t bias_l1 = get_write_ptr(cb_bias);
-        // The group's senders may now write their shares here: tell the first, which counts
+        // The group's senders may now write their slabs here: tell the first, which counts
         // the group's other cores and passes the count on to the other senders.
         if (weights_sender != 1 && weight_receivers > 0) {
             noc_semaphore_inc(get_noc_addr(sender_x, sender_y, get_semaphore(0)), 1);
         }
         if (weights_sender != 0 && (weights_on_writer == 0 || weight_receivers == 0)) {
-            // With receivers, semaphore 1 counts the weight_slabs slabs of the share in L1 (slab
-            // j: pages [j * m / weight_slabs, (j + 1) * m / weight_slabs) of its m from
-            // share_start, the bias with the last), so the writer multicasts each while the next
-            // is read.
-            auto slabs_loaded = [](uint32_t slabs) {
-                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), slabs);
-            };
-            uint32_t slabs_read = 0;
-            auto weights_page_read = [&](uint32_t page) {
-                const uint32_t end = share_start + (slabs_read + 1) * (share_end - share_start) / weight_slabs;
-                if (weight_receivers > 0 && slabs_read + 1 < weight_slabs && page + 1 == end) {
-                    noc_async_read_barrier();
-                    slabs_loaded(++slabs_read);
-                }
-            };
-            // This sender's share of the slice's weights (L1 pages [share_start, share_end)) and,
-            // on the last sender, the bias from DRAM into the resident CBs at weights_l1 and
-            // bias_l1 (conv2d/weights_share.cpp.tera; on the reader or, when a sender also has
-            // output blocks, on its writer): the weights' buffer is the whole matrix (row-major
-            // tiles, weight_page_tiles a page): the slice is one run of the whole matrix when it
-            // is every column, else a run of slice_tiles tiles in each row (pages inside it).
-            // After each page's read is issued, weights_page_read(its L1 page) (the includer's).
+            auto read_pages = [&](uint32_t read_from, uint32_t read_to, bool read_bias) {
+            // L1 pages [read_from, read_to) of the slice's weights and, with read_bias, the bias
+            // from DRAM into the resident CBs at weights_l1 and bias_l1, then waits for them
+            // (conv2d/weights_share.cpp.tera; on the reader or, when a sender also has output
+            // blocks, on its writer): the weights' buffer is the whole matrix (row-major tiles,
+            // weight_page_tiles a page): the slice is one run of the whole matrix when it is every
+            // column, else a run of slice_tiles tiles in each row (pages inside it).
             {
                 constexpr uint32_t runs = slice_tiles == out_tiles ? 1 : weight_parts * k_tiles;
-                constexpr uint32_t run_tiles = weight_parts * k_tiles * slice_tiles / runs;
+                constexpr uint32_t run_pages = weight_parts * k_tiles * slice_tiles / runs / weight_page_tiles;
                 const InterleavedAddrGen<true> weights{weight_addr, weight_page_tiles * get_tile_size(cb_weights)};
                 const uint32_t bias_tile = get_tile_size(cb_bias);
                 const InterleavedAddrGenFast<true> bias{bias_addr, bias_tile,
                                                         bias_tile == 4096 ? DataFormat::Float32 : DataFormat::Float16_b};
-                for (uint32_t r = 0; r < runs; ++r) {
-                    const uint32_t first = (r * out_tiles + out_start) / weight_page_tiles;
-                    for (uint32_t p = 0; p < run_tiles / weight_page_tiles; ++p) {
-                        const uint32_t page = r * run_tiles / weight_page_tiles + p;
-                        if (page < share_start || page >= share_end) {
-                            continue;
-                        }
-                        noc_async_read_page(first + p, weights, weights_l1 + page * weights.page_size);
-                        weights_page_read(page);
-                    }
+                for (uint32_t page = read_from; page < read_to; ++page) {
+                    const uint32_t first = (page / run_pages * out_tiles + out_start) / weight_page_tiles;
+                    noc_async_read_page(first + page % run_pages, weights, weights_l1 + page * weights.page_size);
                 }
-                for (uint32_t p = 0; sends_bias && p < slice_tiles; ++p) {
+                for (uint32_t p = 0; read_bias && p < slice_tiles; ++p) {
                     noc_async_read_page(out_start + p, bias, bias_l1 + p * bias.page_size);
                 }
                 noc_async_read_barrier();
             }
-            if (weight_receivers > 0) {
-                slabs_loaded(weight_slabs);
+            };
+            if (weight_receivers == 0) {
+                read_pages(0, weight_l1_pages, true);
+            } else {
+                // Slab j is chunk slab_chunk(j); semaphore 1 counts the slabs
+                // in L1, so the writer multicasts each while the next is read.
+                for (uint32_t j = 0; j < weight_slabs; ++j) {
+                    const uint32_t chunk = slab_chunk(j);
+                    read_pages(chunk_page(chunk), chunk_page(chunk + 1), sends_bias && j == 0);
+                    noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), j + 1);
+                }
             }
         }
     }
-    // The pages are in this core's L1 (on a sender whose writer read its share, semaphore 1;
-    // every other sender's share, semaphore 2 + s): push them for the compute. First, while the
-    // pages travel, the constant tiles this kernel writes for the compute
-    // (conv2d/constants_on_reader.cpp.tera): a fused pool's selection tiles, the identity tile.
-    auto weights_landed = [&] {
-        write_identity(cb_identity);
-        if (weights_sender != 0 && weights_on_writer != 0 && weight_receivers > 0) {
-            noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);
+    // Pushes the weights' rounds up to `rounds` not pushed yet for the compute, in K order (the
+    // bias with round 0; the weights a page at a time: their CB holds a whole number of pages),
+    // each once it is in this core's L1: on a sender whose writer read its slab,
+    // semaphore 1; every other sender's slab j, semaphore 2 + s at j + 1 (this core's own slabs
+    // were read above). First, while the pages travel, the constant tiles this kernel writes for
+    // the compute (conv2d/constants_on_reader.cpp.tera): a fused pool's selection tiles, the
+    // identity tile.
+    // The rounds that hold the weights' first `tiles` tiles.
+    [[maybe_unused]] auto rounds_holding = [&](uint32_t tiles) {
+        uint32_t j = 1;
+        while (j < weight_slabs && chunk_page(j * weight_senders) * weight_page_tiles < tiles) {
+            ++j;
         }
-        for (uint32_t s = 0; s < weight_senders; ++s) {
-            if (s + 1 != weights_sender) {
-                noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(2 + s)), 1);
+        return j;
+    };
+    uint32_t weight_rounds_pushed = 0;
+    auto weights_landed = [&](uint32_t rounds) {
+        for (; weight_rounds_pushed < rounds; ++weight_rounds_pushed) {
+            const uint32_t j = weight_rounds_pushed;
+            if (j == 0) {
+                write_identity(cb_identity);
+            }
+            if (j == 0 && weights_sender != 0 && weights_on_writer != 0 && weight_receivers > 0) {
+                noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);
+            }
+            for (uint32_t s = 0; s < weight_senders; ++s) {
+                if (s + 1 != weights_sender) {
+                    noc_semaphore_wait_min(reinterpret_cast<volatile uint32_t*>(get_semaphore(2 + s)), j + 1);
+                }
+            }
+            if (j == 0) {
+                cb_push_back(cb_bias, slice_tiles);
+            }
+            for (uint32_t p = chunk_page(j * weight_senders); p < chunk_page((j + 1) * weight_senders); ++p) {
+                cb_push_back(cb_weights, weight_page_tiles);
             }
         }
-        cb_push_back(cb_weights, weight_pages);
-        cb_push_back(cb_bias, slice_tiles);
     };
 
 
@@ -344,7 +366,7 @@ void kernel_main() {
 
     // A core without output blocks (the weights' sender, plan::Split::sender_light) reads none.
     if (block_count == 0) {
-        weights_landed();
+        weights_landed(weight_slabs);
         if constexpr (shifted != 0) {
             cb_push_back(cb_ring, ring_pages);
         }
@@ -485,7 +507,7 @@ void kernel_main() {
             finish_views(beside);
         }
         noc_async_read_barrier();
-        weights_landed();
+        weights_landed(weight_slabs);
         cb_push_back(cb_ring, ring_pages);
 
         // In output block b, once the compute is done with block b - 2 (its page of cb_im2col
@@ -520,7 +542,10 @@ void kernel_main() {
     for (int32_t q = first - static_cast<int32_t>(ring_reach); q <= first + static_cast<int32_t>(ring_reach); ++q) {
         fetch(q);
     }
-    weights_landed();
+    // The weights' first round; the others in the first block, each before the first im2col
+    // hand-off whose K steps need it, so the compute starts on the first rounds while the
+    // others travel.
+    weights_landed(1);
 
     for (uint32_t b = block_start; b < block_start + block_count; ++b) {
         const int32_t p0 = static_cast<int32_t>(b * 32);
@@ -600,6 +625,9 @@ void kernel_main() {
                         }
                     }
                     noc_async_read_barrier();
+                    if (b == block_start) {
+                        weights_landed(rounds_holding((ky + 1) * im2col_handoff * slice_tiles));
+                    }
                     cb_push_back(cb_im2col, im2col_handoff);
                 }
             } else {
@@ -607,6 +635,9 @@ void kernel_main() {
                 for (uint32_t t = 0; t < k_tiles; t += im2col_handoff) {
                     build(t / in_tiles, t % in_tiles, t % in_tiles + im2col_handoff);
                     noc_async_read_barrier();
+                    if (b == block_start) {
+                        weights_landed(rounds_holding((t + im2col_handoff) * slice_tiles));
+                    }
                     cb_push_back(cb_im2col, im2col_handoff);
                 }
             }
@@ -634,6 +665,9 @@ void kernel_main() {
                 }
             }
             cb_push_back(cb_im2col, k_tiles);
+        }
+        if (b == block_start) {
+            weights_landed(weight_slabs);
         }
         // The block the next output block's taps reach, in the slot of the first block this
         // one's reached (its im2col tiles are complete), read while the compute works.

@@ -55,38 +55,52 @@ void kernel_main() {
     const uint32_t mcast2_dests = get_arg_val<uint32_t>(21);
     const uint32_t weights_self_rect = get_arg_val<uint32_t>(22);
 
-    // On each sender of the weights (conv2d/weights.cpp.tera), multicasts its share of the
-    // resident weights (conv2d/weights_share.cpp.tera) and, on the last sender, the bias to the
+    // On each sender of the weights (conv2d/weights.cpp.tera), multicasts its slabs of the
+    // resident weights (conv2d/weights_share.cpp.tera: slab j is chunk j * weight_senders + s of
+    // the weights in K order) and, on the first sender, the bias with its first slab to the
     // group's other cores, one multicast per rectangle of the group; the rectangle that holds
     // the sender (r[5], weights_self_rect) takes the loopback variant, its destination count
-    // r[4] including the sender. With weights_on_writer this kernel reads the share from DRAM first
-    // and sets semaphore 1 for the reader; then waits for semaphore 0 (every other core of the
-    // group reserved its CBs: on the first sender their increments, which it then multicasts to
-    // the group for the other senders); then multicasts the share in weight_slabs slabs (1 with
-    // weights_on_writer), without weights_on_writer each once the reader's semaphore 1 counts it
-    // in L1 (conv2d/weights.cpp.tera), the bias with the last; then sets its semaphore 2 + s on
-    // the group's cores. With one sender and one rectangle, the multicasts and the semaphore's
-    // are one linked NoC transaction (NOC_CMD_VC_LINKED: the path stays reserved between them,
-    // and the semaphore lands after the data, so no barrier comes before it); this kernel's NoC
-    // issues nothing else until the semaphore's multicast, unlinked, ends it. With more
-    // rectangles the destinations alternate, and several senders' multicasts cross the same
-    // routers at once (kernel-gen src/multicast.rs), so nothing is linked and a barrier comes
-    // before the semaphore. The CBs are the reader's and the compute's: this kernel reserves
-    // none, so their write pointers are the CB bases on every core.
+    // r[4] including the sender. With weights_on_writer this kernel reads its one slab from DRAM
+    // first and sets semaphore 1 for the reader; then waits for semaphore 0 (every other core of
+    // the group reserved its CBs: on the first sender their increments, which it then multicasts
+    // to the group for the other senders); then multicasts each of its weight_slabs slabs (1 with
+    // weights_on_writer), without weights_on_writer once the reader's semaphore 1 counts it in L1
+    // (conv2d/weights.cpp.tera), and sets its semaphore 2 + s to the slabs sent on the group's
+    // cores after each, so the receivers push the weights to their compute round by round. With
+    // one sender and one rectangle, the multicasts and the semaphore's are one linked NoC
+    // transaction (NOC_CMD_VC_LINKED: the path stays reserved between them, and each semaphore
+    // lands after the data before it, so no barrier comes before it; the semaphore's source word
+    // is flushed before it changes); this kernel's NoC issues nothing else until the last
+    // semaphore's multicast, unlinked, ends it. With more rectangles the destinations alternate,
+    // and several senders' multicasts cross the same routers at once (kernel-gen
+    // src/multicast.rs), so nothing is linked and a barrier comes before each semaphore. The CBs
+    // are the reader's and the compute's: this kernel reserves none, so their write pointers are
+    // the CB bases on every core.
     {
-    // The weights' multicast as this core sees it (kernel-gen src/multicast.rs): sender s of
-    // weight_senders (weights_sender = s + 1; 0 on a core that is no sender) reads and multicasts
-    // L1 pages [s * n / weight_senders, (s + 1) * n / weight_senders) of the weights' n, the last
-    // sender also the bias; its VALID semaphore is 2 + s. Every core of the group has the first
-    // sender's NoC coordinates (sender_x, sender_y) and the group's rectangles {x0, y0, x1, y1,
-    // cores}, weights_self_rect names the one that holds it (i + 1; a sender's multicast there is
-    // the loopback variant), and weight_receivers counts the group's other cores.
+    // The weights' multicast as this core sees it (kernel-gen src/multicast.rs): the weights' n
+    // L1 pages are cut into weight_senders * weight_slabs chunks in K order (chunk c: pages
+    // [c * n / chunks, (c + 1) * n / chunks)), and sender s of weight_senders (weights_sender =
+    // s + 1; 0 on a core that is no sender) reads and multicasts chunk j * weight_senders +
+    // (s + j) % weight_senders as its slab j (`slab_chunk`: a round's chunks differ by a page at
+    // most, and the rotation spreads the larger ones over the senders), sender 0 also the bias
+    // with its first slab, chunk 0 (the compute needs it first). Slab j of every sender together
+    // (round j) is then pages [j * n / weight_slabs, (j + 1) * n / weight_slabs). Sender s's
+    // VALID semaphore 2 + s counts its slabs landed.
+    // Every core of the group has the first sender's NoC coordinates (sender_x, sender_y) and
+    // the group's rectangles {x0, y0, x1, y1, cores}, weights_self_rect names the one that holds
+    // it (i + 1; a sender's multicast there is the loopback variant), and weight_receivers counts
+    // the group's other cores.
     constexpr uint32_t weight_pages = weight_parts * k_tiles * slice_tiles;
     constexpr uint32_t weight_l1_pages = weight_pages / weight_page_tiles;
+    constexpr uint32_t weight_chunks = weight_senders * weight_slabs;
     const uint32_t weight_share = weights_sender != 0 ? weights_sender - 1 : 0;
-    const uint32_t share_start = weight_share * weight_l1_pages / weight_senders;
-    const uint32_t share_end = (weight_share + 1) * weight_l1_pages / weight_senders;
-    const bool sends_bias = weights_sender == weight_senders;
+    // The first L1 page of chunk c (c = weight_chunks: the end).
+    auto chunk_page = [](uint32_t c) { return c * weight_l1_pages / weight_chunks; };
+    // The chunk this core sends as its slab j (a sender).
+    [[maybe_unused]] auto slab_chunk = [weight_share](uint32_t j) {
+        return j * weight_senders + (weight_share + j) % weight_senders;
+    };
+    const bool sends_bias = weights_sender == 1;
     const uint32_t weight_rects[3][6] = {
         {mcast0_x0, mcast0_y0, mcast0_x1, mcast0_y1, mcast0_dests, weights_self_rect == 1 ? 1u : 0u},
         {mcast1_x0, mcast1_y0, mcast1_x1, mcast1_y1, mcast1_dests, weights_self_rect == 2 ? 1u : 0u},
@@ -111,37 +125,31 @@ void kernel_main() {
             const uint32_t bias_bytes = slice_tiles * get_tile_size(cb_bias);
             volatile uint32_t* const slabs_loaded = reinterpret_cast<volatile uint32_t*>(get_semaphore(1));
             if constexpr (weights_on_writer != 0) {
-                auto weights_page_read = [](uint32_t) {};
-            // This sender's share of the slice's weights (L1 pages [share_start, share_end)) and,
-            // on the last sender, the bias from DRAM into the resident CBs at weights_l1 and
-            // bias_l1 (conv2d/weights_share.cpp.tera; on the reader or, when a sender also has
-            // output blocks, on its writer): the weights' buffer is the whole matrix (row-major
-            // tiles, weight_page_tiles a page): the slice is one run of the whole matrix when it
-            // is every column, else a run of slice_tiles tiles in each row (pages inside it).
-            // After each page's read is issued, weights_page_read(its L1 page) (the includer's).
+                auto read_pages = [&](uint32_t read_from, uint32_t read_to, bool read_bias) {
+            // L1 pages [read_from, read_to) of the slice's weights and, with read_bias, the bias
+            // from DRAM into the resident CBs at weights_l1 and bias_l1, then waits for them
+            // (conv2d/weights_share.cpp.tera; on the reader or, when a sender also has output
+            // blocks, on its writer): the weights' buffer is the whole matrix (row-major tiles,
+            // weight_page_tiles a page): the slice is one run of the whole matrix when it is every
+            // column, else a run of slice_tiles tiles in each row (pages inside it).
             {
                 constexpr uint32_t runs = slice_tiles == out_tiles ? 1 : weight_parts * k_tiles;
-                constexpr uint32_t run_tiles = weight_parts * k_tiles * slice_tiles / runs;
+                constexpr uint32_t run_pages = weight_parts * k_tiles * slice_tiles / runs / weight_page_tiles;
                 const InterleavedAddrGen<true> weights{weight_addr, weight_page_tiles * get_tile_size(cb_weights)};
                 const uint32_t bias_tile = get_tile_size(cb_bias);
                 const InterleavedAddrGenFast<true> bias{bias_addr, bias_tile,
                                                         bias_tile == 4096 ? DataFormat::Float32 : DataFormat::Float16_b};
-                for (uint32_t r = 0; r < runs; ++r) {
-                    const uint32_t first = (r * out_tiles + out_start) / weight_page_tiles;
-                    for (uint32_t p = 0; p < run_tiles / weight_page_tiles; ++p) {
-                        const uint32_t page = r * run_tiles / weight_page_tiles + p;
-                        if (page < share_start || page >= share_end) {
-                            continue;
-                        }
-                        noc_async_read_page(first + p, weights, weights_l1 + page * weights.page_size);
-                        weights_page_read(page);
-                    }
+                for (uint32_t page = read_from; page < read_to; ++page) {
+                    const uint32_t first = (page / run_pages * out_tiles + out_start) / weight_page_tiles;
+                    noc_async_read_page(first + page % run_pages, weights, weights_l1 + page * weights.page_size);
                 }
-                for (uint32_t p = 0; sends_bias && p < slice_tiles; ++p) {
+                for (uint32_t p = 0; read_bias && p < slice_tiles; ++p) {
                     noc_async_read_page(out_start + p, bias, bias_l1 + p * bias.page_size);
                 }
                 noc_async_read_barrier();
             }
+                };
+                read_pages(chunk_page(slab_chunk(0)), chunk_page(slab_chunk(0) + 1), sends_bias);
                 noc_semaphore_set(slabs_loaded, 1);
             }
             // Semaphore 0: on the first sender every other core's increment, which it then sets
@@ -174,32 +182,34 @@ void kernel_main() {
                     }
                 }
             };
-            const uint32_t share_pages = share_end - share_start;
-            for (uint32_t s = 0; s < weight_slabs; ++s) {
-                if constexpr (weights_on_writer == 0) {
-                    noc_semaphore_wait_min(slabs_loaded, s + 1);
-                }
-                const uint32_t start = share_start + s * share_pages / weight_slabs;
-                const uint32_t end = share_start + (s + 1) * share_pages / weight_slabs;
-                multicast(weights_l1 + start * page_bytes, (end - start) * page_bytes);
-            }
-            if (sends_bias) {
-                multicast(bias_l1, bias_bytes);
-            }
-            if (!linked) {
-                noc_async_write_barrier();
-            }
             const uint32_t valid = get_semaphore(2 + weight_share);
-            noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(valid), 1);
-            for (const auto& r : weight_rects) {
-                if (r[4] <= r[5]) {
-                    continue;
+            for (uint32_t j = 0; j < weight_slabs; ++j) {
+                if constexpr (weights_on_writer == 0) {
+                    noc_semaphore_wait_min(slabs_loaded, j + 1);
                 }
-                const uint64_t valid_dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], valid);
-                if (r[5] != 0) {
-                    noc_semaphore_set_multicast_loopback_src(valid, valid_dst, r[4]);
-                } else {
-                    noc_semaphore_set_multicast(valid, valid_dst, r[4]);
+                const uint32_t chunk = slab_chunk(j);
+                const uint32_t start = chunk_page(chunk);
+                multicast(weights_l1 + start * page_bytes, (chunk_page(chunk + 1) - start) * page_bytes);
+                if (sends_bias && j == 0) {
+                    multicast(bias_l1, bias_bytes);
+                }
+                if (!linked) {
+                    noc_async_write_barrier();
+                } else if (j > 0) {
+                    noc_async_writes_flushed();
+                }
+                noc_semaphore_set(reinterpret_cast<volatile uint32_t*>(valid), j + 1);
+                const bool more = linked && j + 1 < weight_slabs;
+                for (const auto& r : weight_rects) {
+                    if (r[4] <= r[5]) {
+                        continue;
+                    }
+                    const uint64_t valid_dst = get_noc_multicast_addr(r[0], r[1], r[2], r[3], valid);
+                    if (r[5] != 0) {
+                        noc_semaphore_set_multicast_loopback_src(valid, valid_dst, r[4], more);
+                    } else {
+                        noc_semaphore_set_multicast(valid, valid_dst, r[4], more);
+                    }
                 }
             }
             noc_async_write_barrier();
