@@ -49,7 +49,13 @@
 //! barriers, `noc_semaphore_wait` equality, multicast destination counts (the sender is excluded
 //! unless `_loopback_src`), more than 341 runtime args, host buffer access during trace capture,
 //! L1-interleaved pages (`InterleavedAddrGen<false>`: page p in the bank of worker core
-//! p % cores, at the same address in each) outside every L1 buffer.
+//! p % cores, at the same address in each) outside every L1 buffer, and races between a NoC
+//! writer and the core whose CB its pages land in, by vector clocks over the semaphores
+//! (`src/emu/order.hpp`): a CB push of pages another kernel wrote must come after a semaphore
+//! wait that the writer signalled after the write, and a write may not land in pages pushed
+//! since the writer last learned they were freed. The scheduler's fixed order often lets a
+//! sender finish before its receivers run, so without this a receiver that skips the wait would
+//! pass here and race on silicon.
 //! NoC transfers land at their barrier. Fresh L1 and DRAM read as 0xFF bytes (NaN).
 //!
 //! Numerics: tiles are stored in the 4-face layout; Float32 tiles reach the Src registers cut to

@@ -33,6 +33,10 @@ enum Setup {
     ComputeOnCb0(DataFormat, u32, &'static str),
     /// A compute kernel (fp32 DST) whose cb 0 holds two Float32 tiles in `UnpackToDestFp32` mode.
     ComputeUnpackToDest(&'static str),
+    /// A writer `sender` and a reader `receiver` on cores (0,0) and (1,0)
+    /// ([`common::writer_and_reader`]; the receiver on (0,0) when the flag is set), the bodies
+    /// after [`PEER_PRELUDE`].
+    WriterAndReader(&'static str, &'static str, bool),
 }
 
 /// One diagnostic: its `kfail` format, a kernel that triggers it, and (a part of) the message.
@@ -50,7 +54,9 @@ const fn case(format: &'static str, setup: Setup, message: &'static str) -> Case
     }
 }
 
-use Setup::{Compute, ComputeFp32, ComputeOnCb0, ComputeUnpackToDest, Reader, ReaderSource};
+use Setup::{
+    Compute, ComputeFp32, ComputeOnCb0, ComputeUnpackToDest, Reader, ReaderSource, WriterAndReader,
+};
 
 /// The reader's runtime args: an L1 buffer and a DRAM buffer (two 2 KiB pages) on every core, and
 /// the NoC coordinates of logical cores (0,0) (NoC (1,2)) and (1,0) (NoC (2,2)).
@@ -61,6 +67,16 @@ void kernel_main() {
     const uint32_t x0 = get_arg_val<uint32_t>(2), y0 = get_arg_val<uint32_t>(3);
     const uint32_t x1 = get_arg_val<uint32_t>(4), y1 = get_arg_val<uint32_t>(5);
     (void)l1_buf; (void)dram_buf; (void)x0; (void)y0; (void)x1; (void)y1;
+"#;
+
+/// The two kernels of [`WriterAndReader`]: `x`, `y` the other core's NoC coordinates and `sem` its
+/// semaphore 0, `own` this core's.
+const PEER_PRELUDE: &str = r#"#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    const uint32_t x = get_arg_val<uint32_t>(0), y = get_arg_val<uint32_t>(1);
+    const uint64_t sem = get_noc_addr(x, y, get_semaphore(0));
+    volatile uint32_t* const own = reinterpret_cast<volatile uint32_t*>(get_semaphore(0));
+    (void)sem; (void)own;
 "#;
 
 const COMPUTE_PRELUDE: &str = r#"#include "api/compute/compute_kernel_hw_startup.h"
@@ -535,6 +551,55 @@ const CASES: &[Case] = &[
                  pack_relu_config(ReluConfig::min_threshold(0xBF80));"),
         "pack_relu_config: threshold 0xbf80 (bf16) is negative",
     ),
+    // ---- run.cpp: happens-before between a NoC writer and the core it writes (order.hpp) ----
+    case(
+        "cb_push_back(cb %d, %d): %u byte(s) at L1 0x%x of these pages were written over the NoC by %s, and \
+         this kernel waited for no semaphore that %s signalled after that write (push a remote writer's pages \
+         only once its semaphore says they landed) on %s",
+        WriterAndReader(
+            "noc_async_write(get_write_ptr(0), get_noc_addr(x, y, get_write_ptr(0)), 16);\n\
+             noc_async_write_barrier();\n\
+             noc_semaphore_inc(sem, 1);",
+            "cb_reserve_back(0, 1); cb_push_back(0, 1);",
+            false,
+        ),
+        "cb_push_back(cb 0, 1): 16 byte(s) at L1 0x1b400 of these pages were written over the NoC by core (0,0) \
+         writer 'sender', and this kernel waited for no semaphore that core (0,0) writer 'sender' signalled after \
+         that write",
+    ),
+    case(
+        "a NoC write from %s landed in page %u of CB %u on core (%u,%u), which its kernels have pushed and not \
+         popped: that core pushed the pages before this write landed (wait for the writer's semaphore before \
+         cb_push_back)",
+        // The reader says it pushed (not popped) the page; the writer writes it again.
+        WriterAndReader(
+            "for (uint32_t r = 0; r < 2; ++r) {\n\
+                 if (r > 0) noc_semaphore_wait(own, 1);\n\
+                 noc_async_write(get_write_ptr(0), get_noc_addr(x, y, get_write_ptr(0)), 16);\n\
+                 noc_async_write_barrier();\n\
+                 noc_semaphore_inc(sem, 1);\n\
+             }",
+            "cb_reserve_back(0, 1); noc_semaphore_wait(own, 1); cb_push_back(0, 1);\n\
+             noc_semaphore_inc(sem, 1); cb_wait_front(0, 1); noc_semaphore_wait(own, 2); cb_pop_front(0, 1);",
+            false,
+        ),
+        "a NoC write from core (0,0) writer 'sender' landed in page 0 of CB 0 on core (1,0), which its kernels \
+         have pushed and not popped",
+    ),
+    case(
+        "a NoC write from %s landed in page %u of CB %u on core (%u,%u) after %s pushed that page, and nothing \
+         ordered the write after the push: the pages were pushed before this write landed (wait for the writer's \
+         semaphore before cb_push_back)",
+        // The reader runs first and pushes without waiting.
+        WriterAndReader(
+            "noc_async_write(get_write_ptr(0), get_noc_addr(x, y, get_write_ptr(0)), 16);\n\
+             noc_async_write_barrier();",
+            "cb_reserve_back(0, 1); cb_push_back(0, 1); cb_wait_front(0, 1); cb_pop_front(0, 1);",
+            true,
+        ),
+        "a NoC write from core (1,0) writer 'sender' landed in page 0 of CB 0 on core (0,0) after core (0,0) \
+         reader 'receiver' pushed that page",
+    ),
 ];
 
 /// The format strings of every `kfail` call in `src` (C source), adjacent literals joined, with
@@ -708,6 +773,11 @@ fn run(setup: Setup) -> Result<()> {
             body,
             true,
             true,
+        ),
+        WriterAndReader(writer, reader, receiver_first) => common::writer_and_reader(
+            &format!("{PEER_PRELUDE}{writer}\n}}\n"),
+            &format!("{PEER_PRELUDE}{reader}\n}}\n"),
+            receiver_first,
         ),
     }
 }

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{core0, device, expect_err};
+use common::{core0, device, expect_err, writer_and_reader};
 use tt_runtime::{CbSpec, CoreCoord, DataFormat, Device, Error, KernelSpec, Program};
 
 /// Runs one reader kernel on core (0, 0) with a 4-page bf16 tile CB 0, a semaphore, and an
@@ -537,4 +537,44 @@ fn compile_errors_carry_the_compiler_output() {
         "{e}"
     );
     assert!(e.message().contains("broken.cpp"), "{e}");
+}
+
+/// The writer writes 16 bytes into the reader's CB 0 and increments the reader's semaphore 0,
+/// `rounds` times; the reader waits for it and pushes the page each time, reserving it again
+/// and, from the second round on, telling the writer by the writer's semaphore 0 that it popped
+/// the last. `diagnostics.rs` has the same protocol with a wait or a signal left out.
+fn remote_push(receiver_first: bool, rounds: u32) -> tt_runtime::Result<()> {
+    let writer = format!(
+        "const uint32_t x = get_arg_val<uint32_t>(0), y = get_arg_val<uint32_t>(1);\n\
+         for (uint32_t r = 0; r < {rounds}; ++r) {{\n\
+             if (r > 0) noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), r);\n\
+             noc_async_write(get_write_ptr(0), get_noc_addr(x, y, get_write_ptr(0)), 16);\n\
+             noc_async_write_barrier();\n\
+             noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(0)), 1);\n\
+         }}"
+    );
+    let reader = format!(
+        "const uint32_t x = get_arg_val<uint32_t>(0), y = get_arg_val<uint32_t>(1);\n\
+         for (uint32_t r = 0; r < {rounds}; ++r) {{\n\
+             cb_reserve_back(0, 1);\n\
+             if (r > 0) noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(0)), 1);\n\
+             noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), r + 1);\n\
+             cb_push_back(0, 1);\n\
+             cb_wait_front(0, 1);\n\
+             cb_pop_front(0, 1);\n\
+         }}"
+    );
+    writer_and_reader(&dm(&writer), &dm(&reader), receiver_first)
+}
+
+#[test]
+fn remote_writes_ordered_by_semaphores_are_allowed() {
+    // Every push after the writer's signal, every later write after the reader freed the page
+    // and said so: allowed in either scheduling order (the race checks order them by the
+    // semaphores, not by when the scheduler ran them).
+    for receiver_first in [false, true] {
+        for rounds in [1, 3] {
+            remote_push(receiver_first, rounds).unwrap();
+        }
+    }
 }

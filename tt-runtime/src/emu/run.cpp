@@ -228,9 +228,58 @@ void flush_reads(Ctx &c) {
     c.reads.clear();
 }
 
+uint32_t cb_used(const CbState &s) { return static_cast<uint16_t>(s.received - s.acked); }
+
+bool overlaps(uint32_t a, uint32_t alen, uint32_t b, uint32_t blen) { return a < b + blen && b < a + alen; }
+
+// A NoC write that lands in pages of a CB that its core's kernels have pushed and not popped
+// races with the kernel reading them: the receiver pushes a remote writer's pages only once the
+// writer signals that they landed.
+void check_landing_in_cbs(Ctx &c, const Xfer &x) {
+    const uint32_t core = static_cast<uint32_t>(x.dst_core);
+    for (uint32_t id = 0; id < NUM_CBS; ++id) {
+        const CbConfig &cfg = c.run->prog->cbs[core][id];
+        if (!cfg.present || !overlaps(cfg.addr, cfg.pages * cfg.page, x.dst_off, x.size)) {
+            continue;
+        }
+        const uint32_t slot = core * NUM_CBS + id;
+        const CbState &s = c.run->cbs[slot];
+        const Core &d = c.run->dev->cores[core];
+        for (uint32_t k = 0; k < cb_used(s); ++k) {
+            const uint32_t page = (s.rd_page + k) % cfg.pages;
+            if (overlaps(cfg.addr + page * cfg.page, cfg.page, x.dst_off, x.size)) {
+                kfail("a NoC write from %s landed in page %u of CB %u on core (%u,%u), which its kernels have pushed "
+                      "and not popped: that core pushed the pages before this write landed (wait for the writer's "
+                      "semaphore before cb_push_back)",
+                      who(c).c_str(), page, id, d.lx, d.ly);
+            }
+        }
+        for (uint32_t page = 0; page < cfg.pages; ++page) {
+            if (!overlaps(cfg.addr + page * cfg.page, cfg.page, x.dst_off, x.size)) {
+                continue;
+            }
+            const int64_t pusher = c.run->order->unordered_push(c.index, slot, page);
+            if (pusher >= 0) {
+                kfail("a NoC write from %s landed in page %u of CB %u on core (%u,%u) after %s pushed that page, and "
+                      "nothing ordered the write after the push: the pages were pushed before this write landed "
+                      "(wait for the writer's semaphore before cb_push_back)",
+                      who(c).c_str(), page, id, d.lx, d.ly, who(c.run->ctxs[static_cast<size_t>(pusher)]).c_str());
+            }
+        }
+    }
+}
+
 void flush_writes(Ctx &c) {
+    const std::vector<uint32_t> &cb_end = c.run->prog->cb_end;
     for (const Xfer &x : c.writes) {
         memmove(x.dst, x.src, x.size);
+        // A sender's loopback copy of its own pages (the same bytes) orders nothing.
+        const bool in_cbs = x.dst_core >= 0 && static_cast<size_t>(x.dst_core) < cb_end.size() &&
+                            x.dst_off < cb_end[static_cast<size_t>(x.dst_core)];
+        if (in_cbs && x.dst != x.src) {
+            check_landing_in_cbs(c, x);
+            c.run->order->landed(c.index, static_cast<uint32_t>(x.dst_core), x.dst_off, x.size);
+        }
     }
     if (!c.writes.empty()) {
         c.run->events++;
@@ -258,8 +307,6 @@ void block(Ctx &c, const Wait &w) {
     c.wait.kind = WaitKind::None;
 }
 
-uint32_t cb_used(const CbState &s) { return static_cast<uint16_t>(s.received - s.acked); }
-
 void check_count(Ctx &c, const CbConfig &cfg, int32_t cb, int32_t n, const char *op, bool divide) {
     if (n <= 0) {
         kfail("%s(cb %d, %d): the page count must be positive on %s", op, cb, n, who(c).c_str());
@@ -272,8 +319,6 @@ void check_count(Ctx &c, const CbConfig &cfg, int32_t cb, int32_t n, const char 
               who(c).c_str());
     }
 }
-
-bool overlaps(uint32_t a, uint32_t alen, uint32_t b, uint32_t blen) { return a < b + blen && b < a + alen; }
 
 // ---- the API table: arguments ----
 
@@ -339,6 +384,16 @@ void api_cb_push_back(int32_t cb, int32_t n) {
                   "(noc_async_read_barrier missing) on %s",
                   cb, n, who(c).c_str());
         }
+    }
+    if (const Landing *l = c.run->order->unordered(c.index, c.core, start, un * cfg.page)) {
+        const Ctx &w = c.run->ctxs[l->writer];
+        kfail("cb_push_back(cb %d, %d): %u byte(s) at L1 0x%x of these pages were written over the NoC by %s, and "
+              "this kernel waited for no semaphore that %s signalled after that write (push a remote writer's pages "
+              "only once its semaphore says they landed) on %s",
+              cb, n, l->size, l->off, who(w).c_str(), who(w).c_str(), who(c).c_str());
+    }
+    for (uint32_t k = 0; k < un; ++k) {
+        c.run->order->pushed(c.index, c.core * NUM_CBS + static_cast<uint32_t>(cb), s.wr_page + k, cfg.pages);
     }
     s.received = static_cast<uint16_t>(s.received + un);
     s.wr_page = (s.wr_page + un) % cfg.pages;
@@ -532,7 +587,8 @@ void api_noc_write(uint32_t src_l1, uint64_t dst, uint32_t size) {
     }
     occupy(c, core_of(c).nx, core_of(c).ny, static_cast<uint32_t>((dst >> 36) & 63),
            static_cast<uint32_t>((dst >> 42) & 63), t.bank, size);
-    c.writes.push_back(Xfer{t.ptr, core_of(c).l1 + off, size, off, false});
+    c.writes.push_back(Xfer{t.ptr, core_of(c).l1 + off, size, off, false, t.core,
+                            static_cast<uint32_t>(dst & LOCAL_MASK)});
 }
 
 void api_noc_write_mcast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t num_dests, uint32_t flags) {
@@ -547,7 +603,8 @@ void api_noc_write_mcast(uint32_t src_l1, uint64_t dst, uint32_t size, uint32_t 
     check_l1_range(c, doff, size, op, "destination");
     Device &d = dev_of(c);
     for (uint32_t k : dests) {
-        c.writes.push_back(Xfer{d.cores[k].l1 + doff, core_of(c).l1 + off, size, off, false});
+        c.writes.push_back(Xfer{d.cores[k].l1 + doff, core_of(c).l1 + off, size, off, false, static_cast<int32_t>(k),
+                                doff});
     }
     if (!c.writes.empty()) {
         c.writes.back().linked_mcast = (flags & 2) != 0;
@@ -618,6 +675,8 @@ volatile uint32_t *own_word(Ctx &c, volatile uint32_t *p, const char *op) {
 void api_sem_set(volatile uint32_t *p, uint32_t v) {
     Ctx &c = current();
     *own_word(c, p, "noc_semaphore_set") = v;
+    c.run->order->release(c.index, c.core,
+                          static_cast<uint32_t>(reinterpret_cast<uintptr_t>(p) - dev_of(c).window(c.core)));
     c.run->events++;
 }
 
@@ -631,8 +690,10 @@ void api_sem_wait(volatile uint32_t *p, uint32_t v, uint32_t at_least) {
     while (!holds()) {
         block(c, Wait{at_least != 0 ? WaitKind::SemMin : WaitKind::SemEq, 0, 0, p, addr, v});
     }
+    c.run->order->acquire(c.index, c.core, addr);
 }
 
+// A semaphore word on another core; its update releases the kernel's clock there.
 volatile uint32_t *remote_word(Ctx &c, uint64_t noc, const char *op) {
     Target t = resolve(c, noc & ~static_cast<uint64_t>(15), 16, op, false);
     if (t.core < 0) {
@@ -641,6 +702,7 @@ volatile uint32_t *remote_word(Ctx &c, uint64_t noc, const char *op) {
     if ((noc & 3) != 0) {
         kfail("%s: the semaphore address is not 4-byte aligned on %s", op, who(c).c_str());
     }
+    c.run->order->release(c.index, static_cast<uint32_t>(t.core), static_cast<uint32_t>(noc & LOCAL_MASK));
     return reinterpret_cast<volatile uint32_t *>(t.ptr + (noc & 15));
 }
 
@@ -685,6 +747,7 @@ void api_sem_set_mcast(uint32_t src_l1, uint64_t dst, uint32_t num_dests, uint32
     check_l1_range(c, doff & ~15u, 16, op, "destination");
     for (uint32_t k : dests) {
         memcpy(dev_of(c).cores[k].l1 + doff, &v, 4);
+        c.run->order->release(c.index, k, doff);
     }
     c.counters->noc_sem_ops++;
     c.counters->noc_hops += farthest(c, dests);
@@ -965,6 +1028,7 @@ ttr_status run_program(Device &dev, Program &prog, const ArgTables &args, std::s
                 run.ctxs.emplace_back();
                 Ctx &c = run.ctxs.back();
                 c.run = &run;
+                c.index = static_cast<uint32_t>(run.ctxs.size() - 1);
                 c.core = i;
                 c.kernel = k;
                 c.def = &def;
@@ -981,6 +1045,7 @@ ttr_status run_program(Device &dev, Program &prog, const ArgTables &args, std::s
             }
         }
     }
+    run.order = std::make_unique<Order>(static_cast<uint32_t>(run.ctxs.size()), ncores);
     for (Ctx &c : run.ctxs) {
         c.stack = take_stack(dev);
         getcontext(&c.uc);

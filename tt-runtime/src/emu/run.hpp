@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "emu.hpp"
+#include "order.hpp"
 
 namespace ttr {
 
@@ -40,6 +41,8 @@ struct Xfer {
     uint32_t size;
     uint32_t local;      // L1 offset on the issuing core: destination of a read, source of a write
     bool linked_mcast;   // a multicast issued with linked = true
+    int32_t dst_core = -1;  // a write's destination core, -1 for DRAM
+    uint32_t dst_off = 0;   // and its L1 offset there
 };
 
 enum class Regs { Idle, Acquired, Committed, Waited, Legacy };
@@ -62,6 +65,7 @@ struct Run;
 
 struct Ctx {
     Run *run;
+    uint32_t index;  // in Run::ctxs
     uint32_t core;
     uint32_t kernel;
     const KernelDef *def;
@@ -95,6 +99,7 @@ struct Run {
     bool failed = false;
     std::string error;
     uint64_t events = 0;  // bumped by every state change another kernel may wait for
+    std::unique_ptr<Order> order;  // happens-before between the contexts
 };
 
 // The context running on this thread (set by the scheduler).

@@ -162,3 +162,32 @@ pub fn expect_err<T: std::fmt::Debug>(r: Result<T>) -> tt_runtime::Error {
         Err(e) => e,
     }
 }
+
+/// A writer kernel and a reader kernel (whole sources) on two cores with a 16-byte one-page CB 0
+/// and semaphore 0 each, args 0 and 1 the other core's NoC coordinates. The scheduler runs core
+/// (0,0) first: the writer there unless `receiver_first`.
+pub fn writer_and_reader(writer: &str, reader: &str, receiver_first: bool) -> Result<()> {
+    let dev = device();
+    let (from, to) = if receiver_first { (1, 0) } else { (0, 1) };
+    let both = [CoreRange::new(CoreCoord::new(0, 0), CoreCoord::new(1, 0))];
+    let mut prog = dev.program()?;
+    prog.add_cb(&CbSpec {
+        id: 0,
+        cores: both.to_vec(),
+        total_size: 16,
+        page_size: 16,
+        format: DataFormat::UInt32,
+    })?;
+    prog.add_semaphore(&both, 0)?;
+    let sender = [CoreRange::single(CoreCoord::new(from, 0))];
+    let receiver = [CoreRange::single(CoreCoord::new(to, 0))];
+    let w = prog.add_kernel(&KernelSpec::writer("sender", writer, &sender))?;
+    let r = prog.add_kernel(&KernelSpec::reader("receiver", reader, &receiver))?;
+    let (a, b) = (
+        dev.worker_core(CoreCoord::new(from, 0))?,
+        dev.worker_core(CoreCoord::new(to, 0))?,
+    );
+    prog.set_runtime_args(w, CoreCoord::new(from, 0), &[b.x, b.y])?;
+    prog.set_runtime_args(r, CoreCoord::new(to, 0), &[a.x, a.y])?;
+    dev.enqueue(&prog)
+}
