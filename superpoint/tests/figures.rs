@@ -132,12 +132,12 @@ const FOLDERS: [Files; 2] = [
     Files {
         folder: "kernel-gen/artifacts",
         files: 45,
-        bytes: 1_115_757,
+        bytes: 1_113_871,
     },
     Files {
         folder: "snapshots",
         files: 37,
-        bytes: 360_813,
+        bytes: 359_946,
     },
 ];
 

@@ -117,9 +117,9 @@ fn streams_rounds(c: &ConvPlan) -> bool {
 /// weights travel; there all rounds, or only the first when the reader pushes the others in its
 /// first block ([`streams_rounds`], [`conv_reader_body`]; a core without blocks there too). The
 /// first round's wait starts with the constant tiles the compute needs (`weights_landed` in
-/// `conv2d/weights.cpp.tera`): a fused pool's selection tiles (compile arg
-/// `selection_on_reader`), the identity tile where the compute moves tiles into DST by it
-/// ([`ConvPlan::identity_bias`], `identity_on_reader`).
+/// `conv2d/weights.cpp.tera`): a fused pool's selection tiles (where the node has a
+/// `cb_select`), the identity tile where the compute moves tiles into DST by it (a
+/// `cb_identity`: [`ConvPlan::identity_bias`], every fused pool).
 pub(crate) fn add_conv_weights_fill(
     reader: &mut Kernel,
     node: &NodePlan,
@@ -134,17 +134,12 @@ pub(crate) fn add_conv_weights_fill(
         core.args.extend(multicast.args(core.core));
         core.args.push(Arg::Const(out_start(node, c, core.core)));
     }
+    let present = |name: &str| node.cbs.iter().any(|b| b.name == name);
     let mut constants = Vec::new();
-    if c.pooled {
-        reader
-            .compile_args
-            .extend(args(&[("selection_on_reader", 1)]));
+    if present("cb_select") {
         constants.extend(selection_fill(cb_id(node, "cb_select")?));
     }
-    if c.identity_bias {
-        reader
-            .compile_args
-            .extend(args(&[("identity_on_reader", 1)]));
+    if present("cb_identity") {
         constants.extend(ones_fill(cb_id(node, "cb_identity")?, 1, 32));
     }
     let mut rounds = Rounds::new(&multicast, &residents);
