@@ -74,11 +74,12 @@ fn weight(call: &Call) -> f64 {
 
 /// Whether `trips` is the loop over the core's output blocks, and the blocks it and the loops
 /// after it step through on core `on` (a [`Trips::FirstBlocks`] loop and the
-/// [`Trips::LaterBlocks`] loop after it step through all of them).
+/// [`Trips::BlocksBetween`] and [`Trips::LaterBlocks`] loops after it step through all of them,
+/// a [`Trips::FirstUnit`] loop and the [`Trips::LaterUnits`] one all units).
 fn block_trips(trips: &Trips, on: OnCore) -> Option<u64> {
     match trips {
         Trips::Blocks | Trips::FirstBlocks(_) => Some(u64::from(on.blocks)),
-        Trips::Units(n) => Some(u64::from(on.blocks / (*n).max(1))),
+        Trips::Units(n) | Trips::FirstUnit(n) => Some(u64::from(on.blocks / (*n).max(1))),
         _ => None,
     }
 }
@@ -93,18 +94,37 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
         Call::Loop { trips, .. } => block_trips(trips, on).unwrap_or(0),
         _ => 0,
     });
-    let (first_blocks, mut in_first) = match rest.first() {
+    // The first blocks: a [`Trips::FirstBlocks`] loop and the [`Trips::BlocksBetween`] loops
+    // right after it.
+    let leading = match rest.first() {
         Some(Call::Loop {
-            trips: trips @ Trips::FirstBlocks(_),
+            trips: Trips::FirstBlocks(_),
             ..
-        }) => (u64::from(trips.on(on)), 0.0),
-        _ => (0, 0.0),
+        }) => rest
+            .iter()
+            .take_while(|c| {
+                matches!(
+                    c,
+                    Call::Loop {
+                        trips: Trips::FirstBlocks(_) | Trips::BlocksBetween(..),
+                        ..
+                    }
+                )
+            })
+            .count(),
+        _ => 0,
     };
-    if first_blocks > 0 {
-        kir::walk(&rest[..1], on, 1, &mut |call, times| {
-            in_first += times as f64 * weight(call);
-        });
-    }
+    let first_blocks = rest[..leading]
+        .iter()
+        .map(|c| match c {
+            Call::Loop { trips, .. } => u64::from(trips.on(on)),
+            _ => 0,
+        })
+        .sum::<u64>();
+    let mut in_first = 0.0;
+    kir::walk(&rest[..leading], on, 1, &mut |call, times| {
+        in_first += times as f64 * weight(call);
+    });
     let (mut before, mut before_wait, mut loaded, mut signal) = (0.0, 0.0, None, None);
     let (mut waits, mut sends, mut later_rounds) = (false, false, false);
     kir::walk(prologue, on, 1, &mut |call, times| {
@@ -232,13 +252,29 @@ fn first_block(body: &[Call], on: OnCore) -> Option<&[Call]> {
     })
 }
 
+/// The body of a [`Trips::FirstUnit`] loop that runs on the core, and its blocks a unit.
+fn first_unit(body: &[Call], on: OnCore) -> Option<(&[Call], u32)> {
+    body.iter().find_map(|call| match call {
+        Call::Loop {
+            trips: trips @ Trips::FirstUnit(n),
+            body,
+        } if trips.on(on) > 0 => Some((&body[..], (*n).max(1))),
+        _ => None,
+    })
+}
+
 /// The share of the work of the core's first block of `body` (as [`handoffs`] finds it) done
 /// before its last wait for pages a multicast lands in rounds: a [`VALID`] semaphore wait (a
 /// reader that pushes the later rounds in its first block) or a wait on one of the CBs
-/// `landed` (a compute, for the pages its reader pushes round by round). `None` when the first
-/// block waits for none.
+/// `landed` (a compute, for the pages its reader pushes round by round). A kernel whose loop
+/// runs once per unit of `n` blocks ([`Trips::FirstUnit`]: the fused pool's compute) spreads a
+/// unit's work over its `n` blocks, so its first block is the first `1/n` of its first unit's
+/// work (at most all of that block). `None` when the first block waits for none.
 pub fn landed_wait(body: &[Call], on: OnCore, landed: &[u32]) -> Option<f64> {
-    let block = first_block(body, on)?;
+    let (block, per_block) = match first_block(body, on) {
+        Some(block) => (block, 1),
+        None => first_unit(body, on)?,
+    };
     let waited = span(block, on, &|c| match c {
         Call::SemWait { sem, .. } => *sem == VALID,
         Call::CbWait { cb, .. } => landed.contains(cb),
@@ -246,7 +282,7 @@ pub fn landed_wait(body: &[Call], on: OnCore, landed: &[u32]) -> Option<f64> {
     });
     waited.last.map(|at| {
         if waited.work > 0.0 {
-            at / waited.work
+            (at / waited.work * f64::from(per_block)).min(1.0)
         } else {
             0.0
         }
