@@ -423,6 +423,102 @@ mod tests {
     }
 
     #[test]
+    fn a_first_block_of_its_own_before_the_other_first_blocks_counts_with_them() {
+        let read = |pages| Call::DramRead {
+            buffer: "in".into(),
+            pages,
+            page_bytes: 2048,
+            cb: 0,
+        };
+        let valid = Call::Loop {
+            trips: Trips::OtherSenders,
+            body: vec![Call::SemWait {
+                sem: VALID,
+                value: 2,
+            }],
+        };
+        let push = Call::CbPush { cb: 1, pages: 1 };
+        // 9 blocks: block 0 reads 3 pages and waits for round 2 after them, blocks 1..4 read 3
+        // pages each, blocks 4.. 1 each; 2 pages before. The first blocks are 4 with 12 of the
+        // 19 pages, as with one FirstBlocks(4) loop; the first block's last wait for the
+        // rounds comes after all of its pages.
+        let body = vec![
+            read(2),
+            Call::Loop {
+                trips: Trips::FirstBlocks(1),
+                body: vec![read(3), valid, push.clone()],
+            },
+            Call::Loop {
+                trips: Trips::BlocksBetween(1, 4),
+                body: vec![read(3), push.clone()],
+            },
+            Call::Loop {
+                trips: Trips::LaterBlocks(4),
+                body: vec![read(1), push],
+            },
+        ];
+        let p = phases(&body, on(9, false));
+        assert_eq!((p.blocks, p.first_blocks), (9, 4));
+        assert!((p.first_blocks_share - 12.0 / 19.0).abs() < 1e-12);
+        assert!((p.prologue_share - 2.0 / 19.0).abs() < 1e-12);
+        assert_eq!(landed_wait(&body, on(9, false), &[]), Some(1.0));
+        // 2 blocks: the first and one of the others.
+        let p = phases(&body, on(2, false));
+        assert_eq!((p.blocks, p.first_blocks), (2, 2));
+        assert_eq!(Trips::BlocksBetween(1, 4).on(on(2, false)), 1);
+        assert_eq!(Trips::BlocksBetween(1, 4).on(on(0, false)), 0);
+    }
+
+    #[test]
+    fn a_first_unit_spreads_its_wait_for_the_rounds_over_its_blocks() {
+        let matmul = Call::Matmul {
+            ct: 1,
+            rt: 1,
+            kt: 1,
+        };
+        let matmuls = |n| Call::Loop {
+            trips: Trips::Fixed(n),
+            body: vec![matmul.clone()],
+        };
+        // Units of 4 blocks, 8 matmuls each; the first unit waits for resident CB 1 before its
+        // first and its second matmul. The last wait comes after 1 of the unit's 8 matmuls,
+        // and a block step is a quarter of the unit: after half of the first block.
+        let body = vec![
+            Call::Loop {
+                trips: Trips::FirstUnit(4),
+                body: vec![
+                    Call::CbWait { cb: 1, pages: 2 },
+                    matmul.clone(),
+                    Call::CbWait { cb: 1, pages: 4 },
+                    matmuls(7),
+                ],
+            },
+            Call::Loop {
+                trips: Trips::LaterUnits(4),
+                body: vec![matmuls(8)],
+            },
+        ];
+        let landed = landed_wait(&body, on(12, false), &[1]);
+        assert!(landed.is_some_and(|s| (s - 0.5).abs() < 1e-12));
+        // Units are the block loop: 3 of them on 12 blocks, all in the loops.
+        let p = phases(&body, on(12, false));
+        assert_eq!((p.blocks, p.first_blocks), (3, 0));
+        assert_eq!(p.prologue_share, 0.0);
+        assert_eq!(
+            [Trips::FirstUnit(4), Trips::LaterUnits(4)].map(|t| t.on(on(12, false))),
+            [1, 2]
+        );
+        // A core without a whole unit runs neither and waits in no first block.
+        assert_eq!(landed_wait(&body, on(3, false), &[1]), None);
+        // A wait past the first block's share counts as at its end.
+        let late = vec![Call::Loop {
+            trips: Trips::FirstUnit(4),
+            body: vec![matmuls(6), Call::CbWait { cb: 1, pages: 4 }, matmuls(2)],
+        }];
+        assert_eq!(landed_wait(&late, on(4, false), &[1]), Some(1.0));
+    }
+
+    #[test]
     fn a_sender_that_loads_the_pages_says_how_much_comes_first() {
         let read = |pages| Call::DramRead {
             buffer: "w".into(),
