@@ -124,6 +124,17 @@ pub enum Trips {
     FirstBlocks(u32),
     /// The core's output blocks after the first this many ([`Trips::FirstBlocks`]).
     LaterBlocks(u32),
+    /// The core's output blocks from the `from`-th (counted from 0) up to before the `to`-th: a
+    /// block loop between a [`Trips::FirstBlocks`]`(from)` loop and a
+    /// [`Trips::LaterBlocks`]`(to)` one, whose first blocks do more than the later ones and its
+    /// first one more still (a shifted-view conv reader pushes the weights' later rounds there).
+    BlocksBetween(u32, u32),
+    /// The core's first unit of this many output blocks (once on a core with one), followed by
+    /// a [`Trips::LaterUnits`] loop over the rest: a [`Trips::Units`] loop whose first unit does
+    /// more (a fused pool's compute waits for the weights' rounds in it).
+    FirstUnit(u32),
+    /// The core's units of this many output blocks after the first ([`Trips::FirstUnit`]).
+    LaterUnits(u32),
     /// Once on a core without output blocks (a multicast sender the split left none), never on
     /// the others: what such a core does instead of its first block.
     WithoutBlocks,
@@ -142,6 +153,9 @@ impl Trips {
             Trips::Units(n) => on.blocks / (*n).max(1),
             Trips::FirstBlocks(n) => on.blocks.min(*n),
             Trips::LaterBlocks(n) => on.blocks.saturating_sub(*n),
+            Trips::BlocksBetween(from, to) => on.blocks.min(*to).saturating_sub(*from),
+            Trips::FirstUnit(n) => u32::from(on.blocks / (*n).max(1) > 0),
+            Trips::LaterUnits(n) => (on.blocks / (*n).max(1)).saturating_sub(1),
             Trips::WithoutBlocks => u32::from(on.blocks == 0),
         }
     }

@@ -74,11 +74,12 @@ fn weight(call: &Call) -> f64 {
 
 /// Whether `trips` is the loop over the core's output blocks, and the blocks it and the loops
 /// after it step through on core `on` (a [`Trips::FirstBlocks`] loop and the
-/// [`Trips::LaterBlocks`] loop after it step through all of them).
+/// [`Trips::BlocksBetween`] and [`Trips::LaterBlocks`] loops after it step through all of them,
+/// a [`Trips::FirstUnit`] loop and the [`Trips::LaterUnits`] one all units).
 fn block_trips(trips: &Trips, on: OnCore) -> Option<u64> {
     match trips {
         Trips::Blocks | Trips::FirstBlocks(_) => Some(u64::from(on.blocks)),
-        Trips::Units(n) => Some(u64::from(on.blocks / (*n).max(1))),
+        Trips::Units(n) | Trips::FirstUnit(n) => Some(u64::from(on.blocks / (*n).max(1))),
         _ => None,
     }
 }
@@ -93,18 +94,37 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
         Call::Loop { trips, .. } => block_trips(trips, on).unwrap_or(0),
         _ => 0,
     });
-    let (first_blocks, mut in_first) = match rest.first() {
+    // The first blocks: a [`Trips::FirstBlocks`] loop and the [`Trips::BlocksBetween`] loops
+    // right after it.
+    let leading = match rest.first() {
         Some(Call::Loop {
-            trips: trips @ Trips::FirstBlocks(_),
+            trips: Trips::FirstBlocks(_),
             ..
-        }) => (u64::from(trips.on(on)), 0.0),
-        _ => (0, 0.0),
+        }) => rest
+            .iter()
+            .take_while(|c| {
+                matches!(
+                    c,
+                    Call::Loop {
+                        trips: Trips::FirstBlocks(_) | Trips::BlocksBetween(..),
+                        ..
+                    }
+                )
+            })
+            .count(),
+        _ => 0,
     };
-    if first_blocks > 0 {
-        kir::walk(&rest[..1], on, 1, &mut |call, times| {
-            in_first += times as f64 * weight(call);
-        });
-    }
+    let first_blocks = rest[..leading]
+        .iter()
+        .map(|c| match c {
+            Call::Loop { trips, .. } => u64::from(trips.on(on)),
+            _ => 0,
+        })
+        .sum::<u64>();
+    let mut in_first = 0.0;
+    kir::walk(&rest[..leading], on, 1, &mut |call, times| {
+        in_first += times as f64 * weight(call);
+    });
     let (mut before, mut before_wait, mut loaded, mut signal) = (0.0, 0.0, None, None);
     let (mut waits, mut sends, mut later_rounds) = (false, false, false);
     kir::walk(prologue, on, 1, &mut |call, times| {
@@ -232,13 +252,29 @@ fn first_block(body: &[Call], on: OnCore) -> Option<&[Call]> {
     })
 }
 
+/// The body of a [`Trips::FirstUnit`] loop that runs on the core, and its blocks a unit.
+fn first_unit(body: &[Call], on: OnCore) -> Option<(&[Call], u32)> {
+    body.iter().find_map(|call| match call {
+        Call::Loop {
+            trips: trips @ Trips::FirstUnit(n),
+            body,
+        } if trips.on(on) > 0 => Some((&body[..], (*n).max(1))),
+        _ => None,
+    })
+}
+
 /// The share of the work of the core's first block of `body` (as [`handoffs`] finds it) done
 /// before its last wait for pages a multicast lands in rounds: a [`VALID`] semaphore wait (a
 /// reader that pushes the later rounds in its first block) or a wait on one of the CBs
-/// `landed` (a compute, for the pages its reader pushes round by round). `None` when the first
-/// block waits for none.
+/// `landed` (a compute, for the pages its reader pushes round by round). A kernel whose loop
+/// runs once per unit of `n` blocks ([`Trips::FirstUnit`]: the fused pool's compute) spreads a
+/// unit's work over its `n` blocks, so its first block is the first `1/n` of its first unit's
+/// work (at most all of that block). `None` when the first block waits for none.
 pub fn landed_wait(body: &[Call], on: OnCore, landed: &[u32]) -> Option<f64> {
-    let block = first_block(body, on)?;
+    let (block, per_block) = match first_block(body, on) {
+        Some(block) => (block, 1),
+        None => first_unit(body, on)?,
+    };
     let waited = span(block, on, &|c| match c {
         Call::SemWait { sem, .. } => *sem == VALID,
         Call::CbWait { cb, .. } => landed.contains(cb),
@@ -246,7 +282,7 @@ pub fn landed_wait(body: &[Call], on: OnCore, landed: &[u32]) -> Option<f64> {
     });
     waited.last.map(|at| {
         if waited.work > 0.0 {
-            at / waited.work
+            (at / waited.work * f64::from(per_block)).min(1.0)
         } else {
             0.0
         }
@@ -384,6 +420,102 @@ mod tests {
         assert!((h.first_push_share - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(Trips::FirstBlocks(4).on(on(9, false)), 4);
         assert_eq!(Trips::LaterBlocks(4).on(on(3, false)), 0);
+    }
+
+    #[test]
+    fn a_first_block_of_its_own_before_the_other_first_blocks_counts_with_them() {
+        let read = |pages| Call::DramRead {
+            buffer: "in".into(),
+            pages,
+            page_bytes: 2048,
+            cb: 0,
+        };
+        let valid = Call::Loop {
+            trips: Trips::OtherSenders,
+            body: vec![Call::SemWait {
+                sem: VALID,
+                value: 2,
+            }],
+        };
+        let push = Call::CbPush { cb: 1, pages: 1 };
+        // 9 blocks: block 0 reads 3 pages and waits for round 2 after them, blocks 1..4 read 3
+        // pages each, blocks 4.. 1 each; 2 pages before. The first blocks are 4 with 12 of the
+        // 19 pages, as with one FirstBlocks(4) loop; the first block's last wait for the
+        // rounds comes after all of its pages.
+        let body = vec![
+            read(2),
+            Call::Loop {
+                trips: Trips::FirstBlocks(1),
+                body: vec![read(3), valid, push.clone()],
+            },
+            Call::Loop {
+                trips: Trips::BlocksBetween(1, 4),
+                body: vec![read(3), push.clone()],
+            },
+            Call::Loop {
+                trips: Trips::LaterBlocks(4),
+                body: vec![read(1), push],
+            },
+        ];
+        let p = phases(&body, on(9, false));
+        assert_eq!((p.blocks, p.first_blocks), (9, 4));
+        assert!((p.first_blocks_share - 12.0 / 19.0).abs() < 1e-12);
+        assert!((p.prologue_share - 2.0 / 19.0).abs() < 1e-12);
+        assert_eq!(landed_wait(&body, on(9, false), &[]), Some(1.0));
+        // 2 blocks: the first and one of the others.
+        let p = phases(&body, on(2, false));
+        assert_eq!((p.blocks, p.first_blocks), (2, 2));
+        assert_eq!(Trips::BlocksBetween(1, 4).on(on(2, false)), 1);
+        assert_eq!(Trips::BlocksBetween(1, 4).on(on(0, false)), 0);
+    }
+
+    #[test]
+    fn a_first_unit_spreads_its_wait_for_the_rounds_over_its_blocks() {
+        let matmul = Call::Matmul {
+            ct: 1,
+            rt: 1,
+            kt: 1,
+        };
+        let matmuls = |n| Call::Loop {
+            trips: Trips::Fixed(n),
+            body: vec![matmul.clone()],
+        };
+        // Units of 4 blocks, 8 matmuls each; the first unit waits for resident CB 1 before its
+        // first and its second matmul. The last wait comes after 1 of the unit's 8 matmuls,
+        // and a block step is a quarter of the unit: after half of the first block.
+        let body = vec![
+            Call::Loop {
+                trips: Trips::FirstUnit(4),
+                body: vec![
+                    Call::CbWait { cb: 1, pages: 2 },
+                    matmul.clone(),
+                    Call::CbWait { cb: 1, pages: 4 },
+                    matmuls(7),
+                ],
+            },
+            Call::Loop {
+                trips: Trips::LaterUnits(4),
+                body: vec![matmuls(8)],
+            },
+        ];
+        let landed = landed_wait(&body, on(12, false), &[1]);
+        assert!(landed.is_some_and(|s| (s - 0.5).abs() < 1e-12));
+        // Units are the block loop: 3 of them on 12 blocks, all in the loops.
+        let p = phases(&body, on(12, false));
+        assert_eq!((p.blocks, p.first_blocks), (3, 0));
+        assert_eq!(p.prologue_share, 0.0);
+        assert_eq!(
+            [Trips::FirstUnit(4), Trips::LaterUnits(4)].map(|t| t.on(on(12, false))),
+            [1, 2]
+        );
+        // A core without a whole unit runs neither and waits in no first block.
+        assert_eq!(landed_wait(&body, on(3, false), &[1]), None);
+        // A wait past the first block's share counts as at its end.
+        let late = vec![Call::Loop {
+            trips: Trips::FirstUnit(4),
+            body: vec![matmuls(6), Call::CbWait { cb: 1, pages: 4 }, matmuls(2)],
+        }];
+        assert_eq!(landed_wait(&late, on(4, false), &[1]), Some(1.0));
     }
 
     #[test]

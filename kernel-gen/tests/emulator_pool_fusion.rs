@@ -38,14 +38,14 @@ fn fused(graph: &superpoint_graph::Graph, params: &PlanParams, conv: &str) -> bo
 
 /// Conv `c2` (`inp` → `out` channels, 3×3, `relu`) and a pool on a random `width`×`height`
 /// input uploaded as `c1`'s output, on `grid`, fused and apart; `shifted`: whether the conv
-/// reads shifted views (else row runs).
+/// reads shifted views (else row runs). Returns the fused step's pooled output.
 fn conv_pool(
     (width, height): (usize, usize),
     (inp, out): (usize, usize),
     relu: bool,
     grid: Grid,
     shifted: bool,
-) {
+) -> Vec<u8> {
     let layers: &[Layer] = &[
         ("c1", 1, inp, 3, true),
         ("c2", inp, out, 3, relu),
@@ -113,6 +113,50 @@ fn conv_pool(
     let expected = max_pool2(&conv2d(&x, &ws["c2"], 1, relu));
     let r = pcc(&got.data, &expected.data);
     assert!(r >= PCC_MIN, "PCC {r}");
+    together["pool"].clone()
+}
+
+/// The output blocks of conv `conv` per core of its split under `params`, in split order (the
+/// first core is its weights' multicast sender).
+fn block_counts(graph: &superpoint_graph::Graph, params: &PlanParams, conv: &str) -> Vec<u32> {
+    let plan = kernel_gen::plan::plan(graph, params).expect("plans");
+    plan.nodes
+        .iter()
+        .find(|n| n.name == conv)
+        .map(|n| n.split.work.iter().map(|w| w.count).collect())
+        .expect("a conv step")
+}
+
+/// Where the weights' sender computes no blocks its reader reads them and they come in rounds
+/// (`kernel_gen::multicast`): the shifted-view reader pushes the later ones in its first block
+/// and both computes (fused, and the conv apart) wait for them as their first block's K steps
+/// need them. 128×64 on 11×3 and 128×96 on 5×5: the sender takes no blocks, the others one pair
+/// (8 blocks) or two each. The first's pooled output is the bits of the same conv and pool on
+/// 4×4, where the sender computes blocks and its writer sends the weights in one round.
+#[test]
+fn weights_in_rounds_while_the_first_blocks_run() {
+    let layers: &[Layer] = &[
+        ("c1", 1, 64, 3, true),
+        ("c2", 64, 64, 3, true),
+        ("pool", 0, 0, 0, false),
+    ];
+    let sender_idle = |(width, height), grid| {
+        let params = PlanParams {
+            grid,
+            ..PlanParams::default()
+        };
+        block_counts(&chain(width, height, layers), &params, "c2").first() == Some(&0)
+    };
+    let (rounds, one_round) = (Grid { x: 11, y: 3 }, Grid { x: 4, y: 4 });
+    assert!(sender_idle((128, 64), rounds) && !sender_idle((128, 64), one_round));
+    let pooled = conv_pool((128, 64), (64, 64), true, rounds, true);
+    assert_eq!(
+        pooled,
+        conv_pool((128, 64), (64, 64), true, one_round, true),
+        "the rounds change the output"
+    );
+    assert!(sender_idle((128, 96), Grid { x: 5, y: 5 }));
+    conv_pool((128, 96), (64, 64), true, Grid { x: 5, y: 5 }, true);
 }
 
 /// 128×32 on 4×4: 128 blocks, 8 a core, one pair of 4-block rows each; two output tiles in one

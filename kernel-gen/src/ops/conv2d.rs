@@ -103,10 +103,11 @@ impl<'a> Rounds<'a> {
 }
 
 /// Whether a conv's reader pushes the weights' rounds after the first in its first output
-/// block, before the im2col hand-offs that need them (`conv2d/reader.cpp.tera` without shifted
-/// views), rather than all before its block loop.
+/// block, before the im2col hand-offs that need them (`conv2d/reader.cpp.tera`; with shifted
+/// views those of tap rows 0 and 1 before the block's page, the others after it), rather than
+/// all before its block loop (the frame conv's reader).
 fn streams_rounds(c: &ConvPlan) -> bool {
-    !c.shifted && !c.frame_rows
+    !c.frame_rows
 }
 
 /// The weights and bias fill of a conv's reader ([`Multicast::fill`]; the sender's writer
@@ -317,12 +318,13 @@ pub(crate) fn holding_identity(identity: Option<u32>, body: Vec<Call>) -> Vec<Ca
     .concat()
 }
 
-/// The plain conv compute's waits for the weights in its first output block
-/// (`conv2d/compute.cpp.tera`'s WaitWeights), which the reader pushes round by round: before K
+/// A conv compute's waits for the weights in its first output block
+/// (`conv2d/act_tile.cpp.tera`'s WaitWeights, in `conv2d/compute.cpp.tera` and
+/// `conv2d/pool_compute.cpp.tera`), which the reader pushes round by round: before K
 /// step `k < k_tiles` of the first group, weight rows `0..=k` (all rows before the last step),
 /// cumulatively, rounded up to a count of tiles that divides the CB's, when that reaches further
 /// than the last wait.
-fn weight_waits(c: &ConvPlan, cb: u32) -> Vec<(u32, Call)> {
+pub(crate) fn weight_waits(c: &ConvPlan, cb: u32) -> Vec<(u32, Call)> {
     let all = c.resident_weight_tiles();
     let mut waited = 0;
     let mut waits = Vec::new();
@@ -542,9 +544,13 @@ pub(crate) fn conv_writer(
 /// blocks a row the push comes once the first block's tap rows 0 and 1 are built, and the core's
 /// first W/32 blocks, a [`Trips::FirstBlocks`] loop, build the rows above and beside the next).
 ///
-/// Without shifted views the reader pushes the weights' rounds after the first in its first
-/// block ([`streams_rounds`], `rounds`: a [`Trips::FirstBlocks`] loop of one block), each
-/// before the first im2col hand-off whose K steps need it, the rest after its hand-offs.
+/// The reader pushes the weights' rounds after the first in its first block ([`streams_rounds`],
+/// `rounds`: a [`Trips::FirstBlocks`] loop of one block; with shifted views and whole blocks a
+/// row followed by a [`Trips::BlocksBetween`] loop over the other blocks that build the rows
+/// above and beside): without shifted views each before the first im2col hand-off whose K
+/// steps need it, the rest after its hand-offs; with them, while the block's reads travel, the
+/// rounds of tap rows 0 and 1 (which the compute reads before it waits for the block's page),
+/// then the page, then the others.
 fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Rounds) -> Vec<Call> {
     let [im2col, ring, zero] = cbs;
     let fetch = |blocks: u32| Call::DramRead {
@@ -597,7 +603,9 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
                 row_bytes: 64,
             },
         ]);
-        let step = |blocks: u32| {
+        // A block's reads and views, its page pushed; in the core's first block (`landed`) the
+        // weights' rounds of tap rows 0 and 1 before the page, the others after it.
+        let step = |blocks: u32, landed: &mut dyn FnMut(u32) -> Vec<Call>| {
             let mut step = vec![
                 Call::CbReserve {
                     cb: im2col,
@@ -609,12 +617,15 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
             if c.half_rows() {
                 step.push(halves(1));
             }
+            step.extend(landed(2 * 3 * c.in_tiles * c.slice_tiles()));
             step.push(Call::CbPush {
                 cb: im2col,
                 pages: c.im2col_pages(),
             });
+            step.extend(landed(u32::MAX));
             step
         };
+        let none = &mut |_| Vec::new();
         if c.half_rows() {
             body.extend([
                 fetch(2 * beyond + 2),
@@ -624,8 +635,17 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
                     cb: ring,
                     pages: c.ring_pages(),
                 },
-                blocks(Trips::Blocks, step(1)),
             ]);
+            let first = step(1, &mut |tiles| rounds.holding(tiles));
+            let later = step(1, none);
+            if first == later {
+                body.push(blocks(Trips::Blocks, later));
+            } else {
+                body.extend([
+                    blocks(Trips::FirstBlocks(1), first),
+                    blocks(Trips::LaterBlocks(1), later),
+                ]);
+            }
         } else {
             // Before the push (conv2d/reader.cpp.tera's three pipelines): the first blocks
             // above, beside and below the core's (4, 4 and 3 with W/32 >= 4) read and the views
@@ -634,7 +654,11 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
             // the push count one fewer (the last block reads none), views the 2 · 4 the two
             // pipelines start: exact totals, and a split off by the views started but not
             // finished before the push at most.
+            // The core's first block besides pushes the weights' later rounds: its own loop
+            // before the other first blocks' (`Trips::BlocksBetween`).
             let first_reads = beyond.min(4);
+            let catch_up = beyond - first_reads;
+            let catching_up = if catch_up > 0 { 3 } else { 1 };
             body.extend([
                 fetch(2 * first_reads + 2),
                 views(2 * first_reads),
@@ -642,15 +666,19 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
                     cb: ring,
                     pages: c.ring_pages(),
                 },
-                Call::Loop {
-                    trips: Trips::FirstBlocks(beyond - first_reads),
-                    body: step(3),
-                },
-                Call::Loop {
-                    trips: Trips::LaterBlocks(beyond - first_reads),
-                    body: step(1),
-                },
             ]);
+            let first = step(catching_up, &mut |tiles| rounds.holding(tiles));
+            let later_from = if first == step(catching_up, none) {
+                body.push(blocks(Trips::FirstBlocks(catch_up), step(3, none)));
+                catch_up
+            } else {
+                body.push(blocks(Trips::FirstBlocks(1), first));
+                if catch_up > 1 {
+                    body.push(blocks(Trips::BlocksBetween(1, catch_up), step(3, none)));
+                }
+                catch_up.max(1)
+            };
+            body.push(blocks(Trips::LaterBlocks(later_from), step(1, none)));
         }
         return body;
     }

@@ -11,7 +11,9 @@
 //! (`max_pool2/select_tile.cpp.tera`) into `cb_out`, whose tiles the writer
 //! (`max_pool2/conv_writer.cpp.tera`) stores as the pool's output; the conv's reader writes the
 //! selection tiles and an identity tile while the weights travel
-//! ([`super::conv2d::add_conv_weights_fill`]). The outputs are the bits of the two programs: the packer's
+//! ([`super::conv2d::add_conv_weights_fill`]) and pushes the weights in rounds, for which the
+//! compute's first block waits as its K steps need them (a [`Trips::FirstUnit`] loop over the
+//! core's first pair of image rows). The outputs are the bits of the two programs: the packer's
 //! rounding and ReLU are monotone and the upper tile is already packed, so packing the maximum of
 //! the upper tile and the lower DST equals the maximum of the two packed outputs, and the
 //! horizontal pass is the standalone pool's own code on the same tiles.
@@ -32,7 +34,7 @@ use crate::kir::{
 };
 use crate::plan::{ConvPlan, NodePlan};
 
-use super::conv2d::{conv_compute, conv_streamed_block, group_matmul, WeightsSend};
+use super::conv2d::{conv_compute, conv_streamed_block, group_matmul, weight_waits, WeightsSend};
 use super::max_pool2::{pooled_writes, select_tiles};
 
 /// The fused step's kernels: the conv's `reader` as it is, the fused compute (with the conv
@@ -43,17 +45,18 @@ pub(crate) fn kernels(
     reader: Kernel,
     compile_args: Vec<CompileArg>,
 ) -> Result<Vec<Kernel>, KirError> {
-    let [im2col, row, select, identity, vmax, out] = [
+    let [im2col, row, select, identity, vmax, out, weights] = [
         "cb_im2col",
         "cb_row",
         "cb_select",
         "cb_identity",
         "cb_vmax",
         "cb_out",
+        "cb_weights",
     ]
     .map(|name| cb_id(node, name));
-    let (im2col, row, select, identity, vmax, out) =
-        (im2col?, row?, select?, identity?, vmax?, out?);
+    let (im2col, row, select, identity, vmax, out, weights) =
+        (im2col?, row?, select?, identity?, vmax?, out?, weights?);
     let row_blocks = c.width / 32;
     let slice_tiles = c.slice_tiles();
     let row_tiles = row_blocks * slice_tiles;
@@ -85,24 +88,45 @@ pub(crate) fn kernels(
         }],
     ]
     .concat();
-    let row_pair = vec![
-        Call::Loop {
-            trips: Trips::Fixed(row_blocks),
-            body: conv_streamed_block(c, im2col, row, 0, Vec::new(), &[]),
-        },
-        Call::CbWait {
-            cb: row,
-            pages: row_tiles,
-        },
-        Call::Loop {
-            trips: Trips::Fixed(row_blocks / 2),
-            body: lower_pair,
-        },
-        Call::CbPop {
-            cb: row,
-            pages: row_tiles,
-        },
-    ];
+    // A pair of image rows; in the core's first (`first`) the first block waits for the
+    // weights' rounds as its K steps need them.
+    let upper_row = |first: bool| {
+        let block =
+            |weights: &[(u32, Call)]| conv_streamed_block(c, im2col, row, 0, Vec::new(), weights);
+        if first {
+            let mut upper = block(&weight_waits(c, weights));
+            upper.push(Call::Loop {
+                trips: Trips::Fixed(row_blocks - 1),
+                body: block(&[]),
+            });
+            upper
+        } else {
+            vec![Call::Loop {
+                trips: Trips::Fixed(row_blocks),
+                body: block(&[]),
+            }]
+        }
+    };
+    let row_pair = |first: bool| {
+        [
+            upper_row(first),
+            vec![
+                Call::CbWait {
+                    cb: row,
+                    pages: row_tiles,
+                },
+                Call::Loop {
+                    trips: Trips::Fixed(row_blocks / 2),
+                    body: lower_pair.clone(),
+                },
+                Call::CbPop {
+                    cb: row,
+                    pages: row_tiles,
+                },
+            ],
+        ]
+        .concat()
+    };
     let compute = conv_compute(
         node,
         c,
@@ -117,7 +141,8 @@ pub(crate) fn kernels(
                 cb: identity,
                 pages: 1,
             },
-            blocks(Trips::Units(2 * row_blocks), row_pair),
+            blocks(Trips::FirstUnit(2 * row_blocks), row_pair(true)),
+            blocks(Trips::LaterUnits(2 * row_blocks), row_pair(false)),
             Call::CbPop {
                 cb: identity,
                 pages: 1,
@@ -127,7 +152,7 @@ pub(crate) fn kernels(
                 pages: 4,
             },
         ],
-        false,
+        true,
     )?;
     // Output block o of the pool is pixels 32 o.. of the half-size image: a core's pairs of
     // image rows starting at block `start` are its output blocks from start / 4.

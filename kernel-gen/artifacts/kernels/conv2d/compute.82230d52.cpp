@@ -47,7 +47,8 @@ constexpr uint32_t cb_zero = 4;
 constexpr uint32_t cb_identity = 8;
 constexpr uint32_t cb_out = 16;
 
-// Where the conv compute finds its im2col tiles (conv2d/compute.cpp.tera, conv2d/pool_compute.cpp.tera).
+// Where the conv compute finds its im2col tiles and waits for them and the weights' rounds
+// (conv2d/compute.cpp.tera, conv2d/pool_compute.cpp.tera).
 namespace {
 
 // The CB the matmul reads im2col tiles from, the pages the reader pushes per block on cb_im2col,
@@ -97,6 +98,28 @@ struct WaitIm2col {
         } else if (k % im2col_handoff == 0) {
             cb_wait_front(cb_im2col, k + im2col_handoff);
         }
+    }
+};
+
+// A conv compute's wait in its first output block (conv2d/compute.cpp.tera, and the first block
+// of conv2d/pool_compute.cpp.tera) before K step k < k_tiles of its first group, for the resident
+// weights that the reader pushes round by round (conv2d/weights.cpp.tera): weight rows 0..k (all weight_parts * k_tiles
+// rows before the last step: the further parts' rows follow it), cumulatively in `waited`
+// tiles, rounded up to a count that divides the CB's; then WaitIm2col.
+struct WaitWeights {
+    uint32_t* waited;
+    void operator()(uint32_t k) const {
+        constexpr uint32_t weight_tiles = weight_parts * k_tiles * slice_tiles;
+        const uint32_t rows = k + 1 == k_tiles ? weight_parts * k_tiles : k + 1;
+        if (rows * slice_tiles > *waited) {
+            uint32_t tiles = rows * slice_tiles;
+            while (weight_tiles % tiles != 0) {
+                ++tiles;
+            }
+            *waited = tiles;
+            cb_wait_front(cb_weights, tiles);
+        }
+        WaitIm2col{}(k);
     }
 };
 
@@ -170,31 +193,6 @@ void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue 
         cb_push_back(out, group);
     }
 }
-
-namespace {
-
-// The first output block's wait before K step k < k_tiles of its first group, for the resident
-// weights that the reader pushes round by round: weight rows 0..k (all weight_parts * k_tiles
-// rows before the last step: the further parts' rows follow it), cumulatively in `waited`
-// tiles, rounded up to a count that divides the CB's; then WaitIm2col.
-struct WaitWeights {
-    uint32_t* waited;
-    void operator()(uint32_t k) const {
-        constexpr uint32_t weight_tiles = weight_parts * k_tiles * slice_tiles;
-        const uint32_t rows = k + 1 == k_tiles ? weight_parts * k_tiles : k + 1;
-        if (rows * slice_tiles > *waited) {
-            uint32_t tiles = rows * slice_tiles;
-            while (weight_tiles % tiles != 0) {
-                ++tiles;
-            }
-            *waited = tiles;
-            cb_wait_front(cb_weights, tiles);
-        }
-        WaitIm2col{}(k);
-    }
-};
-
-}  // namespace
 
 void kernel_main() {
     const uint32_t block_start = get_arg_val<uint32_t>(0);

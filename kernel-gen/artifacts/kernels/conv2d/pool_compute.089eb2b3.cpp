@@ -10,7 +10,9 @@
 // row-selection matmuls (max_pool2/select_tile.cpp.tera) into cb_out, `group` output tiles at a
 // time. Rounding and the packer's ReLU are monotone and the upper tile is already packed, so
 // packing max(upper, DST) gives the same bits as the maximum of the two packed conv outputs: the
-// conv and the pool apart.
+// conv and the pool apart. The reader pushes the resident weights in rounds in K order as they
+// land (conv2d/weights.cpp.tera): the first output block waits for them as its K steps need them
+// (conv2d/act_tile.cpp.tera's WaitWeights), so it starts on the first round.
 // Every FPU op is a matmul_block of one row of `group` tiles with in1 in SrcA: the bias and the
 // upper tiles enter DST as the identity tile of cb_identity (in SrcB) times them, exact at HiFi2
 // and above (1.0 and 0 in SrcB, the bf16 tile whole in SrcA; ops::conv_pool fuses no LoFi conv),
@@ -54,7 +56,8 @@ constexpr uint32_t cb_vmax = 7;
 constexpr uint32_t cb_identity = 8;
 constexpr uint32_t cb_out = 16;
 
-// Where the conv compute finds its im2col tiles (conv2d/compute.cpp.tera, conv2d/pool_compute.cpp.tera).
+// Where the conv compute finds its im2col tiles and waits for them and the weights' rounds
+// (conv2d/compute.cpp.tera, conv2d/pool_compute.cpp.tera).
 namespace {
 
 // The CB the matmul reads im2col tiles from, the pages the reader pushes per block on cb_im2col,
@@ -104,6 +107,28 @@ struct WaitIm2col {
         } else if (k % im2col_handoff == 0) {
             cb_wait_front(cb_im2col, k + im2col_handoff);
         }
+    }
+};
+
+// A conv compute's wait in its first output block (conv2d/compute.cpp.tera, and the first block
+// of conv2d/pool_compute.cpp.tera) before K step k < k_tiles of its first group, for the resident
+// weights that the reader pushes round by round (conv2d/weights.cpp.tera): weight rows 0..k (all weight_parts * k_tiles
+// rows before the last step: the further parts' rows follow it), cumulatively in `waited`
+// tiles, rounded up to a count that divides the CB's; then WaitIm2col.
+struct WaitWeights {
+    uint32_t* waited;
+    void operator()(uint32_t k) const {
+        constexpr uint32_t weight_tiles = weight_parts * k_tiles * slice_tiles;
+        const uint32_t rows = k + 1 == k_tiles ? weight_parts * k_tiles : k + 1;
+        if (rows * slice_tiles > *waited) {
+            uint32_t tiles = rows * slice_tiles;
+            while (weight_tiles % tiles != 0) {
+                ++tiles;
+            }
+            *waited = tiles;
+            cb_wait_front(cb_weights, tiles);
+        }
+        WaitIm2col{}(k);
     }
 };
 
@@ -214,7 +239,6 @@ void kernel_main() {
     if constexpr (relu != 0) {
         pack_relu_config(ReluConfig::zero());
     }
-    cb_wait_front(cb_weights, weight_parts * k_tiles * slice_tiles);
     cb_wait_front(cb_bias, slice_tiles);
     if constexpr (shifted != 0) {
         cb_wait_front(cb_ring, ring_pages);
@@ -223,12 +247,17 @@ void kernel_main() {
     cb_wait_front(cb_identity, 1);
     matmul_block_init(cb_act, cb_weights, 0, group, 1, k_tiles);
     binary_max_tile_init();
+    uint32_t weights_waited = 0;
     for (uint32_t p = 0; p < block_count / (2 * row_blocks); ++p) {
         const int32_t upper = static_cast<int32_t>(block_start + p * 2 * row_blocks);
         for (int32_t x = 0; x < row_blocks; ++x) {
             const int32_t b = upper + x;
-            conv_block(cb_act, [b](uint32_t t) { return act_tile(b, t); }, cb_row, NoEpilogue{}, WaitIm2col{},
-                       IdentityBias<cb_identity>{});
+            auto act = [b](uint32_t t) { return act_tile(b, t); };
+            if (p == 0 && x == 0) {
+                conv_block(cb_act, act, cb_row, NoEpilogue{}, WaitWeights{&weights_waited}, IdentityBias<cb_identity>{});
+            } else {
+                conv_block(cb_act, act, cb_row, NoEpilogue{}, WaitIm2col{}, IdentityBias<cb_identity>{});
+            }
             cb_pop_front(cb_im2col, im2col_pages);
         }
         cb_wait_front(cb_row, row_tiles);
@@ -254,6 +283,8 @@ void kernel_main() {
         }
         cb_pop_front(cb_row, row_tiles);
     }
+    // All of them (a core without output blocks waited for none).
+    cb_wait_front(cb_weights, weight_parts * k_tiles * slice_tiles);
     cb_pop_front(cb_identity, 1);
     cb_pop_front(cb_select, 4);
     if constexpr (shifted != 0) {

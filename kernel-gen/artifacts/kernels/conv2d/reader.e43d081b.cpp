@@ -6,9 +6,10 @@
 // conv2d/weights.cpp.tera, DRAM reads of slabs on the senders of the slice's group of cores,
 // multicast to the others; the pages are waited for and pushed round by round in K order only
 // once the ring's first blocks are issued, so those reads overlap the weights' read and
-// multicast; without shifted views only the first round there, the others in the first output
-// block before the im2col hand-offs whose K steps need them, so the compute starts on the first
-// rounds while the others travel.
+// multicast; only the first round there, the others in the first output block before the
+// im2col hand-offs whose K steps need them (with shifted views: the rounds of tap rows 0 and 1
+// before the block's page, the others after it), so the compute starts on the first rounds
+// while the others travel.
 // Then keeps a ring of the input pixel blocks (32 raster pixels x in_tiles channel tiles, DRAM
 // page block * in_tiles + c) that the taps of the current output block can touch: each block is
 // read from DRAM once, ring_reach blocks ahead of the output block (after the previous one's
@@ -506,7 +507,8 @@ void kernel_main() {
             finish_views(beside);
         }
         noc_async_read_barrier();
-        weights_landed(weight_slabs);
+        // The weights' first round; the others in the first block (block_step).
+        weights_landed(1);
         cb_push_back(cb_ring, ring_pages);
 
         // In output block b, once the compute is done with block b - 2 (its page of cb_im2col
@@ -514,7 +516,11 @@ void kernel_main() {
         // b + ahead - 2 finished and (half_rows) the half part of b + ahead - 3 built, each on
         // data complete since the last barrier, which completes every tap row of b (the
         // farthest: the views of b + row_blocks, or the half part of b + row_blocks + 1); in the
-        // first catch_up_blocks blocks also the views above and beside block b + 1.
+        // first catch_up_blocks blocks also the views above and beside block b + 1. In the
+        // first block, while those reads travel, the weights' rounds that tap rows 0 and 1 need
+        // (the compute works on them before it waits for the block's page), and after the
+        // page the others, each as it lands: the first page of cb_im2col is free, so the
+        // reader never waits for the compute before it has pushed every round.
         auto block_step = [&](int32_t b, bool catch_up) {
             cb_reserve_back(cb_im2col, 1);
             fetch_needed(b + ahead);
@@ -525,8 +531,14 @@ void kernel_main() {
                 trail(b + 1 - row_blocks, above, beside);
                 trail(b + 1, beside, below);
             }
+            if (b == first) {
+                weights_landed(rounds_holding(2 * views * in_tiles * slice_tiles));
+            }
             noc_async_read_barrier();
             cb_push_back(cb_im2col, 1);
+            if (b == first) {
+                weights_landed(weight_slabs);
+            }
         };
         const int32_t caught_up = first + (catch_up_blocks < last - first + 1 ? catch_up_blocks : last - first + 1);
         for (int32_t b = first; b < caught_up; ++b) {
