@@ -2,7 +2,8 @@
 //! [`crate::ops::frame_conv`]'s): its shape in tiles, how its output blocks and channels are
 //! split over the cores (the reader's and the matrix unit's cycles estimated from
 //! tt_runtime's `CostModel::BLACKHOLE`), row runs or shifted views, its stream depth and CBs,
-//! and its weight and bias buffers.
+//! and its weight and bias buffers; or the same for convs of one input and shape computed in
+//! one step, each slice one conv's ([`ConvPlan::fused`]).
 
 use serde::{Deserialize, Serialize};
 use superpoint_graph::Node;

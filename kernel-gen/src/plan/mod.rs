@@ -4,7 +4,8 @@
 //! Current design (see the crate docs): every activation is an interleaved channels-last tile
 //! matrix ([`crate::layout`]) in DRAM (or in L1, placed by [`crate::arena`] after lowering);
 //! each supported node is one program whose output blocks are split over the first cores of the
-//! grid in contiguous runs ([`split`]). This module holds the plan's data and walks the graph;
+//! grid in contiguous runs ([`split`]); convs of one input and shape share a step
+//! ([`conv::FusedConv`], `fused_convs`). This module holds the plan's data and walks the graph;
 //! each op is planned by its submodule ([`conv`], [`pool`], [`conv_pool`], [`frame_conv`],
 //! [`resize`], [`softmax_fold`], [`nms`], [`select_keypoints`], [`l2_normalize`], [`sample`]),
 //! and [`arena_room`] estimates the L1 the arena will take.
