@@ -15,7 +15,9 @@
 //! no buffer alive at the same time overlaps; a buffer that does not fit stays in DRAM. Only
 //! buffers a program writes and reads itself move: graph outputs, the host's input, weights and
 //! the outputs the host or a program without this arena reads (`PlanParams::keep_in_dram`) stay
-//! in DRAM. An L1 buffer holds its tensor only during its lifetime: later buffers reuse its
+//! in DRAM. The buffers one address arg names on different cores (a fused conv step's outputs,
+//! `plan::conv::FusedConv`) move together or not at all, since the arg's `<name>_dram` is one
+//! for all cores. An L1 buffer holds its tensor only during its lifetime: later buffers reuse its
 //! bytes. The outputs a later program reads from the same arena (`PlanParams::outlive`: the NMS
 //! variants read the main program's score map and dense descriptors) live until the program
 //! ends, and stay intact until the next program that packs its own buffers runs; that later
@@ -67,6 +69,37 @@ fn lifetimes(kir: &Kir) -> BTreeMap<String, (usize, usize)> {
     out
 }
 
+/// The sets of tensor buffers (`tensors`) one address arg of a kernel names on different cores
+/// (a fused conv's slices write their own outputs, `plan::conv::FusedConv`), merged where they
+/// meet: each set's buffers are all placed in the arena or none, as the arg's `<name>_dram`
+/// compile-time arg is one for every core.
+fn linked(kir: &Kir, tensors: &BTreeSet<&str>) -> Vec<BTreeSet<String>> {
+    let mut sets: Vec<BTreeSet<String>> = Vec::new();
+    for kernel in kir.nodes.iter().flat_map(|n| &n.kernels) {
+        let mut named: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+        for core in &kernel.runtime_args {
+            for (i, arg) in core.args.iter().enumerate() {
+                if let Arg::BufferAddress(name) = arg {
+                    if tensors.contains(name.as_str()) {
+                        named.entry(i).or_default().insert(name.clone());
+                    }
+                }
+            }
+        }
+        for mut set in named.into_values().filter(|s| s.len() > 1) {
+            sets.retain(|other| {
+                let meets = !other.is_disjoint(&set);
+                if meets {
+                    set.extend(other.iter().cloned());
+                }
+                !meets
+            });
+            sets.push(set);
+        }
+    }
+    sets
+}
+
 /// The lowest offset where `size` bytes overlap none of `taken` (offset, size), within `budget`.
 fn first_fit(taken: &mut [(u32, u32)], size: u32, budget: u32) -> Option<u32> {
     taken.sort_unstable();
@@ -114,6 +147,12 @@ pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), KirError> {
         })
         .collect();
     candidates.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.name.cmp(&b.0.name)));
+    let tensors: BTreeSet<&str> = buffers
+        .iter()
+        .filter(|b| is_tensor(&b.content))
+        .map(|b| b.name.as_str())
+        .collect();
+    let linked = linked(kir, &tensors);
     let mut placed: Vec<(u32, u32, (usize, usize))> = Vec::new();
     let mut arena = Arena::default();
     // An earlier program's buffers this one reads in place: taken for the whole program.
@@ -129,23 +168,45 @@ pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), KirError> {
         arena.offsets.insert(name.clone(), offset);
         arena.bytes = arena.bytes.max(offset.saturating_add(size));
     }
-    for (buffer, size, life) in candidates {
-        let mut taken: Vec<(u32, u32)> = placed
+    // Each buffer in turn, or its linked set when the first of them comes up: all of the set
+    // placed, or none.
+    let mut tried: BTreeSet<&str> = BTreeSet::new();
+    for &(buffer, _, _) in &candidates {
+        if tried.contains(buffer.name.as_str()) {
+            continue;
+        }
+        let set = linked.iter().find(|s| s.contains(&buffer.name));
+        let members: Vec<&(&BufferPlan, u32, (usize, usize))> = candidates
             .iter()
-            .filter(|(_, _, l)| l.0 <= life.1 && life.0 <= l.1)
-            .map(|&(o, s, _)| (o, s))
+            .filter(|c| set.map_or(c.0.name == buffer.name, |s| s.contains(&c.0.name)))
             .collect();
-        if let Some(offset) = first_fit(&mut taken, size, budget) {
-            placed.push((offset, size, life));
-            arena.offsets.insert(buffer.name.clone(), offset);
-            arena.bytes = arena.bytes.max(offset + size);
+        tried.extend(members.iter().map(|c| c.0.name.as_str()));
+        if set.is_some_and(|s| s.len() != members.len()) {
+            // A buffer of the set stays in DRAM: so do the others.
+            continue;
+        }
+        let mut trial = placed.clone();
+        let mut offsets = Vec::new();
+        for &&(b, size, life) in &members {
+            let mut taken: Vec<(u32, u32)> = trial
+                .iter()
+                .filter(|(_, _, l)| l.0 <= life.1 && life.0 <= l.1)
+                .map(|&(o, s, _)| (o, s))
+                .collect();
+            let Some(offset) = first_fit(&mut taken, size, budget) else {
+                break;
+            };
+            trial.push((offset, size, life));
+            offsets.push((b.name.clone(), offset + size, offset));
+        }
+        if offsets.len() == members.len() {
+            placed = trial;
+            for (name, end, offset) in offsets {
+                arena.offsets.insert(name, offset);
+                arena.bytes = arena.bytes.max(end);
+            }
         }
     }
-    let tensors: BTreeSet<&str> = buffers
-        .iter()
-        .filter(|b| is_tensor(&b.content))
-        .map(|b| b.name.as_str())
-        .collect();
     for node in &mut kir.nodes {
         for kernel in &mut node.kernels {
             let mut named: BTreeMap<usize, &str> = BTreeMap::new();

@@ -227,9 +227,13 @@
 //! it loads the program. The insta snapshots of `snapshots/` hold one file per distinct kernel
 //! text and a readable summary of each snapshotted program ([`summary`]).
 //!
+//! convPa and convDa, which read the same input with the same shape, run as one step
+//! (`convPa+convDa`, [`plan::conv::FusedConv`]) in four output-channel slices, each slice
+//! reading its conv's weights and bias and writing its conv's output (bf16 only: two Float32
+//! outputs alive together leave the L1 arena).
+//!
 //! Next steps (DESIGN §3 hints; `superpoint bench --backend tensix` prints the per-node model):
-//! convPa and convDa as one 128 → 512 conv (they read the same input; in four output-channel
-//! slices that saves a launch and balances the cores); the half-block shifted views pay off only
+//! the half-block shifted views pay off only
 //! at about six or more blocks a core, so the 80-wide convs keep row runs on the full grids;
 //! the fused pool's horizontal maximum from even/odd pixel views instead of selection matmuls;
 //! conv1a's bias as a row of K (9 taps leave 23 free).

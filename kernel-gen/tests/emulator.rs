@@ -850,3 +850,75 @@ fn convs_sliced_over_output_channels_equal_the_unsliced_conv() {
         assert_eq!(hash, hash1, "{grid:?} {precision:?}: sliced output differs");
     }
 }
+
+/// Runs the step named `step` of `graph` (its convs' input `pool3` written with `x`, weights
+/// from `ws`) on `grid` and returns the output buffers `outputs`.
+fn run_step(
+    graph: &superpoint_graph::Graph,
+    grid: Grid,
+    ws: &superpoint_graph::WeightSet,
+    x: &Tensor<f32>,
+    step: &str,
+    outputs: &[&str],
+) -> Vec<Vec<u8>> {
+    let params = PlanParams {
+        grid,
+        ..PlanParams::default()
+    };
+    let compiled = compile(graph, &params).expect("compiles");
+    assert!(compiled.program.step(step).is_some(), "{step}");
+    let mut inputs = weight_inputs(&compiled, ws);
+    inputs.insert(
+        "pool3".to_string(),
+        common::pack_input("pool3", x, Format::Bf16),
+    );
+    let dev = common::open(&compiled);
+    let (buffers, _) = run(&dev, &compiled, &inputs, &[step]);
+    outputs.iter().map(|o| buffers[*o].clone()).collect()
+}
+
+/// Two 128 → 256 3×3 ReLU convs of one 80×60 input (convPa's and convDa's shape) run as one
+/// step (`plan::conv::FusedConv`: 4 slices, slices 0–1 the first conv's output tiles from its
+/// weights, 2–3 the second's) on both full grids: each output bit-identical to the conv run
+/// alone (same products in the same K order), and at the PCC gate against the reference.
+#[test]
+fn fused_convs_equal_each_conv_alone() {
+    let head: &[Layer] = &[
+        ("c0", 1, 128, 3, true),
+        ("pool1", 0, 0, 0, false),
+        ("pool2", 0, 0, 0, false),
+        ("pool3", 0, 0, 0, false),
+    ];
+    let with = |last: &'static str| [head, &[(last, 128, 256, 3, true)]].concat();
+    let both = [with("pa"), vec![("da", 128, 256, 3, true)]].concat();
+    let ws = weights(&both, 23);
+    let x = bf16_rounded(&random_tensor(128, 60, 80, 29));
+    let mut fused = chain(640, 480, &with("pa"));
+    fused.nodes.push(superpoint_graph::Node {
+        name: "da".into(),
+        inputs: vec!["pool3".into()],
+        op: superpoint_graph::Op::Conv2d {
+            weights: "da".into(),
+            in_channels: 128,
+            out_channels: 256,
+            kernel: 3,
+            pad: 1,
+            relu: true,
+        },
+    });
+    fused.outputs = vec!["pa".into(), "da".into()];
+    for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
+        let together = run_step(&fused, grid, &ws, &x, "pa+da", &["pa", "da"]);
+        for (i, name) in ["pa", "da"].into_iter().enumerate() {
+            let alone = run_step(&chain(640, 480, &with(name)), grid, &ws, &x, name, &[name]);
+            assert!(
+                together[i] == alone[0],
+                "{grid:?} {name}: fused output differs"
+            );
+            let expected = conv2d(&x, &ws[name], 1, true);
+            let got = unpack_activation(&together[i], shape_of(&expected)).expect("output size");
+            let r = pcc(&got.data, &expected.data);
+            assert!(r >= PCC_MIN, "{grid:?} {name}: PCC {r}");
+        }
+    }
+}

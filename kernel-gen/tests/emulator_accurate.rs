@@ -270,7 +270,8 @@ fn abs_weights(w: &ConvWeights) -> ConvWeights {
 
 /// The whole network (resize → backbone → both heads → softmax + fold, L2) at one precision on
 /// the random 160×128 plane with random weights: every step run on its own and its output read
-/// at once (a later step may reuse its L1 arena slot), as planar tensors by node name.
+/// at once (a later step may reuse its L1 arena slot), as planar tensors by node name (a fused
+/// step's, each of its nodes').
 struct Network {
     graph: Graph,
     weights: superpoint_graph::WeightSet,
@@ -326,26 +327,29 @@ fn network(precision: Precision, grid: Grid) -> Network {
         loaded
             .run_nodes(&dev, &[step.node.as_str()])
             .unwrap_or_else(|e| panic!("step `{}` failed on the emulator: {e}", step.node));
-        let Some(tensor) = c.program.buffers.iter().find_map(|b| match &b.content {
-            Content::Output { tensor, .. } if b.name == step.node => Some(*tensor),
-            _ => None,
-        }) else {
-            continue;
-        };
-        let bytes = loaded.read(&step.node).expect("read the step's output");
-        let value = match tensor {
-            DeviceTensor::FrameRows {
-                height,
-                width,
-                format,
-            } => unpack_frame_rows(&bytes, height as usize, width as usize, format, 0),
-            DeviceTensor::Map { height, width } => {
-                unpack_map(&bytes, height as usize, width as usize)
+        // A fused step (`convPa+convDa`) writes each of its nodes' outputs.
+        for node in step.node.split('+') {
+            let Some(tensor) = c.program.buffers.iter().find_map(|b| match &b.content {
+                Content::Output { tensor, .. } if b.name == node => Some(*tensor),
+                _ => None,
+            }) else {
+                continue;
+            };
+            let bytes = loaded.read(node).expect("read the step's output");
+            let value = match tensor {
+                DeviceTensor::FrameRows {
+                    height,
+                    width,
+                    format,
+                } => unpack_frame_rows(&bytes, height as usize, width as usize, format, 0),
+                DeviceTensor::Map { height, width } => {
+                    unpack_map(&bytes, height as usize, width as usize)
+                }
+                other => unpack_channels_last(&bytes, &other),
             }
-            other => unpack_channels_last(&bytes, &other),
+            .unwrap_or_else(|| panic!("`{node}`: {} bytes as {tensor:?}", bytes.len()));
+            device.insert(node.to_string(), value);
         }
-        .unwrap_or_else(|| panic!("`{}`: {} bytes as {tensor:?}", step.node, bytes.len()));
-        device.insert(step.node.clone(), value);
     }
     Network {
         graph,

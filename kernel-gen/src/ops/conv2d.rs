@@ -7,7 +7,7 @@
 use crate::device::Core;
 use crate::kir::{
     args, blocks, cb_format, cb_id, cb_plan, exact_fp32_copies, format_args, input, names,
-    per_core, share_args, Arg, Call, CompileArg, CoreArgs, Kernel, KirError, Lowering, Role, Trips,
+    per_core, Arg, Call, CompileArg, CoreArgs, Kernel, KirError, Lowering, Role, Trips,
 };
 use crate::multicast::{Multicast, Resident};
 use crate::plan::{ConvPlan, CoreWork, NodePlan};
@@ -31,16 +31,50 @@ impl Lowering for ConvPlan {
     }
 }
 
-/// The first output tile of `core`'s slice of conv `c` ([`crate::plan::Split::slices`]).
+/// The output, weights and bias buffers slice `slice` of conv `c` writes and reads (the
+/// node's own, or a fused conv's: [`ConvPlan::slice_output`]), and its first output tile there.
+fn slice_buffers<'a>(node: &'a NodePlan, c: &'a ConvPlan, slice: u32) -> ([&'a str; 3], u32) {
+    let (output, start) = c.slice_output(slice);
+    let buffers = match output.checked_sub(1).and_then(|i| c.fused.get(i as usize)) {
+        Some(f) => [f.node.as_str(), f.weights.as_str(), f.bias.as_str()],
+        None => [node.output.as_str(), c.weights.as_str(), c.bias.as_str()],
+    };
+    (buffers, start)
+}
+
+/// The first output tile of `core`'s slice of conv `c` ([`crate::plan::Split::slices`]) in the
+/// output it writes.
 fn out_start(node: &NodePlan, c: &ConvPlan, core: Core) -> u32 {
     node.split
         .work
         .iter()
         .find(|w| w.core == core)
-        .map_or(0, |w| w.slice * c.slice_tiles())
+        .map_or(0, |w| slice_buffers(node, c, w.slice).1)
 }
 
-/// A conv's resident CBs: its weights and bias ([`Multicast`]).
+/// A conv reader's runtime args: the addresses of the `input` and of the core's slice's weights
+/// and bias ([`slice_buffers`]), then its share of the blocks.
+fn reader_args(node: &NodePlan, c: &ConvPlan, input: &str) -> Vec<CoreArgs> {
+    node.split
+        .work
+        .iter()
+        .map(|w| {
+            let ([_, weights, bias], _) = slice_buffers(node, c, w.slice);
+            CoreArgs {
+                core: w.core,
+                args: [input, weights, bias]
+                    .map(|b| Arg::BufferAddress(b.to_string()))
+                    .into_iter()
+                    .chain([Arg::Const(w.start), Arg::Const(w.count)])
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// A conv's resident CBs: its weights and bias ([`Multicast`]); the kernel IR is per node, so
+/// they name the node's own buffers where a fused conv's slices read theirs
+/// ([`ConvPlan::fused`]: the same pages, never in the L1 arena).
 fn conv_residents(node: &NodePlan, c: &ConvPlan) -> Result<[Resident; 2], KirError> {
     Ok([
         Resident {
@@ -461,16 +495,17 @@ impl WeightsSend {
             .iter()
             .map(|w| {
                 let [start, count] = blocks(w);
+                let ([output, weights, bias], out_start) = slice_buffers(node, c, w.slice);
                 CoreArgs {
                     core: w.core,
                     args: [
                         vec![
-                            Arg::BufferAddress(node.output.clone()),
+                            Arg::BufferAddress(output.to_string()),
                             Arg::Const(start),
                             Arg::Const(count),
-                            Arg::Const(w.slice * c.slice_tiles()),
-                            Arg::BufferAddress(c.weights.clone()),
-                            Arg::BufferAddress(c.bias.clone()),
+                            Arg::Const(out_start),
+                            Arg::BufferAddress(weights.to_string()),
+                            Arg::BufferAddress(bias.to_string()),
                         ],
                         self.multicast.send_args(w.core),
                     ]
@@ -483,7 +518,8 @@ impl WeightsSend {
 
 /// A conv's writer (`conv2d/writer.cpp.tera`): on each group's sender, the multicast of the
 /// weights and bias ([`WeightsSend`]); then each core's output blocks, the
-/// tiles of its slice `group` at a time, to the node's output; a split unit is
+/// tiles of its slice `group` at a time, to the output its slice writes (the kernel IR names
+/// the node's: a fused conv's output is placed alike, `plan::fused_convs`); a split unit is
 /// `blocks_per_unit` output blocks (1, or the image row's W/32 for the frame conv).
 pub(crate) fn conv_writer(
     node: &NodePlan,
@@ -804,7 +840,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
             "block_start",
             "block_count",
         ]),
-        runtime_args: share_args(node, &[&input, &c.weights, &c.bias]),
+        runtime_args: reader_args(node, c, &input),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: conv_reader_body(

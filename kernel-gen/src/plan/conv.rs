@@ -2,7 +2,8 @@
 //! [`crate::ops::frame_conv`]'s): its shape in tiles, how its output blocks and channels are
 //! split over the cores (the reader's and the matrix unit's cycles estimated from
 //! tt_runtime's `CostModel::BLACKHOLE`), row runs or shifted views, its stream depth and CBs,
-//! and its weight and bias buffers.
+//! and its weight and bias buffers; or the same for convs of one input and shape computed in
+//! one step, each slice one conv's ([`ConvPlan::fused`]).
 
 use serde::{Deserialize, Serialize};
 use superpoint_graph::Node;
@@ -13,7 +14,7 @@ use crate::layout::{conv_k_tiles, conv_weight_parts, tiles, ActivationShape};
 
 use super::{
     cb, cb_of, frame_conv, largest_divisor_within, BufferPlan, CbKind, CbPlan, Content, NodePlan,
-    OpPlan, PlanParams, Split,
+    OpPlan, PlanError, PlanParams, Split,
 };
 
 /// A convolution's shape in tiles.
@@ -79,6 +80,22 @@ pub struct ConvPlan {
     /// conv's reader.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub identity_bias: bool,
+    /// Further convs of the same input and shape computed in this step ([`FusedConv`]): the
+    /// slices are cut evenly between the node's own output and theirs, in this order
+    /// ([`ConvPlan::slice_output`]). `out_tiles` is each output's, `slices` all of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fused: Vec<FusedConv>,
+}
+
+/// A conv fused into another conv's step ([`ConvPlan::fused`]): it reads the same input with the
+/// same shape, and its slices write its own output from its own weights and bias, in the layouts
+/// it has unfused (its consumers and the other programs naming its buffers see no difference).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FusedConv {
+    /// Its node, whose output buffer it writes.
+    pub node: String,
+    pub weights: String,
+    pub bias: String,
 }
 
 /// Whether the identity tile times a conv's bias tiles puts the bias into DST exactly
@@ -93,9 +110,21 @@ fn one_slice() -> u32 {
 }
 
 impl ConvPlan {
-    /// Output tiles each core computes: its slice of `out_tiles`.
+    /// The outputs the step writes: the node's own and its [`ConvPlan::fused`] convs'.
+    pub fn outputs(&self) -> u32 {
+        1 + self.fused.len() as u32
+    }
+
+    /// Output tiles each core computes: its slice of the `out_tiles` of every output.
     pub fn slice_tiles(&self) -> u32 {
-        self.out_tiles / self.slices.max(1)
+        self.out_tiles * self.outputs() / self.slices.max(1)
+    }
+
+    /// Which output slice `slice` computes (0: the node's own, `i`: `fused[i − 1]`) and its
+    /// first tile there: the first `slices / outputs` slices cut the first output, and so on.
+    pub fn slice_output(&self, slice: u32) -> (u32, u32) {
+        let per_output = (self.slices / self.outputs()).max(1);
+        (slice / per_output, slice % per_output * self.slice_tiles())
     }
 
     /// Weight tiles each core holds: `weight_parts · k_tiles` rows of its slice's tiles.
@@ -348,23 +377,35 @@ fn weight_pages(w: ConvWork, slices: u32) -> (u32, u32) {
 /// A conv's split of `blocks` output blocks on `grid`, its output-channel slices and their
 /// estimated cycles: the divisor of `out_tiles` whose [`Split::sliced`] has the fewest
 /// estimated cycles ([`conv_split_cycles`]), the fewest slices among equals; one slice is
-/// [`Split::sender_light`] over the grid's first cores.
-fn conv_split(grid: Grid, blocks: u32, w: ConvWork) -> (u64, u32, Split) {
+/// [`Split::sender_light`] over the grid's first cores. A step of `outputs` convs
+/// ([`ConvPlan::fused`], `out_tiles` all of theirs) takes only slices of one output each (a
+/// multiple of `outputs`), and at least `least` of them; `None` when none of those has a core
+/// a group.
+fn conv_split(
+    grid: Grid,
+    blocks: u32,
+    w: ConvWork,
+    outputs: u32,
+    least: u32,
+) -> Option<(u64, u32, Split)> {
     let l1_pages = |slices: u32| {
         let (tiles, per_page) = weight_pages(w, slices);
         tiles / per_page
     };
-    let unsliced = Split::sender_light(grid, blocks, l1_pages(1));
-    let mut best = (conv_split_cycles(w, 1, &unsliced), 1, unsliced);
-    for slices in (2..=w.out_tiles).filter(|s| w.out_tiles % s == 0) {
-        if let Some(split) = Split::sliced(grid, blocks, slices, l1_pages(slices)) {
-            let c = conv_split_cycles(w, slices, &split);
-            if c < best.0 {
-                best = (c, slices, split);
-            }
-        }
-    }
-    best
+    let unsliced = (least <= 1).then(|| {
+        let split = Split::sender_light(grid, blocks, l1_pages(1));
+        (conv_split_cycles(w, 1, &split), 1, split)
+    });
+    let sliced = (2..=w.out_tiles)
+        .filter(|s| w.out_tiles % s == 0 && s % outputs == 0 && *s >= least)
+        .filter_map(|slices| {
+            Split::sliced(grid, blocks, slices, l1_pages(slices))
+                .map(|split| (conv_split_cycles(w, slices, &split), slices, split))
+        });
+    unsliced
+        .into_iter()
+        .chain(sliced)
+        .min_by_key(|(cycles, slices, _)| (*cycles, *slices))
 }
 
 /// Input pixel blocks before (and after) an output block that taps reaching `reach` pixels
@@ -397,12 +438,16 @@ pub(super) struct ConvOp<'a> {
     pub kernel: usize,
     pub pad: usize,
     pub relu: bool,
+    /// The convs fused into its step (node, weight entry; [`ConvPlan::fused`]).
+    pub fused: &'a [(&'a str, &'a str)],
 }
 
 /// Plans conv `node` (`op`) reading an activation of shape `input` (the frame, read by the
 /// frame conv's kernels, when `frame`) at `precision`, leaving the L1 arena `arena_reserve`
 /// bytes: its weight and bias buffers and its node, the conv alone (the caller may fuse the pool
-/// after it, [`super::conv_pool`]).
+/// after it, [`super::conv_pool`]), or with the convs `op.fused` (the same input and shape, not
+/// the frame) in one step named by all of them joined by `+`
+/// ([`ConvPlan::fused`]); their weight and bias buffers too, their outputs are the caller's.
 pub(super) fn plan_node(
     node: &Node,
     op: &ConvOp<'_>,
@@ -411,7 +456,8 @@ pub(super) fn plan_node(
     precision: Precision,
     params: &PlanParams,
     arena_reserve: u32,
-) -> (Vec<BufferPlan>, NodePlan) {
+) -> Result<(Vec<BufferPlan>, NodePlan), PlanError> {
+    let fused = op.fused;
     let shape = ActivationShape {
         channels: op.out_channels,
         ..input
@@ -425,11 +471,12 @@ pub(super) fn plan_node(
     // Half-block shifted views ([`ConvPlan::half_rows`]) where their estimate, with
     // the views they build around each core's run, beats row runs'.
     let mut half_rows = false;
+    let outputs = 1 + fused.len() as u32;
     let (slices, split) = if frame {
         (1, None)
     } else {
         let row_runs = ConvWork {
-            out_tiles,
+            out_tiles: outputs * out_tiles,
             weight_rows: weight_parts * k_tiles,
             block_cycles: row_run_block_cycles(
                 op.kernel as u32,
@@ -441,7 +488,23 @@ pub(super) fn plan_node(
             phases: precision.fidelity.phases(),
         };
         let blocks = shape.pixel_tiles() as u32;
-        let (cycles, slices, split) = conv_split(params.grid, blocks, row_runs);
+        // Fused convs take at least `outputs` times the slices one of them takes alone, so
+        // no core holds more of the weights than it would then (the L1 the arena and the
+        // streams need stays theirs).
+        let alone = ConvWork {
+            out_tiles,
+            ..row_runs
+        };
+        let least = match conv_split(params.grid, blocks, alone, 1, 1) {
+            Some((_, slices, _)) if outputs > 1 => outputs * slices,
+            _ => 1,
+        };
+        let (cycles, slices, split) = conv_split(params.grid, blocks, row_runs, outputs, least)
+            .ok_or_else(|| PlanError::FusedConvs {
+                node: node.name.clone(),
+                convs: outputs,
+                cores: params.grid.cores(),
+            })?;
         let halves = shifts(
             op.kernel as u32,
             op.pad as u32,
@@ -458,9 +521,11 @@ pub(super) fn plan_node(
                     halo_cycles: half_rows_halo_cycles(width, in_tiles, format.tile_bytes()),
                     ..row_runs
                 },
+                outputs,
+                least,
             )
         });
-        match half {
+        match half.flatten() {
             Some((c, s, split)) if c < cycles => {
                 half_rows = true;
                 (s, Some(split))
@@ -468,10 +533,8 @@ pub(super) fn plan_node(
             _ => (slices, Some(split)),
         }
     };
-    let slice_tiles = out_tiles / slices;
+    let slice_tiles = outputs * out_tiles / slices;
     let group = largest_divisor_within(slice_tiles, precision.dst_tiles());
-    let weight_name = format!("{}.weight", node.name);
-    let bias_name = format!("{}.bias", node.name);
     let row_runs = ConvPlan {
         in_channels: op.in_channels as u32,
         out_channels: op.out_channels as u32,
@@ -499,11 +562,19 @@ pub(super) fn plan_node(
             },
             WEIGHT_PAGE_TILES,
         ),
-        weights: weight_name.clone(),
-        bias: bias_name.clone(),
+        weights: format!("{}.weight", node.name),
+        bias: format!("{}.bias", node.name),
         frame_rows: frame,
         pooled: false,
         identity_bias: identity_bias_exact(precision),
+        fused: fused
+            .iter()
+            .map(|(name, _)| FusedConv {
+                node: name.to_string(),
+                weights: format!("{name}.weight"),
+                bias: format!("{name}.bias"),
+            })
+            .collect(),
     };
     let identity_tiles = u32::from(row_runs.identity_bias);
     // Resident weights, bias and identity tile, the ring and the zero tile; one stage of the
@@ -527,45 +598,49 @@ pub(super) fn plan_node(
         _ => row_runs,
     };
     let depth = depth_of(&conv);
-    let (weight_content, bias_content) = match format {
-        Format::Bf16 => (
-            Content::ConvWeights {
-                entry: op.weights.to_string(),
-            },
-            Content::ConvBias {
-                entry: op.weights.to_string(),
-            },
-        ),
-        Format::Fp32 => (
-            Content::ConvWeightsHiLo {
-                entry: op.weights.to_string(),
-            },
-            Content::ConvBiasFp32 {
-                entry: op.weights.to_string(),
-            },
-        ),
-    };
-    let buffers = vec![
-        BufferPlan {
-            name: weight_name.clone(),
-            pages: weight_parts * k_tiles * out_tiles / conv.weight_page_tiles,
-            page_bytes: conv.weight_page_tiles * TILE_BYTES,
-            content: weight_content,
-            l1_offset: None,
-        },
-        BufferPlan {
-            name: bias_name.clone(),
-            pages: out_tiles,
-            page_bytes: format.tile_bytes(),
-            content: bias_content,
-            l1_offset: None,
-        },
-    ];
+    // The weights and bias of each conv the step computes, in the same pages.
+    let buffers = [(node.name.as_str(), op.weights)]
+        .into_iter()
+        .chain(fused.iter().copied())
+        .flat_map(|(name, entry)| {
+            let entry = entry.to_string();
+            let (weights, bias) = match format {
+                Format::Bf16 => (
+                    Content::ConvWeights {
+                        entry: entry.clone(),
+                    },
+                    Content::ConvBias { entry },
+                ),
+                Format::Fp32 => (
+                    Content::ConvWeightsHiLo {
+                        entry: entry.clone(),
+                    },
+                    Content::ConvBiasFp32 { entry },
+                ),
+            };
+            [
+                BufferPlan {
+                    name: format!("{name}.weight"),
+                    pages: weight_parts * k_tiles * out_tiles / conv.weight_page_tiles,
+                    page_bytes: conv.weight_page_tiles * TILE_BYTES,
+                    content: weights,
+                    l1_offset: None,
+                },
+                BufferPlan {
+                    name: format!("{name}.bias"),
+                    pages: out_tiles,
+                    page_bytes: format.tile_bytes(),
+                    content: bias,
+                    l1_offset: None,
+                },
+            ]
+        })
+        .collect();
     let Some(split) = split else {
-        return (
+        return Ok((
             buffers,
             frame_conv::plan_node(node, precision, params.grid, conv),
-        );
+        ));
     };
     let mut cbs = vec![
         CbPlan {
@@ -603,7 +678,11 @@ pub(super) fn plan_node(
     }
     cbs.push(cb_of(format, 16, "cb_out", depth * group, CbKind::Stream));
     let planned = NodePlan {
-        name: node.name.clone(),
+        name: [node.name.as_str()]
+            .into_iter()
+            .chain(fused.iter().map(|(name, _)| *name))
+            .collect::<Vec<_>>()
+            .join("+"),
         inputs: node.inputs.clone(),
         output: node.name.clone(),
         precision,
@@ -611,7 +690,7 @@ pub(super) fn plan_node(
         cbs,
         op: OpPlan::Conv2d(conv),
     };
-    (buffers, planned)
+    Ok((buffers, planned))
 }
 
 #[cfg(test)]
@@ -669,7 +748,7 @@ mod tests {
             let im2col = cbs.iter().find(|b| b.name == "cb_im2col").expect("im2col");
             assert_eq!((im2col.pages, im2col.page_bytes), (2, 16), "{name}");
         }
-        for name in ["conv1a", "conv4a", "conv4b", "convPa", "convDa", "convPb"] {
+        for name in ["conv1a", "conv4a", "conv4b", "convPa+convDa", "convPb"] {
             assert!(!conv(name).0.shifted, "{name}");
         }
     }
@@ -703,11 +782,11 @@ mod tests {
         }
     }
 
-    /// SuperPoint at 640×480: convPa, convDa (2 × 4 of 8 output tiles) and convDb slice on
-    /// both grids, each group 5 full rows; conv4a/b stay unsliced (their weights' sender bounds
-    /// them, and 2 slices would make the reader, at 3 blocks a core, slower still), as do the
-    /// larger convs (an even split leaves nothing to gain) and convPb (3 output tiles; its
-    /// sender reads little).
+    /// SuperPoint at 640×480: convDb slices on both grids (2 × 4 of its 8 output tiles, each
+    /// group 5 full rows), as would convPa and convDa alone; conv4a/b stay unsliced (their
+    /// weights' sender bounds them, and 2 slices would make the reader, at 3 blocks a core,
+    /// slower still), as do the larger convs (an even split leaves nothing to gain) and convPb
+    /// (3 output tiles; its sender reads little).
     #[test]
     fn the_80x60_convs_slice_where_it_shortens_the_slowest_core() {
         for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
@@ -720,34 +799,127 @@ mod tests {
                 let OpPlan::Conv2d(c) = &node.op else {
                     continue;
                 };
-                let sliced = ["convPa", "convDa", "convDb"].contains(&node.name.as_str());
-                assert_eq!(c.slices, if sliced { 2 } else { 1 }, "{}", node.name);
                 let weights = node
                     .cbs
                     .iter()
                     .find(|b| b.name == "cb_weights")
                     .expect("cb");
                 assert_eq!(weights.pages, c.weight_parts * c.k_tiles * c.slice_tiles());
-                if sliced {
-                    assert_eq!(c.group, 4, "{}", node.name);
-                    assert_eq!(c.weight_page_tiles, 4, "{}", node.name);
-                    for (i, rects) in node.split.slices.iter().enumerate() {
-                        let y = 5 * i as u32;
-                        assert_eq!(rects.len(), 1);
-                        assert_eq!(rects[0].start, Core { x: 0, y });
-                        assert_eq!(
-                            rects[0].end,
-                            Core {
-                                x: grid.x - 1,
-                                y: y + 4
-                            }
-                        );
+                match node.name.as_str() {
+                    "convPa+convDa" => assert_eq!(c.slices, 4),
+                    "convDb" => {
+                        assert_eq!(c.slices, 2);
+                        assert_eq!((c.group, c.weight_page_tiles), (4, 4));
+                        for (i, rects) in node.split.slices.iter().enumerate() {
+                            let y = 5 * i as u32;
+                            assert_eq!(rects.len(), 1);
+                            assert_eq!(rects[0].start, Core { x: 0, y });
+                            assert_eq!(
+                                rects[0].end,
+                                Core {
+                                    x: grid.x - 1,
+                                    y: y + 4
+                                }
+                            );
+                        }
                     }
-                } else {
-                    assert!(node.split.slices.is_empty(), "{}", node.name);
+                    _ => {
+                        assert_eq!(c.slices, 1, "{}", node.name);
+                        assert!(node.split.slices.is_empty(), "{}", node.name);
+                    }
                 }
             }
         }
+    }
+
+    /// convPa and convDa (both 128 → 256 3×3 ReLU on conv4b's output) run as one step of 16
+    /// output tiles. Alone each takes 2 slices of 4 tiles (as convDb does, above), so the step
+    /// takes at least 4, none holding more weights than before: 36 weight rows of 4 tiles (144
+    /// tiles, 288 KiB) a core. On 12×10, 4 slices of 30 cores (3 columns, 5 blocks a core:
+    /// 5 · 4 · 36 = 720 tile matmuls a core) tie with 8 of 15 (10 blocks of 2 tiles: 720) on
+    /// the matrix unit, and the reader builds half the blocks: 4. On 11×10, 4 of 27 cores
+    /// (⌈150/27⌉ = 6 blocks, 864 matmuls) tie with 8 of 13 (12 blocks of 2: 864): 4. Slices 0
+    /// and 1 write convPa's tiles 0–3 and 4–7 from its weights, 2 and 3 convDa's.
+    #[test]
+    fn convpa_and_convda_run_as_one_step_in_four_slices() {
+        for (grid, cores) in [(Grid::ETH_DISPATCH, 30), (Grid::TENSIX_DISPATCH, 27)] {
+            let params = PlanParams {
+                grid,
+                ..PlanParams::default()
+            };
+            let planned = plan(&superpoint(640, 480), &params).expect("plans");
+            let names: Vec<&str> = planned.nodes.iter().map(|n| n.name.as_str()).collect();
+            assert!(!names.contains(&"convPa") && !names.contains(&"convDa"));
+            let node = planned
+                .nodes
+                .iter()
+                .find(|n| n.name == "convPa+convDa")
+                .expect("the fused step");
+            assert_eq!(node.inputs, vec!["conv4b".to_string()]);
+            assert_eq!(node.output, "convPa");
+            let OpPlan::Conv2d(c) = &node.op else {
+                panic!("not a conv");
+            };
+            assert_eq!(
+                c.fused,
+                vec![FusedConv {
+                    node: "convDa".into(),
+                    weights: "convDa.weight".into(),
+                    bias: "convDa.bias".into(),
+                }]
+            );
+            assert_eq!((c.out_tiles, c.slices, c.slice_tiles()), (8, 4, 4));
+            assert_eq!((c.group, c.weight_page_tiles), (4, 4));
+            assert_eq!(c.resident_weight_tiles(), 144);
+            assert_eq!(
+                (0..4).map(|s| c.slice_output(s)).collect::<Vec<_>>(),
+                vec![(0, 0), (0, 4), (1, 0), (1, 4)]
+            );
+            for slice in 0..4 {
+                let group = node.split.work.iter().filter(|w| w.slice == slice);
+                assert_eq!(group.clone().count(), cores, "{grid:?}");
+                assert_eq!(group.map(|w| w.count).sum::<u32>(), 150);
+            }
+            // Both convs' weights and bias in their own buffers (72 pages of 4 tiles: a
+            // slice's run in a weight row), and both outputs.
+            for name in ["convPa", "convDa"] {
+                let buffer = |n: String| {
+                    planned
+                        .buffers
+                        .iter()
+                        .find(|b| b.name == n)
+                        .map(|b| (b.pages, b.page_bytes))
+                };
+                assert_eq!(buffer(format!("{name}.weight")), Some((72, 4 * 2048)));
+                assert_eq!(buffer(format!("{name}.bias")), Some((8, 2048)));
+                assert_eq!(buffer(name.to_string()), Some((150 * 8, 2048)));
+            }
+        }
+    }
+
+    /// Only convs of one input, shape and precision share a step, and only those the outputs
+    /// need: pruned to convPb's side, or with convDa at another precision, convPa runs alone.
+    #[test]
+    fn only_alike_needed_convs_share_a_step() {
+        let alone = |graph: &superpoint_graph::Graph, params: &PlanParams| {
+            let planned = plan(graph, params).expect("plans");
+            planned.nodes.iter().any(|n| n.name == "convPa")
+                && !planned.nodes.iter().any(|n| n.name.contains('+'))
+        };
+        let graph = superpoint(640, 480);
+        assert!(alone(&graph.pruned(&["convPb"]), &PlanParams::default()));
+        let params = PlanParams {
+            overrides: [(
+                "convDa".to_string(),
+                Precision {
+                    fidelity: Fidelity::HiFi4,
+                    ..Precision::PORT
+                },
+            )]
+            .into(),
+            ..PlanParams::default()
+        };
+        assert!(alone(&graph, &params));
     }
 
     /// A 64→32 3×3 conv at 80×60 (W = 2 · 32 + 16; 150 blocks), whose reader bounds it: on a
@@ -778,8 +950,8 @@ mod tests {
             ..row_runs
         };
         for (grid, halves) in [(Grid { x: 7, y: 1 }, true), (Grid::ETH_DISPATCH, false)] {
-            let (rows, _, _) = conv_split(grid, 150, row_runs);
-            let (halved, _, _) = conv_split(grid, 150, half);
+            let (rows, _, _) = conv_split(grid, 150, row_runs, 1, 1).expect("a split");
+            let (halved, _, _) = conv_split(grid, 150, half, 1, 1).expect("a split");
             assert_eq!(halved < rows, halves, "{grid:?}: {halved} vs {rows}");
         }
     }

@@ -4,7 +4,8 @@
 //! Current design (see the crate docs): every activation is an interleaved channels-last tile
 //! matrix ([`crate::layout`]) in DRAM (or in L1, placed by [`crate::arena`] after lowering);
 //! each supported node is one program whose output blocks are split over the first cores of the
-//! grid in contiguous runs ([`split`]). This module holds the plan's data and walks the graph;
+//! grid in contiguous runs ([`split`]); convs of one input and shape share a step
+//! ([`conv::FusedConv`], `fused_convs`). This module holds the plan's data and walks the graph;
 //! each op is planned by its submodule ([`conv`], [`pool`], [`conv_pool`], [`frame_conv`],
 //! [`resize`], [`softmax_fold`], [`nms`], [`select_keypoints`], [`l2_normalize`], [`sample`]),
 //! and [`arena_room`] estimates the L1 the arena will take.
@@ -12,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
-use superpoint_graph::{Graph, GraphError, Op};
+use superpoint_graph::{Graph, GraphError, Node, Op};
 use thiserror::Error;
 
 use crate::device::{Fidelity, Format, Grid, Limits, Precision};
@@ -92,6 +93,12 @@ pub enum PlanError {
     NmsNeedsFp32Dst { node: String },
     #[error(transparent)]
     Sample(#[from] sample::SampleError),
+    #[error("node `{node}`: {convs} fused convs need a group of cores each, but the grid has {cores} cores")]
+    FusedConvs {
+        node: String,
+        convs: u32,
+        cores: u32,
+    },
     #[error("grid {x}x{y} is empty")]
     EmptyGrid { x: u32, y: u32 },
 }
@@ -398,6 +405,66 @@ fn layouts<'g>(
     out
 }
 
+/// The convs after conv `node` that its step computes too ([`conv::ConvPlan::fused`]): those the
+/// graph's outputs need (`needed`) reading the same input with the same shape, ReLU and
+/// precision, none of them external, pooled in its step ([`conv_pool::consumer`]) or placed
+/// apart from the others (kept in DRAM, outliving the program, a graph output: the step's
+/// writer addresses every output alike); none when the grid has fewer cores than convs, and
+/// none for Float32 activations: the outputs live together from the step to the last of their
+/// consumers, and two Float32 ones (SuperPoint's convPa and convDa at the accurate precision,
+/// 40 KiB a bank each on 12×10) then leave the L1 arena for DRAM with their consumers' reads
+/// (v2 at the accurate precision: 2149.3 → 2205.1 µs on 12×10, 2253.4 → 2253.9 on 11×10).
+fn fused_convs<'g>(
+    graph: &'g Graph,
+    node: &Node,
+    needed: &BTreeSet<&str>,
+    keep_in_dram: &BTreeSet<String>,
+    params: &PlanParams,
+) -> Vec<&'g Node> {
+    let shape = |n: &Node| match &n.op {
+        Op::Conv2d {
+            in_channels,
+            out_channels,
+            kernel,
+            pad,
+            relu,
+            ..
+        } => Some((*in_channels, *out_channels, *kernel, *pad, *relu)),
+        _ => None,
+    };
+    let placed = |n: &Node| {
+        (
+            keep_in_dram.contains(&n.name),
+            params.outlive.contains(&n.name),
+            graph.outputs.contains(&n.name),
+        )
+    };
+    let alike = |n: &Node| {
+        shape(n).is_some()
+            && shape(n) == shape(node)
+            && n.inputs == node.inputs
+            && node_precision(params, &n.name) == node_precision(params, &node.name)
+            && placed(n) == placed(node)
+            && !params.external.contains(&n.name)
+            && conv_pool::consumer(graph, n, keep_in_dram, params).is_none()
+    };
+    if !alike(node) || node_precision(params, &node.name).format != Format::Bf16 {
+        return Vec::new();
+    }
+    let fused: Vec<_> = graph
+        .nodes
+        .iter()
+        .skip_while(|n| n.name != node.name)
+        .skip(1)
+        .filter(|n| needed.contains(n.name.as_str()) && alike(n))
+        .collect();
+    if params.grid.cores() > fused.len() as u32 {
+        fused
+    } else {
+        Vec::new()
+    }
+}
+
 /// The largest divisor of `n` that is at most `cap`.
 pub(crate) fn largest_divisor_within(n: u32, cap: u32) -> u32 {
     (1..=cap.min(n)).rev().find(|d| n % d == 0).unwrap_or(1)
@@ -537,6 +604,8 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                 nodes.push(resize);
                 on_device.insert(&node.name);
             }
+            // Already planned in the step of the conv it is fused with (conv::plan_node).
+            Op::Conv2d { .. } if on_device.contains(node.name.as_str()) => {}
             Op::Conv2d {
                 weights,
                 in_channels,
@@ -557,6 +626,18 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     Some(shape) => shape,
                     None => input_shape(0)?,
                 };
+                let fused = if frame.is_some() {
+                    Vec::new()
+                } else {
+                    fused_convs(graph, node, &needed, &keep_in_dram, params)
+                };
+                let fused_entries: Vec<(&str, &str)> = fused
+                    .iter()
+                    .filter_map(|n| match &n.op {
+                        Op::Conv2d { weights, .. } => Some((n.name.as_str(), weights.as_str())),
+                        _ => None,
+                    })
+                    .collect();
                 let op = conv::ConvOp {
                     weights,
                     in_channels: *in_channels,
@@ -564,6 +645,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     kernel: *kernel,
                     pad: *pad,
                     relu: *relu,
+                    fused: &fused_entries,
                 };
                 let (owned, planned) = conv::plan_node(
                     node,
@@ -573,8 +655,12 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     precision,
                     params,
                     arena_reserve,
-                );
+                )?;
                 buffers.extend(owned);
+                for other in &fused {
+                    buffers.extend(output_buffers(&other.name, layout_of(&other.name)?));
+                    on_device.insert(&other.name);
+                }
                 let fused =
                     conv_pool::consumer(graph, node, &keep_in_dram, params).and_then(|pool| {
                         let pool_format = node_precision(params, &pool.name).format;
