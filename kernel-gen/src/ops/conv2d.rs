@@ -672,16 +672,10 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
                     pages: c.ring_pages(),
                 },
             ]);
-            let first = step(1, &mut |tiles| rounds.holding(tiles));
-            let later = step(1, none);
-            if first == later {
-                body.push(blocks(Trips::Blocks, later));
-            } else {
-                body.extend([
-                    blocks(Trips::FirstBlocks(1), first),
-                    blocks(Trips::LaterBlocks(1), later),
-                ]);
-            }
+            body.extend(first_and_later(
+                step(1, &mut |tiles| rounds.holding(tiles)),
+                step(1, none),
+            ));
         } else {
             // Before the push (conv2d/reader.cpp.tera's three pipelines): the first blocks
             // above, beside and below the core's (4, 4 and 3 with W/32 >= 4) read and the views
@@ -778,17 +772,24 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
         block.push(fetch(1));
         block
     };
-    let first = block(&mut |tiles| rounds.holding(tiles));
-    let later = block(&mut |_| Vec::new());
+    body.extend(first_and_later(
+        block(&mut |tiles| rounds.holding(tiles)),
+        block(&mut |_| Vec::new()),
+    ));
+    body
+}
+
+/// A block loop whose first block does `first` and the others `later`: one loop when they are
+/// the same (no round left to push in the first block).
+fn first_and_later(first: Vec<Call>, later: Vec<Call>) -> Vec<Call> {
     if first == later {
-        body.push(blocks(Trips::Blocks, later));
+        vec![blocks(Trips::Blocks, later)]
     } else {
-        body.extend([
+        vec![
             blocks(Trips::FirstBlocks(1), first),
             blocks(Trips::LaterBlocks(1), later),
-        ]);
+        ]
     }
-    body
 }
 
 fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
