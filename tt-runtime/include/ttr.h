@@ -168,6 +168,12 @@ typedef struct ttr_device_info {
     uint32_t is_emulator;         /* 1 for the emulator */
 } ttr_device_info;
 
+/* Handles. */
+typedef struct ttr_device ttr_device;
+typedef struct ttr_buffer ttr_buffer;
+typedef struct ttr_program ttr_program;
+typedef struct ttr_trace ttr_trace;
+
 typedef struct ttr_define {
     const char *name;
     const char *value;
@@ -191,6 +197,17 @@ typedef struct ttr_kernel_config {
     size_t num_unpack_to_dest_mode; /* entries; CBs past the end are TTR_UNPACK_TO_DEST_DEFAULT */
 } ttr_kernel_config;
 
+/* A CB. With `buffer` NULL the program allocates it among its own CBs (from the bottom of the unreserved L1
+ * up, below every L1 buffer). With `buffer` an L1 buffer (ttr_buffer_create_l1) of the program's device, the
+ * CB lives at that buffer's address on every core of its ranges, as tt-metal's
+ * CircularBufferConfig::set_globally_allocated_address places it: it takes no room among the program's own
+ * CBs, and its pages hold what is in the buffer there (what the host wrote with ttr_buffer_write_core, or
+ * what earlier programs left). A kernel makes pages visible without writing them by
+ * `cb_reserve_back(cb, n); cb_push_back(cb, n);`, and consumers read the buffer's bytes through the CB; the
+ * CB protocol is otherwise that of any CB (a push still wraps at total_size, a NoC write into its pushed
+ * pages still needs the usual semaphore ordering). The program holds a reference to the buffer, so
+ * ttr_buffer_free may come first. TTR_ERR_INVALID_ARGUMENT for a DRAM buffer, a buffer of another device,
+ * or a total_size larger than the buffer's size per core. */
 typedef struct ttr_cb_config {
     uint32_t id;                    /* 0..63 */
     const ttr_core_range *ranges;
@@ -198,12 +215,8 @@ typedef struct ttr_cb_config {
     uint32_t total_size;            /* bytes; a multiple of page_size */
     uint32_t page_size;
     ttr_data_format format;
+    const ttr_buffer *buffer;       /* NULL: among the program's CBs; else the L1 buffer it lives in */
 } ttr_cb_config;
-
-typedef struct ttr_device ttr_device;
-typedef struct ttr_buffer ttr_buffer;
-typedef struct ttr_program ttr_program;
-typedef struct ttr_trace ttr_trace;
 
 /* The calling thread's message for the last failed call ("" when none). Valid until that thread's next call. */
 const char *ttr_last_error(void);

@@ -39,6 +39,10 @@ impl Buffer {
         Buffer::wrap(raw)
     }
 
+    pub(crate) fn raw(&self) -> *mut sys::ttr_buffer {
+        self.raw.as_ptr()
+    }
+
     /// Device address: the bank offset of a DRAM buffer, the L1 address of an L1 buffer.
     pub fn address(&self) -> u32 {
         // SAFETY: valid buffer handle.

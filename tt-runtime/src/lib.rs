@@ -13,6 +13,16 @@
 //! ([`Device::opening`]): tt-metal fixes the placement once per process, so a failed ETH open
 //! cannot be retried.
 //!
+//! **CBs in L1 buffers.** [`Program::add_cb_in`] places a CB in an L1 [`Buffer`] instead of among
+//! the program's own CBs, as tt-metal's `CircularBufferConfig::set_globally_allocated_address`
+//! does: the CB sits at the buffer's address on every core of its range and its pages hold what is
+//! in the buffer there, what the host wrote with [`Buffer::write_core`] or earlier programs left.
+//! A kernel makes them visible without writing them (`cb_reserve_back(cb, n); cb_push_back(cb,
+//! n);`, as ttnn's sharded ops do), so data written once, such as weights loaded with the model,
+//! stays resident across programs and frames. Such a CB takes no room among the program's CBs,
+//! the program keeps its buffer allocated, and every CB rule of the emulator still applies to it
+//! (a NoC write into its pushed pages needs the same semaphore ordering as into any CB's).
+//!
 //! [`Device::count`] says how many devices [`Device::open_id`] accepts; each opened device is
 //! independent (its own memory, programs and traces) and devices run in parallel from different
 //! threads. A device that stops working fails every later call with [`Error::DeviceLost`].

@@ -1,8 +1,10 @@
-//! [`Program`]: kernels from source text, CBs, semaphores and runtime args.
+//! [`Program`]: kernels from source text, CBs (among the program's own, or in an L1 [`Buffer`]),
+//! semaphores and runtime args.
 
 use std::ffi::CString;
 use std::ptr::NonNull;
 
+use crate::buffer::Buffer;
 use crate::counters::Counters;
 use crate::device::{CoreCoord, CoreRange, Device};
 use crate::error::{check, Error, Result};
@@ -302,8 +304,25 @@ impl Program {
         Ok(KernelId(id))
     }
 
-    /// Adds a circular buffer.
+    /// Adds a circular buffer among the program's own CBs.
     pub fn add_cb(&mut self, spec: &CbSpec) -> Result<()> {
+        self.add_cb_raw(spec, std::ptr::null())
+    }
+
+    /// Adds a circular buffer that lives in the L1 buffer `buffer` (tt-metal's
+    /// `CircularBufferConfig::set_globally_allocated_address`): at the buffer's address on every
+    /// core of `spec.cores`, taking no room among the program's own CBs, its pages holding what is
+    /// in the buffer there (what [`Buffer::write_core`] wrote, or earlier programs left). A kernel
+    /// makes pages visible without writing them with `cb_reserve_back(cb, n); cb_push_back(cb, n);`.
+    /// The program keeps the buffer allocated, so `buffer` may be dropped first.
+    ///
+    /// [`Error::InvalidArgument`] when `buffer` is a DRAM buffer, belongs to another device, or is
+    /// smaller per core than `spec.total_size`.
+    pub fn add_cb_in(&mut self, spec: &CbSpec, buffer: &Buffer) -> Result<()> {
+        self.add_cb_raw(spec, buffer.raw())
+    }
+
+    fn add_cb_raw(&mut self, spec: &CbSpec, buffer: *const sys::ttr_buffer) -> Result<()> {
         let ranges: Vec<sys::ttr_core_range> = spec.cores.iter().map(CoreRange::raw).collect();
         let config = sys::ttr_cb_config {
             id: spec.id,
@@ -312,8 +331,9 @@ impl Program {
             total_size: spec.total_size,
             page_size: spec.page_size,
             format: spec.format.raw(),
+            buffer,
         };
-        // SAFETY: `ranges` outlives the call.
+        // SAFETY: `ranges` outlives the call; `buffer` is null or a live buffer handle.
         check(unsafe { sys::ttr_program_add_cb(self.raw(), &config) })
     }
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{core0, device, expect_err, writer_and_reader};
+use common::{core0, data_movement as dm, device, expect_err, remote_push};
 use tt_runtime::{CbSpec, CoreCoord, DataFormat, Device, Error, KernelSpec, Program};
 
 /// Runs one reader kernel on core (0, 0) with a 4-page bf16 tile CB 0, a semaphore, and an
@@ -32,10 +32,6 @@ fn kernel_error(src: &str) -> String {
         Error::Kernel(m) => m,
         e => panic!("expected a kernel error, got {e:?}"),
     }
-}
-
-fn dm(body: &str) -> String {
-    format!("#include \"api/dataflow/dataflow_api.h\"\nvoid kernel_main() {{\n{body}\n}}\n")
 }
 
 #[test]
@@ -539,34 +535,6 @@ fn compile_errors_carry_the_compiler_output() {
     assert!(e.message().contains("broken.cpp"), "{e}");
 }
 
-/// The writer writes 16 bytes into the reader's CB 0 and increments the reader's semaphore 0,
-/// `rounds` times; the reader waits for it and pushes the page each time, reserving it again
-/// and, from the second round on, telling the writer by the writer's semaphore 0 that it popped
-/// the last. `diagnostics.rs` has the same protocol with a wait or a signal left out.
-fn remote_push(receiver_first: bool, rounds: u32) -> tt_runtime::Result<()> {
-    let writer = format!(
-        "const uint32_t x = get_arg_val<uint32_t>(0), y = get_arg_val<uint32_t>(1);\n\
-         for (uint32_t r = 0; r < {rounds}; ++r) {{\n\
-             if (r > 0) noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), r);\n\
-             noc_async_write(get_write_ptr(0), get_noc_addr(x, y, get_write_ptr(0)), 16);\n\
-             noc_async_write_barrier();\n\
-             noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(0)), 1);\n\
-         }}"
-    );
-    let reader = format!(
-        "const uint32_t x = get_arg_val<uint32_t>(0), y = get_arg_val<uint32_t>(1);\n\
-         for (uint32_t r = 0; r < {rounds}; ++r) {{\n\
-             cb_reserve_back(0, 1);\n\
-             if (r > 0) noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(0)), 1);\n\
-             noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), r + 1);\n\
-             cb_push_back(0, 1);\n\
-             cb_wait_front(0, 1);\n\
-             cb_pop_front(0, 1);\n\
-         }}"
-    );
-    writer_and_reader(&dm(&writer), &dm(&reader), receiver_first)
-}
-
 #[test]
 fn remote_writes_ordered_by_semaphores_are_allowed() {
     // Every push after the writer's signal, every later write after the reader freed the page
@@ -574,7 +542,7 @@ fn remote_writes_ordered_by_semaphores_are_allowed() {
     // semaphores, not by when the scheduler ran them).
     for receiver_first in [false, true] {
         for rounds in [1, 3] {
-            remote_push(receiver_first, rounds).unwrap();
+            remote_push(receiver_first, rounds, false).unwrap();
         }
     }
 }

@@ -158,6 +158,26 @@ ttr::Core &l1_core(ttr::Buffer &b, ttr_core core, uint32_t offset, uint64_t size
     return b.device->cores[static_cast<size_t>(idx)];
 }
 
+// The L1 buffer a CB is to live in (config.buffer), checked: an L1 buffer of the program's device, at least
+// as large per core as the CB.
+std::shared_ptr<ttr::Buffer> buffer_for_cb(const ttr_cb_config &config, const ttr::Program &p) {
+    const std::shared_ptr<ttr::Buffer> &b = config.buffer->b;
+    if (b->dram) {
+        bad(fmt("cb %u: its buffer is a DRAM buffer; a CB can live only in an L1 buffer (ttr_buffer_create_l1)",
+                config.id));
+    }
+    if (b->device != p.device) {
+        bad(fmt("cb %u: its L1 buffer belongs to another device; create the buffer on the program's device",
+                config.id));
+    }
+    if (config.total_size > b->size) {
+        bad(fmt("cb %u: %u bytes do not fit in its L1 buffer of %llu bytes per core; make the buffer at least as "
+                "large as the CB",
+                config.id, config.total_size, static_cast<unsigned long long>(b->size)));
+    }
+    return b;
+}
+
 void add_counters(ttr_counters &into, const ttr_counters &from) {
     auto *dst = reinterpret_cast<uint64_t *>(&into);
     const auto *src = reinterpret_cast<const uint64_t *>(&from);
@@ -429,6 +449,7 @@ ttr_status ttr_program_create(ttr_device *device, ttr_program **out) {
         size_t n = device->d->cores.size();
         p->cbs.resize(n);
         p->cb_end.assign(n, ttr::L1_UNRESERVED_BASE);
+        p->buffer_cbs.assign(n, {0, 0});
         p->sems.resize(n);
         *out = new ttr_program{std::move(p)};
     });
@@ -512,6 +533,10 @@ ttr_status ttr_program_add_cb(ttr_program *program, const ttr_cb_config *config)
             bad(fmt("cb %u: unknown data format %u", config->id, config->format));
         }
         std::vector<uint8_t> on = cores_of(*p.device, config->ranges, config->num_ranges);
+        std::shared_ptr<ttr::Buffer> in;
+        if (config->buffer != nullptr) {
+            in = buffer_for_cb(*config, p);
+        }
         std::lock_guard<std::mutex> lock(p.device->mu);
         size_t fullest = on.size();  // the core whose CBs end highest: the new CB goes above them everywhere
         for (size_t i = 0; i < on.size(); ++i) {
@@ -525,6 +550,22 @@ ttr_status ttr_program_add_cb(ttr_program *program, const ttr_cb_config *config)
             if (fullest == on.size() || p.cb_end[i] > p.cb_end[fullest]) {
                 fullest = i;
             }
+        }
+        if (in) {
+            const ttr::CbConfig cfg{true, in->address, config->total_size, config->page_size,
+                                    config->total_size / config->page_size, config->format};
+            for (size_t i = 0; i < on.size(); ++i) {
+                if (on[i] == 0) {
+                    continue;
+                }
+                p.cbs[i][config->id] = cfg;
+                auto &span = p.buffer_cbs[i];
+                const uint32_t end = cfg.addr + cfg.total;
+                span = span.second == 0 ? std::make_pair(cfg.addr, end)
+                                        : std::make_pair(std::min(span.first, cfg.addr), std::max(span.second, end));
+            }
+            p.cb_buffers.push_back(std::move(in));
+            return;
         }
         uint32_t addr = (p.cb_end[fullest] + ttr::L1_ALIGN - 1) / ttr::L1_ALIGN * ttr::L1_ALIGN;
         uint64_t end = static_cast<uint64_t>(addr) + config->total_size;

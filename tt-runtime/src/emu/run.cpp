@@ -269,14 +269,22 @@ void check_landing_in_cbs(Ctx &c, const Xfer &x) {
     }
 }
 
+// Whether a NoC write may land in a CB of its destination core: below the end of the program's own CBs
+// there, or in the span of its CBs placed in L1 buffers.
+bool may_land_in_cbs(const Program &prog, const Xfer &x) {
+    if (x.dst_core < 0 || static_cast<size_t>(x.dst_core) >= prog.cb_end.size()) {
+        return false;
+    }
+    const size_t core = static_cast<size_t>(x.dst_core);
+    const auto &[lo, hi] = prog.buffer_cbs[core];
+    return x.dst_off < prog.cb_end[core] || overlaps(lo, hi - lo, x.dst_off, x.size);
+}
+
 void flush_writes(Ctx &c) {
-    const std::vector<uint32_t> &cb_end = c.run->prog->cb_end;
     for (const Xfer &x : c.writes) {
         memmove(x.dst, x.src, x.size);
         // A sender's loopback copy of its own pages (the same bytes) orders nothing.
-        const bool in_cbs = x.dst_core >= 0 && static_cast<size_t>(x.dst_core) < cb_end.size() &&
-                            x.dst_off < cb_end[static_cast<size_t>(x.dst_core)];
-        if (in_cbs && x.dst != x.src) {
+        if (may_land_in_cbs(*c.run->prog, x) && x.dst != x.src) {
             check_landing_in_cbs(c, x);
             c.run->order->landed(c.index, static_cast<uint32_t>(x.dst_core), x.dst_off, x.size);
         }

@@ -20,8 +20,9 @@
 //   DispatchCoreConfig(DispatchCoreType), DispatchCoreType::{WORKER, ETH}
 //                                   tt_metal/api/tt-metalium/dispatch_core_common.hpp
 //   distributed::MeshBuffer::create(MeshBufferConfig, DeviceLocalBufferConfig, MeshDevice*),
-//       MeshBuffer::address(), ReplicatedBufferConfig{size}, DeviceLocalBufferConfig{page_size,
-//       buffer_type}           tt_metal/api/tt-metalium/mesh_buffer.hpp
+//       MeshBuffer::address(), MeshBuffer::get_reference_buffer(), ReplicatedBufferConfig{size},
+//       DeviceLocalBufferConfig{page_size, buffer_type}
+//                                   tt_metal/api/tt-metalium/mesh_buffer.hpp
 //   BufferType::{DRAM, L1}          tt_metal/api/tt-metalium/buffer_types.hpp (via mesh_buffer.hpp)
 //   distributed::EnqueueWriteMeshBuffer(cq, buf, vec, blocking), EnqueueReadMeshBuffer(cq, vec, buf,
 //       blocking), EnqueueMeshWorkload(cq, workload, blocking), Finish(cq)
@@ -45,7 +46,8 @@
 //   GetNumAvailableDevices()       tt_metal/api/tt-metalium/host_api.hpp
 //   MathFidelity::{LoFi, HiFi2, HiFi3, HiFi4}, UnpackToDestMode::{UnpackToDestFp32, Default}
 //                                   tt_metal/api/tt-metalium/base_types.hpp
-//   CircularBufferConfig(total_size, std::map<uint8_t, tt::DataFormat>), set_page_size(index, bytes)
+//   CircularBufferConfig(total_size, std::map<uint8_t, tt::DataFormat>), set_page_size(index, bytes),
+//       set_globally_allocated_address(const Buffer&)
 //                                   tt_metal/api/tt-metalium/circular_buffer_config.hpp
 //   tt::DataFormat::{Float32, Float16_b, Bfp8_b, UInt32}
 //                                   tt_metal/api/tt-metalium/tt_backend_api_types.hpp (included by
@@ -292,6 +294,9 @@ struct MProgram {
     std::unique_ptr<dist::MeshWorkload> workload;  // from the first enqueue on (owns the program)
     std::vector<MKernel> kernels;
     std::vector<uint64_t> cbs;  // per core index: bit i = CB i configured
+    // The L1 buffers CBs live in (set_globally_allocated_address keeps only a raw Buffer pointer): kept
+    // allocated while the program may run; destroyed after the workload (~MProgram's body runs first).
+    std::vector<std::shared_ptr<MBuffer>> cb_buffers;
     bool ran = false;
 
     ttm::Program &prog() {
@@ -997,6 +1002,24 @@ ttr_status ttr_program_add_cb(ttr_program *program, const ttr_cb_config *config)
             default: bad(strf("cb %u: unknown data format %u", config->id, config->format));
         }
         std::vector<uint8_t> on = cores_of(d, config->ranges, config->num_ranges);
+        std::shared_ptr<MBuffer> in;
+        if (config->buffer != nullptr) {
+            in = config->buffer->b;
+            if (in->dram) {
+                bad(strf("cb %u: its buffer is a DRAM buffer; a CB can live only in an L1 buffer "
+                         "(ttr_buffer_create_l1)",
+                         config->id));
+            }
+            if (in->dev != p.dev) {
+                bad(strf("cb %u: its L1 buffer belongs to another device; create the buffer on the program's device",
+                         config->id));
+            }
+            if (config->total_size > in->size) {
+                bad(strf("cb %u: %u bytes do not fit in its L1 buffer of %llu bytes per core; make the buffer at "
+                         "least as large as the CB",
+                         config->id, config->total_size, static_cast<unsigned long long>(in->size)));
+            }
+        }
         std::lock_guard<std::mutex> lock(d.mu);
         not_launched(p, "adding a CB");
         uint64_t bit = uint64_t{1} << config->id;
@@ -1009,11 +1032,19 @@ ttr_status ttr_program_add_cb(ttr_program *program, const ttr_cb_config *config)
         std::map<uint8_t, tt::DataFormat> spec{{index, format}};
         ttm::CircularBufferConfig cb(config->total_size, spec);
         cb.set_page_size(index, config->page_size);
+        if (in) {
+            // The reference buffer is the MeshBuffer's Buffer on the unit mesh's one device; the CB takes its
+            // address (the same in every L1 bank, ttr_buffer_create_l1).
+            cb.set_globally_allocated_address(*in->buf->get_reference_buffer());
+        }
         ttm::CreateCircularBuffer(p.prog(), range_set(d, on), cb);
         for (size_t i = 0; i < on.size(); ++i) {
             if (on[i] != 0) {
                 p.cbs[i] |= bit;
             }
+        }
+        if (in) {
+            p.cb_buffers.push_back(std::move(in));
         }
     });
 }

@@ -167,17 +167,33 @@ pub fn expect_err<T: std::fmt::Debug>(r: Result<T>) -> tt_runtime::Error {
 /// and semaphore 0 each, args 0 and 1 the other core's NoC coordinates. The scheduler runs core
 /// (0,0) first: the writer there unless `receiver_first`.
 pub fn writer_and_reader(writer: &str, reader: &str, receiver_first: bool) -> Result<()> {
+    writer_and_reader_in(writer, reader, receiver_first, false)
+}
+
+/// [`writer_and_reader`], with CB 0 placed in a 16-byte L1 buffer (`Program::add_cb_in`) when
+/// `in_buffer`.
+pub fn writer_and_reader_in(
+    writer: &str,
+    reader: &str,
+    receiver_first: bool,
+    in_buffer: bool,
+) -> Result<()> {
     let dev = device();
     let (from, to) = if receiver_first { (1, 0) } else { (0, 1) };
     let both = [CoreRange::new(CoreCoord::new(0, 0), CoreCoord::new(1, 0))];
     let mut prog = dev.program()?;
-    prog.add_cb(&CbSpec {
+    let cb0 = CbSpec {
         id: 0,
         cores: both.to_vec(),
         total_size: 16,
         page_size: 16,
         format: DataFormat::UInt32,
-    })?;
+    };
+    if in_buffer {
+        prog.add_cb_in(&cb0, &dev.l1_buffer(16)?)?;
+    } else {
+        prog.add_cb(&cb0)?;
+    }
     prog.add_semaphore(&both, 0)?;
     let sender = [CoreRange::single(CoreCoord::new(from, 0))];
     let receiver = [CoreRange::single(CoreCoord::new(to, 0))];
@@ -190,4 +206,43 @@ pub fn writer_and_reader(writer: &str, reader: &str, receiver_first: bool) -> Re
     prog.set_runtime_args(w, CoreCoord::new(from, 0), &[b.x, b.y])?;
     prog.set_runtime_args(r, CoreCoord::new(to, 0), &[a.x, a.y])?;
     dev.enqueue(&prog)
+}
+
+/// The writer writes 16 bytes into the reader's CB 0 and increments the reader's semaphore 0,
+/// `rounds` times; the reader waits for it and pushes the page each time, reserving it again
+/// and, from the second round on, telling the writer by the writer's semaphore 0 that it popped
+/// the last ([`writer_and_reader_in`]). `diagnostics.rs` has the same protocol with a wait or a
+/// signal left out.
+pub fn remote_push(receiver_first: bool, rounds: u32, in_buffer: bool) -> Result<()> {
+    let writer = format!(
+        "const uint32_t x = get_arg_val<uint32_t>(0), y = get_arg_val<uint32_t>(1);\n\
+         for (uint32_t r = 0; r < {rounds}; ++r) {{\n\
+             if (r > 0) noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), r);\n\
+             noc_async_write(get_write_ptr(0), get_noc_addr(x, y, get_write_ptr(0)), 16);\n\
+             noc_async_write_barrier();\n\
+             noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(0)), 1);\n\
+         }}"
+    );
+    let reader = format!(
+        "const uint32_t x = get_arg_val<uint32_t>(0), y = get_arg_val<uint32_t>(1);\n\
+         for (uint32_t r = 0; r < {rounds}; ++r) {{\n\
+             cb_reserve_back(0, 1);\n\
+             if (r > 0) noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(0)), 1);\n\
+             noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(0)), r + 1);\n\
+             cb_push_back(0, 1);\n\
+             cb_wait_front(0, 1);\n\
+             cb_pop_front(0, 1);\n\
+         }}"
+    );
+    writer_and_reader_in(
+        &data_movement(&writer),
+        &data_movement(&reader),
+        receiver_first,
+        in_buffer,
+    )
+}
+
+/// A data-movement kernel source with `body` as its `kernel_main`.
+pub fn data_movement(body: &str) -> String {
+    format!("#include \"api/dataflow/dataflow_api.h\"\nvoid kernel_main() {{\n{body}\n}}\n")
 }

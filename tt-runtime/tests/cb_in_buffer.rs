@@ -1,0 +1,276 @@
+//! CBs placed in an L1 buffer (`Program::add_cb_in`, tt-metal's globally allocated CBs): their
+//! pages hold what the host wrote into each core's copy of the buffer, across runs and programs;
+//! misuse is refused with what to do; ordinary CBs may still not reach an L1 buffer; and the
+//! emulator's happens-before rules still hold for NoC writes into such a CB.
+
+mod common;
+
+use common::{bf16_values, core0, device, expect_err, remote_push, writer_and_reader_in};
+use tt_runtime::host::to_bf16_bytes;
+use tt_runtime::{
+    Buffer, CbSpec, CoreCoord, CoreRange, DataFormat, Device, Dispatch, Error, KernelSpec, Program,
+    Result,
+};
+
+/// Tiles of the resident CB on each core.
+const TILES: u32 = 2;
+const TILE: u32 = 2048;
+
+/// Makes the resident CB's `n` pages visible without writing them, as ttnn's sharded ops do.
+/// Args: n.
+const PUSH_RESIDENT: &str = r#"
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    const uint32_t n = get_arg_val<uint32_t>(0);
+    cb_reserve_back(0, n);
+    cb_push_back(0, n);
+}
+"#;
+
+/// Copies `n` tiles of cb 0 to cb 16 through DST. Compile arg: n.
+const COPY: &str = r#"
+#include "api/compute/tile_move_copy.h"
+void kernel_main() {
+    constexpr uint32_t n = get_compile_time_arg_val(0);
+    compute_kernel_hw_startup(0, 16);
+    copy_tile_init(0);
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_wait_front(0, 1);
+        tile_regs_acquire();
+        copy_tile(0, 0, 0);
+        tile_regs_commit();
+        tile_regs_wait();
+        cb_reserve_back(16, 1);
+        pack_tile(0, 16);
+        cb_push_back(16, 1);
+        tile_regs_release();
+        cb_pop_front(0, 1);
+    }
+}
+"#;
+
+/// Writes `n` tiles of cb 16 to pages `first..first + n` of a DRAM buffer. Args: out, first, n.
+const WRITER: &str = r#"
+#include "api/dataflow/dataflow_api.h"
+void kernel_main() {
+    const uint32_t out = get_arg_val<uint32_t>(0);
+    const uint32_t first = get_arg_val<uint32_t>(1);
+    const uint32_t n = get_arg_val<uint32_t>(2);
+    const InterleavedAddrGenFast<true> g{out, get_tile_size(16), DataFormat::Float16_b};
+    for (uint32_t i = 0; i < n; ++i) {
+        cb_wait_front(16, 1);
+        noc_async_write_page(first + i, g, get_read_ptr(16));
+        noc_async_write_barrier();
+        cb_pop_front(16, 1);
+    }
+}
+"#;
+
+/// The 2x2 block of cores the resident program runs on.
+fn block() -> CoreRange {
+    CoreRange::new(CoreCoord::new(0, 0), CoreCoord::new(1, 1))
+}
+
+/// Its cores in the order their tiles go to the output.
+fn block_cores() -> Vec<CoreCoord> {
+    (0..2)
+        .flat_map(|y| (0..2).map(move |x| CoreCoord::new(x, y)))
+        .collect()
+}
+
+/// A program on [`block`] whose cb 0 lives in `resident` (added first, so the ordinary cb 16
+/// after it must still go to the bottom of L1, or the run fails for reaching the buffer): the
+/// reader pushes its pages unwritten, compute copies them to cb 16, the writer puts core k's
+/// tiles at pages `k * TILES..` of `out`.
+fn resident_program(dev: &Device, resident: &Buffer, out: &Buffer) -> Result<Program> {
+    let cores = [block()];
+    let mut prog = dev.program()?;
+    prog.add_cb_in(
+        &CbSpec::tiles(0, &cores, TILES, DataFormat::Float16B),
+        resident,
+    )?;
+    prog.add_cb(&CbSpec::tiles(16, &cores, 2, DataFormat::Float16B))?;
+    let r = prog.add_kernel(&KernelSpec::reader("push_resident", PUSH_RESIDENT, &cores))?;
+    prog.add_kernel(&KernelSpec::compute("copy", COPY, &cores).compile_args(&[TILES]))?;
+    let w = prog.add_kernel(&KernelSpec::writer("writer", WRITER, &cores))?;
+    for (k, at) in (0u32..).zip(block_cores()) {
+        prog.set_runtime_args(r, at, &[TILES])?;
+        prog.set_runtime_args(w, at, &[out.address(), k * TILES, TILES])?;
+    }
+    Ok(prog)
+}
+
+/// Clears `out`, runs `prog` and returns `out`.
+fn run(dev: &Device, prog: &Program, out: &Buffer) -> Vec<u8> {
+    let len = usize::try_from(out.size()).unwrap();
+    out.write(&vec![0u8; len]).unwrap();
+    dev.enqueue(prog).unwrap();
+    dev.finish().unwrap();
+    out.read_vec().unwrap()
+}
+
+#[test]
+fn a_cb_in_an_l1_buffer_holds_each_cores_data_across_runs_and_programs() {
+    let dev = device();
+    let cores = block_cores();
+    let resident = dev.l1_buffer(TILES * TILE).unwrap();
+    let out = dev.dram_buffer(u64::from(4 * TILES * TILE), TILE).unwrap();
+    // Different bf16 values on each core (copy and pack keep bf16 values bit for bit).
+    let mut data: Vec<Vec<u8>> = (0..4)
+        .map(|k| to_bf16_bytes(&bf16_values((TILES * 1024) as usize, 100 + k)))
+        .collect();
+    assert!(data.windows(2).all(|w| w[0] != w[1]));
+    for (at, bytes) in cores.iter().zip(&data) {
+        resident.write_core(*at, 0, bytes).unwrap();
+    }
+    let prog = resident_program(&dev, &resident, &out).unwrap();
+    assert_eq!(run(&dev, &prog, &out), data.concat(), "first run");
+    assert_eq!(run(&dev, &prog, &out), data.concat(), "second run");
+
+    // A second program on the same buffer: the pages are still there, except those the host
+    // rewrote in between. The program keeps the buffer allocated after its handle is dropped: a
+    // buffer allocated then goes elsewhere, and what is written into it does not reach the CB.
+    data[3] = to_bf16_bytes(&bf16_values((TILES * 1024) as usize, 7));
+    resident.write_core(cores[3], 0, &data[3]).unwrap();
+    let second = resident_program(&dev, &resident, &out).unwrap();
+    let address = resident.address();
+    drop(resident);
+    let later = dev.l1_buffer(TILES * TILE).unwrap();
+    assert_ne!(later.address(), address);
+    for at in &cores {
+        later
+            .write_core(*at, 0, &vec![0x55; (TILES * TILE) as usize])
+            .unwrap();
+    }
+    assert_eq!(run(&dev, &second, &out), data.concat(), "second program");
+}
+
+#[test]
+fn a_cb_needs_an_l1_buffer_of_its_device_at_least_its_size() {
+    let dev = device();
+    let cb = CbSpec::tiles(0, &[core0()], TILES, DataFormat::Float16B);
+    let mut prog = dev.program().unwrap();
+    let refusal = |r: Result<()>| match expect_err(r) {
+        Error::InvalidArgument(m) => m,
+        e => panic!("expected an invalid argument, got {e:?}"),
+    };
+
+    let dram = dev.dram_buffer(u64::from(TILES * TILE), TILE).unwrap();
+    let m = refusal(prog.add_cb_in(&cb, &dram));
+    assert!(
+        m.contains(
+            "cb 0: its buffer is a DRAM buffer; a CB can live only in an L1 buffer \
+             (ttr_buffer_create_l1)"
+        ),
+        "{m}"
+    );
+
+    let small = dev.l1_buffer(TILES * TILE - 16).unwrap();
+    let m = refusal(prog.add_cb_in(&cb, &small));
+    assert!(
+        m.contains(
+            "cb 0: 4096 bytes do not fit in its L1 buffer of 4080 bytes per core; make the buffer \
+             at least as large as the CB"
+        ),
+        "{m}"
+    );
+
+    let other = Device::open(Dispatch::Eth).unwrap();
+    let elsewhere = other.l1_buffer(TILES * TILE).unwrap();
+    let m = refusal(prog.add_cb_in(&cb, &elsewhere));
+    assert!(
+        m.contains(
+            "cb 0: its L1 buffer belongs to another device; create the buffer on the program's \
+             device"
+        ),
+        "{m}"
+    );
+
+    // None of the refusals configured the CB: a buffer that fits takes its id.
+    let fits = dev.l1_buffer(TILES * TILE).unwrap();
+    prog.add_cb_in(&cb, &fits).unwrap();
+}
+
+/// A program on core (0,0) with a CB in a 64 KiB L1 buffer and an ordinary CB of `ordinary`
+/// bytes, and a kernel that does nothing; the result of running it.
+fn with_ordinary_cb(ordinary: impl FnOnce(u32) -> u32) -> Result<()> {
+    let dev = device();
+    let cores = [core0()];
+    let resident = dev.l1_buffer(64 * 1024)?;
+    let base = dev.info()?.l1_unreserved_base;
+    let mut prog = dev.program()?;
+    prog.add_cb_in(
+        &CbSpec::tiles(0, &cores, 32, DataFormat::Float16B),
+        &resident,
+    )?;
+    prog.add_cb(&CbSpec {
+        id: 1,
+        cores: cores.to_vec(),
+        total_size: ordinary(resident.address() - base),
+        page_size: 16,
+        format: DataFormat::UInt32,
+    })?;
+    prog.add_kernel(&KernelSpec::reader("idle", "void kernel_main() {}", &cores))?;
+    dev.enqueue(&prog)
+}
+
+#[test]
+fn ordinary_cbs_may_fill_l1_up_to_an_l1_buffer_and_not_reach_it() {
+    // The CB in the buffer takes no room among the program's CBs: an ordinary CB may fill all of
+    // L1 below the buffer.
+    with_ordinary_cb(|room| room).unwrap();
+    // One page more reaches the buffer, as without the CB in it.
+    let e = expect_err(with_ordinary_cb(|room| room + 16));
+    let Error::OutOfMemory(m) = e else {
+        panic!("expected the CBs to be refused for reaching the L1 buffer, got {e:?}")
+    };
+    // The buffer sits at the top of L1: 0x180000 - 64 KiB.
+    assert!(
+        m.contains("the program's CBs on core (0,0) end at 0x170010, above the lowest L1 buffer at 0x170000"),
+        "{m}"
+    );
+}
+
+/// The writer writes 16 bytes into the receiver's CB 0 (in a 16-byte L1 buffer at the top of L1,
+/// 0x180000 - 16 = 0x17fff0) and signals; the receiver pushes the page without waiting.
+fn unordered_push(receiver_first: bool) -> String {
+    let writer = common::data_movement(
+        "const uint32_t x = get_arg_val<uint32_t>(0), y = get_arg_val<uint32_t>(1);\n\
+         noc_async_write(get_write_ptr(0), get_noc_addr(x, y, get_write_ptr(0)), 16);\n\
+         noc_async_write_barrier();\n\
+         noc_semaphore_inc(get_noc_addr(x, y, get_semaphore(0)), 1);",
+    );
+    let reader = common::data_movement("cb_reserve_back(0, 1); cb_push_back(0, 1);");
+    match writer_and_reader_in(&writer, &reader, receiver_first, true) {
+        Err(Error::Kernel(m)) => m,
+        other => panic!("expected a kernel error, got {other:?}"),
+    }
+}
+
+#[test]
+fn noc_writes_into_a_cb_in_an_l1_buffer_follow_the_happens_before_rules() {
+    // The write lands first: the push is not ordered after it.
+    let m = unordered_push(false);
+    assert!(
+        m.contains(
+            "cb_push_back(cb 0, 1): 16 byte(s) at L1 0x17fff0 of these pages were written over the \
+             NoC by core (0,0) writer 'sender', and this kernel waited for no semaphore"
+        ),
+        "{m}"
+    );
+    // The push comes first: the write lands in a pushed page.
+    let m = unordered_push(true);
+    assert!(
+        m.contains(
+            "a NoC write from core (1,0) writer 'sender' landed in page 0 of CB 0 on core (0,0), \
+             which its kernels have pushed and not popped"
+        ),
+        "{m}"
+    );
+    // The same exchange ordered by the semaphores is allowed, in either scheduling order.
+    for receiver_first in [false, true] {
+        for rounds in [1, 3] {
+            remote_push(receiver_first, rounds, true).unwrap();
+        }
+    }
+}
