@@ -1,5 +1,6 @@
 //! CBs placed in an L1 buffer (`Program::add_cb_in`, tt-metal's globally allocated CBs): their
-//! pages hold what the host wrote into each core's copy of the buffer, across runs and programs;
+//! pages hold what the host wrote into each core's copy of the buffer, across runs, programs and
+//! trace replays;
 //! misuse is refused with what to do; ordinary CBs may still not reach an L1 buffer; and the
 //! emulator's happens-before rules still hold for NoC writes into such a CB.
 
@@ -143,6 +144,13 @@ fn a_cb_in_an_l1_buffer_holds_each_cores_data_across_runs_and_programs() {
             .unwrap();
     }
     assert_eq!(run(&dev, &second, &out), data.concat(), "second program");
+
+    // Replayed from a trace, as frames are.
+    let trace = dev.capture_trace(|d| d.enqueue(&second)).unwrap();
+    out.write(&vec![0u8; data.concat().len()]).unwrap();
+    dev.replay(&trace).unwrap();
+    dev.finish().unwrap();
+    assert_eq!(out.read_vec().unwrap(), data.concat(), "trace replay");
 }
 
 #[test]
