@@ -10,7 +10,8 @@
 //!
 //! The arena is one region at the top of every core's L1 (the runtime allocates L1 buffers top
 //! down), so it must stay clear of the CBs of every step: its size is at most the usable L1
-//! minus the largest step's CBs. Inside it, buffers are packed by lifetime (the steps from the
+//! minus the largest step's CBs and the resident weights' copies (`plan::resident`), which the
+//! runtime places below it. Inside it, buffers are packed by lifetime (the steps from the
 //! first to the last that names the buffer): the largest first, each at the lowest offset that
 //! no buffer alive at the same time overlaps; a buffer that does not fit stays in DRAM. Only
 //! buffers a program writes and reads itself move: graph outputs, the host's input, weights and
@@ -28,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::kir::{Arena, Arg, CompileArg, Kir, KirError};
 use crate::plan::arena_room::bank_bytes;
-use crate::plan::{cbs_l1_bytes, BufferPlan, Content, Plan};
+use crate::plan::{cbs_l1_bytes, resident, BufferPlan, Content, Plan};
 
 /// Whether a buffer holds an activation-like tensor (read and written by kernels through an
 /// interleaved address generator), as opposed to weights and filters.
@@ -125,8 +126,13 @@ pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), KirError> {
         .map(|n| cbs_l1_bytes(&n.cbs, align))
         .max()
         .unwrap_or(0);
-    let budget =
-        u32::try_from(u64::from(plan.limits.l1_usable()).saturating_sub(largest_cbs)).unwrap_or(0);
+    kir.arena.resident = resident::l1_bytes(buffers, align);
+    let budget = u32::try_from(
+        u64::from(plan.limits.l1_usable())
+            .saturating_sub(largest_cbs)
+            .saturating_sub(u64::from(kir.arena.resident)),
+    )
+    .unwrap_or(0);
     let last = kir.nodes.len().saturating_sub(1);
     let mut lives = lifetimes(kir);
     for b in buffers {

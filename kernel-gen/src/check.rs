@@ -17,7 +17,7 @@ use crate::plan::{cbs_l1_bytes, CbKind};
 /// A rule of the device that a node's program breaks.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum CheckError {
-    #[error("node `{node}`: CBs and the L1 arena need {used} bytes of L1 per core but {available} are usable ({size} bytes of L1 less the {base} below the base: firmware and the kernel-config region)")]
+    #[error("node `{node}`: CBs, the L1 arena and the resident weights need {used} bytes of L1 per core but {available} are usable ({size} bytes of L1 less the {base} below the base: firmware and the kernel-config region)")]
     L1Overflow {
         node: String,
         used: u64,
@@ -498,7 +498,7 @@ fn protocol(node: &NodeKir) -> Result<(), CheckError> {
 pub fn check(kir: &Kir, limits: &Limits, grid: Grid) -> Result<(), CheckError> {
     for node in &kir.nodes {
         cb_ids(node, limits)?;
-        l1(node, kir.arena.bytes, limits)?;
+        l1(node, kir.arena.bytes + kir.arena.resident, limits)?;
         kernel_config_region(node, limits)?;
         dispatch_command(node, grid)?;
         semaphores(node, limits)?;

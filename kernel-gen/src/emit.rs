@@ -27,7 +27,9 @@ use crate::program::{
 /// parts, which it writes bare.
 pub mod prelude {
     pub use super::StaticValue::*;
-    pub use super::{buffer, cb, compile_args, ranges, runtime_args, ArgNames};
+    pub use super::{
+        buffer, cb, compile_args, in_buffer, ranges, resident, runtime_args, ArgNames,
+    };
     pub use crate::device::Format::*;
     pub use crate::device::{Fidelity, Format, Grid};
     pub use crate::kir::Role;
@@ -67,6 +69,7 @@ pub fn buffer(
         page_bytes,
         content,
         l1_offset,
+        resident: false,
     }
 }
 
@@ -86,6 +89,23 @@ pub fn cb(
         page_bytes,
         format,
         kind,
+        buffer: None,
+    }
+}
+
+/// `b` with a resident copy in every core's L1 (`BufferPlan::resident`).
+pub fn resident(b: BufferPlan) -> BufferPlan {
+    BufferPlan {
+        resident: true,
+        ..b
+    }
+}
+
+/// `c` living in the L1 copy of resident buffer `buffer` (`CbPlan::buffer`).
+pub fn in_buffer(c: CbPlan, buffer: &str) -> CbPlan {
+    CbPlan {
+        buffer: Some(buffer.to_string()),
+        ..c
     }
 }
 
@@ -476,7 +496,12 @@ fn content(c: &Content) -> Doc {
 
 fn buffer_doc(b: &BufferPlan) -> Doc {
     Doc::List {
-        head: "buffer".to_string(),
+        head: if b.resident {
+            "resident(buffer"
+        } else {
+            "buffer"
+        }
+        .to_string(),
         open: "(",
         items: vec![
             Doc::text(lit(&b.name)),
@@ -486,7 +511,7 @@ fn buffer_doc(b: &BufferPlan) -> Doc {
             option(&b.l1_offset, u32::to_string),
         ],
         close: ")",
-        tail: "",
+        tail: if b.resident { ")" } else { "" },
         fill: true,
     }
 }
@@ -512,14 +537,18 @@ fn cb_doc(c: &CbPlan) -> Doc {
         CbKind::Resident => "CbKind::Resident",
         CbKind::Scratch => "CbKind::Scratch",
     };
-    Doc::text(format!(
+    let cb = format!(
         "cb({}, {}, {}, {}, {}, {kind})",
         c.id,
         lit(&c.name),
         c.pages,
         c.page_bytes,
         format_of(c.format)
-    ))
+    );
+    Doc::text(match &c.buffer {
+        Some(buffer) => format!("in_buffer({cb}, {})", lit(buffer)),
+        None => cb,
+    })
 }
 
 fn static_value(v: &RunValue) -> String {

@@ -451,6 +451,9 @@ pub struct Arena {
     pub bytes: u32,
     /// Offset of each L1 buffer's bank slot in the arena, by buffer name.
     pub offsets: BTreeMap<String, u32>,
+    /// Bytes per core of the resident buffers' L1 copies (`plan::BufferPlan::resident`), which
+    /// live beside the arena for the whole program.
+    pub resident: u32,
 }
 
 impl Arena {

@@ -67,7 +67,10 @@
 //!   slowest core (convPa, convDa, convDb at 80×60) the output channels are also split: groups
 //!   of cores each compute every block for a slice of the output tiles, each group's senders
 //!   reading and multicasting only its slice's weights
-//!   (`plan::Split::sliced`, `plan::ConvPlan::slices`). Then the
+//!   (`plan::Split::sliced`, `plan::ConvPlan::slices`). Where L1 leaves room beside the
+//!   activation arena, an unsliced conv's weights and bias instead stay in every core's L1 from
+//!   load on ([`plan::resident`]): its resident CBs live in those copies, no core sends them and
+//!   the split is even. Then the
 //!   reader keeps a ring of the input pixel blocks (32 pixels × all
 //!   channel tiles) within `⌈(pad·W + pad)/32⌉` blocks of the current output block, reading each
 //!   from DRAM once per core, and builds the im2col tiles from it (zero at the borders): by NoC

@@ -649,6 +649,7 @@ mod tests {
                 page_bytes: 2048,
                 format: crate::device::Format::Bf16,
                 kind: crate::plan::CbKind::Stream,
+                buffer: None,
             }],
             semaphores: 0,
             blocks: CORES.iter().map(|c| (*c, 4)).collect(),

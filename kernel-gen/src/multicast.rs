@@ -151,6 +151,9 @@ pub struct Multicast {
     pub reads_on_writer: bool,
     /// L1 pages of the first resident (the weights), which the senders share.
     pub pages: u32,
+    /// The resident CBs live in L1 copies the host wrote at load (`plan::CbPlan::buffer`):
+    /// no group, no sender, no semaphore; every core pushes the pages at once.
+    pub in_l1: bool,
 }
 
 fn contains(r: &CoreRange, p: Core) -> bool {
@@ -162,12 +165,20 @@ impl Multicast {
     /// senders ([`senders_of`]) for `residents`.
     pub fn of(node: &NodePlan, residents: &[Resident]) -> Result<Multicast, KirError> {
         let split = &node.split;
+        let pages = residents.first().map_or(1, Resident::l1_pages);
+        if node.cbs.iter().any(|c| c.buffer.is_some()) {
+            return Ok(Multicast {
+                groups: Vec::new(),
+                reads_on_writer: false,
+                pages,
+                in_l1: true,
+            });
+        }
         let slices = if split.slices.is_empty() {
             vec![split.ranges.clone()]
         } else {
             split.slices.clone()
         };
-        let pages = residents.first().map_or(1, Resident::l1_pages);
         let groups = slices
             .into_iter()
             .enumerate()
@@ -200,6 +211,7 @@ impl Multicast {
             groups,
             reads_on_writer,
             pages,
+            in_l1: false,
         };
         multicast.reads_on_writer &= multicast.receivers() > 0;
         let receivers: Vec<u32> = multicast.groups.iter().map(Group::receivers).collect();
@@ -250,13 +262,14 @@ impl Multicast {
     }
 
     /// The compile args of the kernels that fill and send the pages: `weights_on_writer`
-    /// ([`Multicast::reads_on_writer`]), `weight_slabs` ([`Multicast::slabs`]) and
-    /// `weight_senders` (senders per group).
+    /// ([`Multicast::reads_on_writer`]), `weight_slabs` ([`Multicast::slabs`]),
+    /// `weight_senders` (senders per group) and `weights_in_l1` ([`Multicast::in_l1`]).
     pub fn compile_args(&self) -> Vec<CompileArg> {
         [
             ("weights_on_writer", u32::from(self.reads_on_writer)),
             ("weight_slabs", self.slabs()),
             ("weight_senders", self.senders_per_group()),
+            ("weights_in_l1", u32::from(self.in_l1)),
         ]
         .into_iter()
         .map(|(name, value)| CompileArg {
@@ -294,9 +307,10 @@ impl Multicast {
 
     /// The slabs each sender's share is read and multicast in, and the rounds the weights land
     /// and are pushed in: [`SLABS`], at most one per page of the smallest share; 1 when the
-    /// writers read the pages themselves ([`Multicast::reads_on_writer`]).
+    /// writers read the pages themselves ([`Multicast::reads_on_writer`]) or the pages are in
+    /// L1 already ([`Multicast::in_l1`]).
     pub fn slabs(&self) -> u32 {
-        if self.reads_on_writer {
+        if self.reads_on_writer || self.in_l1 {
             return 1;
         }
         (self.pages / self.senders_per_group()).clamp(1, SLABS)
@@ -423,7 +437,7 @@ impl Multicast {
                 body: vec![Call::SemInc { sem: READY }],
             });
         }
-        if !self.reads_on_writer {
+        if !self.reads_on_writer && !self.in_l1 {
             start.push(Call::Loop {
                 trips: Trips::OnSender,
                 body: self.load(residents),
@@ -557,6 +571,7 @@ mod tests {
             }],
             reads_on_writer: false,
             pages,
+            in_l1: false,
         }
     }
 
@@ -776,6 +791,45 @@ mod tests {
     }
 
     #[test]
+    fn weights_in_l1_are_pushed_at_once_without_senders_or_semaphores() {
+        // 10 L1 pages of 2 tiles already in every core's L1: the reader reserves both CBs and,
+        // in its one round, pushes the bias and the 10 pages; no core reads, sends or waits.
+        let m = Multicast {
+            groups: Vec::new(),
+            reads_on_writer: false,
+            pages: 10,
+            in_l1: true,
+        };
+        let r = residents(10);
+        assert_eq!((m.receivers(), m.semaphores(), m.slabs()), (0, 0, 1));
+        assert_eq!(
+            m.fill(&r),
+            [
+                Call::CbReserve { cb: 1, pages: 20 },
+                Call::CbReserve { cb: 2, pages: 2 }
+            ]
+        );
+        assert_eq!(
+            m.round(&r, 0),
+            [
+                Call::CbPush { cb: 2, pages: 2 },
+                Call::Loop {
+                    trips: Trips::Fixed(10),
+                    body: vec![Call::CbPush { cb: 1, pages: 2 }],
+                },
+            ]
+        );
+        assert!(m.send(&r).is_empty());
+        let args = m.args(Core { x: 3, y: 2 });
+        assert!(args.iter().all(|a| *a == Arg::Const(0)), "{args:?}");
+        let flag = m
+            .compile_args()
+            .into_iter()
+            .find(|a| a.name == "weights_in_l1");
+        assert_eq!(flag.map(|a| a.value), Some(1));
+    }
+
+    #[test]
     fn a_single_core_has_no_receivers_and_no_semaphores() {
         let m = multicast(Grid::ETH_DISPATCH, 1, &[0], 10);
         assert_eq!((m.receivers(), m.semaphores()), (0, 0));
@@ -849,6 +903,7 @@ mod tests {
             ],
             reads_on_writer: false,
             pages: 10,
+            in_l1: false,
         };
         assert_eq!(m.receivers(), 59);
         assert_eq!(

@@ -4,10 +4,14 @@
 //! or captured in a trace. Buffers are reached by name; an NMS-variant program shares the main
 //! program's buffers for its external inputs, so nothing is copied between the two.
 //!
-//! Programs loaded on one device run one at a time and none keeps an L1 buffer from one run to
-//! the next (what another program reads stays in DRAM), so they all share one L1 arena: one
+//! Programs loaded on one device run one at a time and none keeps an arena buffer from one run
+//! to the next (what another program reads stays in DRAM), so they all share one L1 arena: one
 //! L1 buffer at the top of every core's L1, as large as the first program that needs one
-//! allows; a later program must fit it (its buffers inside, its CBs below).
+//! allows; a later program must fit it (its buffers inside, its CBs below). The resident
+//! weights' copies (`plan::BufferPlan::resident`) are L1 buffers below the arena, written once
+//! on every core, which the steps' CBs live in (`plan::CbPlan::buffer`); the device keeps them
+//! by buffer name, so programs with the same resident buffers (the main programs for other plane
+//! sizes) share them, and room for them is reserved when the arena is made.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,7 +26,7 @@ use tt_runtime::{
 use crate::device::{Core, CoreRange, Fidelity, Format};
 use crate::kir::{Arg, Role};
 use crate::layout::{pack_conv_bias, pack_conv_weights};
-use crate::plan::{cbs_l1_bytes, Content};
+use crate::plan::{cbs_l1_bytes, resident, Content};
 use crate::program::{Compiled, DeviceProgram, ProgramError};
 
 /// What went wrong loading or running a program.
@@ -56,8 +60,24 @@ pub enum RunError {
     },
     #[error("the program needs an L1 arena of {need} bytes per core but the device's, shared with the programs loaded before, has {have} (load the program with the largest arena first, or on a device of its own)")]
     ArenaTooSmall { need: u32, have: u32 },
-    #[error("step `{step}`: its CBs need {cbs} bytes of L1 per core but the device's L1 arena leaves {free} below it")]
+    #[error("step `{step}`: its CBs need {cbs} bytes of L1 per core but the device's L1 arena and resident weights leave {free} below them")]
     ArenaOverlap { step: String, cbs: u32, free: u32 },
+    #[error("the program keeps {need} bytes of weights resident in L1 per core that the device does not hold yet, but the programs loaded before it left room for {free} (load the program with the most resident weights first, or on a device of its own)")]
+    ResidentRoom { need: u32, free: u32 },
+    #[error("resident buffer `{0}` already holds other bytes, written by a program loaded before on this device: programs sharing a device share its resident weights (load a model with other weights on a device of its own)")]
+    ResidentConflict(String),
+    #[error("resident buffer `{buffer}` has {size} bytes but the device's copy of that name, from a program loaded before, has {found}")]
+    ResidentSize {
+        buffer: String,
+        size: u64,
+        found: u64,
+    },
+    #[error("step `{step}`: CB `{cb}` lives in buffer `{buffer}`, which is not a resident buffer of the program")]
+    NotResident {
+        step: String,
+        cb: String,
+        buffer: String,
+    },
     #[error(
         "the program was planned for {planned} L1 banks (its grid) but the device has {device}"
     )]
@@ -134,6 +154,12 @@ struct ArenaRegion {
     buffer: Arc<Buffer>,
     /// Logical core of each L1 bank.
     banks: Vec<CoreCoord>,
+    /// Bytes per core reserved below the arena for resident copies.
+    copy_room: u32,
+    /// The resident copies on the device by buffer name, each with a hash of what was written
+    /// to it (none yet), and their bytes per core.
+    copies: BTreeMap<String, (Arc<Buffer>, Option<u64>)>,
+    copies_bytes: u32,
 }
 
 impl L1Arena {
@@ -154,18 +180,20 @@ impl L1Arena {
             u32::try_from(cbs_l1_bytes(&s.cbs, info.l1_alignment)).unwrap_or(u32::MAX)
         };
         let usable = info.l1_size - info.l1_unreserved_base;
-        let mut guard = self.inner.lock().map_err(|_| {
-            RunError::Runtime(tt_runtime::Error::Internal("L1 arena lock poisoned".into()))
-        })?;
+        let copy_bytes = resident::l1_bytes(&program.buffers, info.l1_alignment);
+        let mut guard = self.lock()?;
         if guard.is_none() {
             let largest = program.steps.iter().map(cbs).max().unwrap_or(0);
-            let bytes = usable.saturating_sub(largest);
+            let bytes = usable.saturating_sub(largest).saturating_sub(copy_bytes);
             let banks = info.l1_banks;
             *guard = Some(ArenaRegion {
                 buffer: Arc::new(dev.l1_buffer(bytes)?),
                 banks: (0..banks)
                     .map(|b| dev.l1_bank_core(b))
                     .collect::<Result<_, _>>()?,
+                copy_room: copy_bytes,
+                copies: BTreeMap::new(),
+                copies_bytes: 0,
             });
         }
         let region = guard
@@ -178,12 +206,13 @@ impl L1Arena {
                 have,
             });
         }
+        let free = usable.saturating_sub(have).saturating_sub(region.copy_room);
         for step in &program.steps {
-            if cbs(step) > usable - have {
+            if cbs(step) > free {
                 return Err(RunError::ArenaOverlap {
                     step: step.node.clone(),
                     cbs: cbs(step),
-                    free: usable - have,
+                    free,
                 });
             }
         }
@@ -196,6 +225,70 @@ impl L1Arena {
         }
         Ok((region.buffer.clone(), region.banks.clone()))
     }
+
+    fn lock(&self) -> Result<std::sync::MutexGuard<'_, Option<ArenaRegion>>, RunError> {
+        self.inner.lock().map_err(|_| {
+            RunError::Runtime(tt_runtime::Error::Internal("L1 arena lock poisoned".into()))
+        })
+    }
+
+    /// The device's resident copy named `name` of `size` bytes a core: the one a program loaded
+    /// before made, or a new one in the room reserved below the arena.
+    fn copy(&self, dev: &Device, name: &str, size: u64) -> Result<Arc<Buffer>, RunError> {
+        let mut guard = self.lock()?;
+        let region = guard
+            .as_mut()
+            .ok_or_else(|| RunError::Runtime(tt_runtime::Error::Internal("no L1 arena".into())))?;
+        if let Some((found, _)) = region.copies.get(name) {
+            if found.size() != size {
+                return Err(RunError::ResidentSize {
+                    buffer: name.to_string(),
+                    size,
+                    found: found.size(),
+                });
+            }
+            return Ok(found.clone());
+        }
+        let bytes = u32::try_from(size).unwrap_or(u32::MAX);
+        let free = region.copy_room.saturating_sub(region.copies_bytes);
+        let aligned = bytes.div_ceil(L1_PAGE_ALIGNMENT) * L1_PAGE_ALIGNMENT;
+        if aligned > free {
+            return Err(RunError::ResidentRoom {
+                need: aligned,
+                free,
+            });
+        }
+        let buffer = Arc::new(dev.l1_buffer(bytes)?);
+        region.copies_bytes += aligned;
+        region
+            .copies
+            .insert(name.to_string(), (buffer.clone(), None));
+        Ok(buffer)
+    }
+
+    /// Writes `bytes` to every core's copy of resident buffer `name` on `cores`, unless the
+    /// copy holds them already; a copy another program filled with other bytes is an error
+    /// (programs share copies by name, so they must share the weights).
+    fn write_copy(&self, name: &str, cores: &[CoreCoord], bytes: &[u8]) -> Result<(), RunError> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        std::hash::Hash::hash(bytes, &mut hasher);
+        let hash = std::hash::Hasher::finish(&hasher);
+        let mut guard = self.lock()?;
+        let (buffer, written) = guard
+            .as_mut()
+            .and_then(|r| r.copies.get_mut(name))
+            .ok_or_else(|| RunError::UnknownBuffer(name.to_string()))?;
+        match *written {
+            Some(h) if h == hash => return Ok(()),
+            Some(_) => return Err(RunError::ResidentConflict(name.to_string())),
+            None => {}
+        }
+        for core in cores {
+            buffer.write_core(*core, 0, bytes)?;
+        }
+        *written = Some(hash);
+        Ok(())
+    }
 }
 
 /// Where a buffer of a loaded program lives.
@@ -203,6 +296,13 @@ impl L1Arena {
 enum Placed {
     Dram(Arc<Buffer>),
     L1(L1Pages),
+    /// Resident copy `name` of `arena` on each of `cores`.
+    Copies {
+        buffer: Arc<Buffer>,
+        cores: Arc<Vec<CoreCoord>>,
+        arena: L1Arena,
+        name: String,
+    },
 }
 
 /// An L1 buffer: pages interleaved over the arena's banks from byte `offset` of each bank's slot.
@@ -232,6 +332,7 @@ impl Placed {
         match self {
             Placed::Dram(b) => b.address(),
             Placed::L1(l1) => l1.arena.address() + l1.offset,
+            Placed::Copies { buffer, .. } => buffer.address(),
         }
     }
 
@@ -239,6 +340,7 @@ impl Placed {
         match self {
             Placed::Dram(b) => b.size(),
             Placed::L1(l1) => u64::from(l1.page_bytes) * u64::from(l1.pages),
+            Placed::Copies { buffer, .. } => buffer.size(),
         }
     }
 
@@ -252,6 +354,9 @@ impl Placed {
                 }
                 Ok(())
             }
+            Placed::Copies {
+                cores, arena, name, ..
+            } => arena.write_copy(name, cores, bytes),
         }
     }
 
@@ -264,6 +369,13 @@ impl Placed {
                     l1.arena.read_core(core, at, page)?;
                 }
                 Ok(())
+            }
+            // Every core holds the same bytes: the first core's copy.
+            Placed::Copies { buffer, cores, .. } => {
+                let core = cores.first().copied().unwrap_or(CoreCoord::new(0, 0));
+                let page_bytes = out.len() as u64 / pages.max(1);
+                let offset = u32::try_from(first * page_bytes).unwrap_or(u32::MAX);
+                Ok(buffer.read_core(core, offset, out)?)
             }
         }
     }
@@ -346,7 +458,11 @@ impl Loaded {
         main: Option<&Loaded>,
     ) -> Result<Loaded, RunError> {
         let program = compiled.program.clone();
-        let region = if program.buffers.iter().any(|b| b.l1_offset.is_some()) {
+        let region = if program
+            .buffers
+            .iter()
+            .any(|b| b.l1_offset.is_some() || b.resident)
+        {
             Some(arena.region_for(dev, &program)?)
         } else {
             None
@@ -364,9 +480,19 @@ impl Loaded {
                 _ => None,
             };
             let placed = match (shared, b.l1_offset, &region, &banks) {
+                (None, None, Some(_), Some(banks)) if b.resident => Placed::Copies {
+                    buffer: arena.copy(
+                        dev,
+                        &b.name,
+                        u64::from(b.pages) * u64::from(b.page_bytes),
+                    )?,
+                    cores: banks.clone(),
+                    arena: arena.clone(),
+                    name: b.name.clone(),
+                },
                 (Some(placed), ..) => {
                     let found = match &placed {
-                        Placed::Dram(_) => None,
+                        Placed::Dram(_) | Placed::Copies { .. } => None,
                         Placed::L1(p) => Some(p.offset),
                     };
                     if found != b.l1_offset {
@@ -401,13 +527,26 @@ impl Loaded {
                 step.ranges.iter().map(runtime_range).collect();
             let mut prog = dev.program()?;
             for cb in &step.cbs {
-                prog.add_cb(&CbSpec {
+                let spec = CbSpec {
                     id: cb.id,
                     cores: ranges.clone(),
                     total_size: cb.pages * cb.page_bytes,
                     page_size: cb.page_bytes,
                     format: data_format(cb.format),
-                })?;
+                };
+                match &cb.buffer {
+                    None => prog.add_cb(&spec)?,
+                    Some(name) => match buffers.get(name) {
+                        Some(Placed::Copies { buffer, .. }) => prog.add_cb_in(&spec, buffer)?,
+                        _ => {
+                            return Err(RunError::NotResident {
+                                step: step.node.clone(),
+                                cb: cb.name.clone(),
+                                buffer: name.clone(),
+                            })
+                        }
+                    },
+                }
             }
             for expected in 0..step.semaphores {
                 let got = prog.add_semaphore(&ranges, 0)?;

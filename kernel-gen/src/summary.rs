@@ -106,9 +106,11 @@ fn content(c: &Content) -> String {
 }
 
 fn buffer(b: &BufferPlan) -> String {
-    let place = b
-        .l1_offset
-        .map_or("DRAM".to_string(), |o| format!("L1 @{o}"));
+    let place = match b.l1_offset {
+        Some(o) => format!("L1 @{o}"),
+        None if b.resident => "L1 copies".to_string(),
+        None => "DRAM".to_string(),
+    };
     format!(
         "  {:<24} {:<10} {} x {} B: {}",
         b.name,
@@ -266,7 +268,7 @@ pub fn summary(name: &str, program: &DeviceProgram) -> String {
             .cbs
             .iter()
             .map(|c| {
-                format!(
+                let cb = format!(
                     "{} {} {} x {} B {} {}",
                     c.id,
                     c.name,
@@ -274,7 +276,11 @@ pub fn summary(name: &str, program: &DeviceProgram) -> String {
                     c.page_bytes,
                     format_name(c.format),
                     kind(c.kind)
-                )
+                );
+                match &c.buffer {
+                    Some(buffer) => format!("{cb} in `{buffer}`"),
+                    None => cb,
+                }
             })
             .collect();
         wrapped(&mut out, "  CBs: ", &cbs);

@@ -21,7 +21,11 @@ const LAYERS: &[Layer] = &[
 ];
 
 fn compiled(l1: bool, keep: &[&str], limits: Limits) -> Compiled {
-    let graph = chain(64, 64, LAYERS);
+    compiled_chain(LAYERS, l1, keep, limits)
+}
+
+fn compiled_chain(layers: &[Layer], l1: bool, keep: &[&str], limits: Limits) -> Compiled {
+    let graph = chain(64, 64, layers);
     let params = PlanParams {
         l1_activations: l1,
         keep_in_dram: keep.iter().map(|s| s.to_string()).collect(),
@@ -126,7 +130,12 @@ fn kernels_get_the_placement_of_each_activation_they_address() {
 /// Runs c1..c3 from a random frame; returns every node's output bytes and each step's DRAM bytes
 /// (read + written, all cores).
 fn run(c: &Compiled) -> (BTreeMap<String, Vec<u8>>, BTreeMap<String, u64>) {
-    let ws = weights(LAYERS, 5);
+    run_chain(c, LAYERS)
+}
+
+/// [`run`] for the chain of `layers`.
+fn run_chain(c: &Compiled, layers: &[Layer]) -> (BTreeMap<String, Vec<u8>>, BTreeMap<String, u64>) {
+    let ws = weights(layers, 5);
     let frame = bf16_rounded(&random_tensor(1, 64, 64, 17));
     let dev = common::open(c);
     let loaded = Loaded::load(&dev, c).expect("loads");
@@ -138,7 +147,7 @@ fn run(c: &Compiled) -> (BTreeMap<String, Vec<u8>>, BTreeMap<String, u64>) {
         .expect("frame");
     // An L1 buffer holds its tensor until a later tensor reuses its bytes: read each output
     // right after its step.
-    let outputs = LAYERS
+    let outputs = layers
         .iter()
         .map(|l| {
             loaded.run_nodes(&dev, &[l.0]).expect("runs");
@@ -188,6 +197,58 @@ fn a_chain_with_its_activations_in_l1_matches_the_chain_in_dram() {
             dram_bytes[node]
         );
     }
+}
+
+/// A chain whose middle conv computes all its output channels on every core (128 blocks of a
+/// 64×64 frame on 120 cores) keeps that conv's weights and bias in L1 copies
+/// (`plan::resident`), written once at load: its step has no semaphores (no sender multicasts
+/// them), its weights and bias CBs live in the copies, and it moves no DRAM bytes at all (its
+/// input and output are in the arena, and no weight page is read); every output is the bytes of
+/// the same chain with its activations and weights in DRAM. A second run reads the same copies
+/// again.
+#[test]
+fn resident_weights_give_the_same_bytes_and_move_no_dram_bytes() {
+    const RESIDENT: &[Layer] = &[
+        ("c1", 1, 32, 3, true),
+        ("c2", 32, 32, 3, true),
+        ("c3", 32, 33, 1, false),
+    ];
+    let l1 = compiled_chain(RESIDENT, true, &[], Limits::BLACKHOLE);
+    let c2 = l1.program.step("c2").expect("c2's step");
+    assert_eq!(c2.semaphores, 0);
+    let in_buffer = |cb: &str| {
+        c2.cbs
+            .iter()
+            .find(|c| c.name == cb)
+            .and_then(|c| c.buffer.clone())
+    };
+    assert_eq!(in_buffer("cb_weights").as_deref(), Some("c2.weight"));
+    assert_eq!(in_buffer("cb_bias").as_deref(), Some("c2.bias"));
+    let resident: BTreeSet<&str> = l1
+        .program
+        .buffers
+        .iter()
+        .filter(|b| b.resident)
+        .map(|b| b.name.as_str())
+        .collect();
+    assert!(
+        resident.contains("c2.weight") && resident.contains("c2.bias"),
+        "{resident:?}"
+    );
+    let dram = compiled_chain(RESIDENT, false, &[], Limits::BLACKHOLE);
+    assert!(dram.program.buffers.iter().all(|b| !b.resident));
+    let (in_dram, dram_bytes) = run_chain(&dram, RESIDENT);
+    let (in_l1, l1_bytes) = run_chain(&l1, RESIDENT);
+    for (name, bytes) in &in_dram {
+        assert!(
+            bytes == &in_l1[name],
+            "{name}: the run with resident weights differs"
+        );
+    }
+    assert_eq!(l1_bytes["c2"], 0);
+    assert!(dram_bytes["c2"] > 0);
+    let (again, _) = run_chain(&l1, RESIDENT);
+    assert!(again == in_l1, "a second load and run");
 }
 
 /// Two programs on one device share one arena (they run one at a time and keep nothing in L1
@@ -247,7 +308,7 @@ fn a_program_whose_cbs_reach_the_shared_arena_is_refused() {
         .err()
         .expect("refused")
         .to_string();
-    assert!(err.contains("L1 arena leaves"), "{err}");
+    assert!(err.contains("L1 arena and resident weights leave"), "{err}");
 }
 
 /// The planner leaves the arena the L1 the largest pair of live activations needs: the two

@@ -85,6 +85,11 @@ pub struct ConvPlan {
     /// ([`ConvPlan::slice_output`]). `out_tiles` is each output's, `slices` all of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fused: Vec<FusedConv>,
+    /// The weights and bias stay in every core's L1 from load on ([`super::resident`]): their
+    /// CBs live in the buffers' resident copies, so no core reads or multicasts them per frame
+    /// and no core is a sender. Only for one unsliced conv alone in its step.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub weights_in_l1: bool,
 }
 
 /// A conv fused into another conv's step ([`ConvPlan::fused`]): it reads the same input with the
@@ -440,11 +445,15 @@ pub(super) struct ConvOp<'a> {
     pub relu: bool,
     /// The convs fused into its step (node, weight entry; [`ConvPlan::fused`]).
     pub fused: &'a [(&'a str, &'a str)],
+    /// Keep its weights and bias in L1 copies where it can ([`ConvPlan::weights_in_l1`]).
+    pub resident: bool,
 }
 
 /// Plans conv `node` (`op`) reading an activation of shape `input` (the frame, read by the
-/// frame conv's kernels, when `frame`) at `precision`, leaving the L1 arena `arena_reserve`
-/// bytes: its weight and bias buffers and its node, the conv alone (the caller may fuse the pool
+/// frame conv's kernels, when `frame`) at `precision`, leaving the L1 arena and the resident
+/// weights `arena_reserve` bytes, its weights and bias resident in L1 when `op.resident` and the
+/// conv is one unsliced conv that is not the frame's ([`ConvPlan::weights_in_l1`]): its weight
+/// and bias buffers and its node, the conv alone (the caller may fuse the pool
 /// after it, [`super::conv_pool`]), or with the convs `op.fused` (the same input and shape, not
 /// the frame) in one step named by all of them joined by `+`
 /// ([`ConvPlan::fused`]); their weight and bias buffers too, their outputs are the caller's.
@@ -457,6 +466,7 @@ pub(super) fn plan_node(
     params: &PlanParams,
     arena_reserve: u32,
 ) -> Result<(Vec<BufferPlan>, NodePlan), PlanError> {
+    let resident = op.resident;
     let fused = op.fused;
     let shape = ActivationShape {
         channels: op.out_channels,
@@ -525,14 +535,21 @@ pub(super) fn plan_node(
                 least,
             )
         });
-        match half.flatten() {
+        let (slices, split) = match half.flatten() {
             Some((c, s, split)) if c < cycles => {
                 half_rows = true;
-                (s, Some(split))
+                (s, split)
             }
-            _ => (slices, Some(split)),
+            _ => (slices, split),
+        };
+        // Resident weights have no sender to spare: every core takes its even share.
+        if resident && slices == 1 && fused.is_empty() {
+            (slices, Some(Split::new(params.grid, blocks)))
+        } else {
+            (slices, Some(split))
         }
     };
+    let weights_in_l1 = resident && !frame && slices == 1 && fused.is_empty();
     let slice_tiles = outputs * out_tiles / slices;
     let group = largest_divisor_within(slice_tiles, precision.dst_tiles());
     let row_runs = ConvPlan {
@@ -575,14 +592,18 @@ pub(super) fn plan_node(
                 bias: format!("{name}.bias"),
             })
             .collect(),
+        weights_in_l1,
     };
     let identity_tiles = u32::from(row_runs.identity_bias);
-    // Resident weights, bias and identity tile, the ring and the zero tile; one stage of the
-    // streams.
+    // Resident weights and bias (unless in their buffers' L1 copies), identity tile, the ring
+    // and the zero tile; one stage of the streams.
     let fixed = |c: &ConvPlan| {
-        c.resident_weight_tiles() * TILE_BYTES
-            + identity_tiles * TILE_BYTES
-            + (slice_tiles + c.ring_pages() + 1) * format.tile_bytes()
+        let weights = if weights_in_l1 {
+            0
+        } else {
+            c.resident_weight_tiles() * TILE_BYTES + slice_tiles * format.tile_bytes()
+        };
+        weights + identity_tiles * TILE_BYTES + (c.ring_pages() + 1) * format.tile_bytes()
     };
     let stage =
         |c: &ConvPlan| c.im2col_pages() * c.im2col_page_bytes() + group * format.tile_bytes();
@@ -625,6 +646,7 @@ pub(super) fn plan_node(
                     page_bytes: conv.weight_page_tiles * TILE_BYTES,
                     content: weights,
                     l1_offset: None,
+                    resident: weights_in_l1,
                 },
                 BufferPlan {
                     name: format!("{name}.bias"),
@@ -632,6 +654,7 @@ pub(super) fn plan_node(
                     page_bytes: format.tile_bytes(),
                     content: bias,
                     l1_offset: None,
+                    resident: weights_in_l1,
                 },
             ]
         })
@@ -653,13 +676,19 @@ pub(super) fn plan_node(
                 CbKind::Stream,
             )
         },
-        cb(
-            1,
-            "cb_weights",
-            conv.resident_weight_tiles(),
-            CbKind::Resident,
-        ),
-        cb_of(format, 2, "cb_bias", slice_tiles, CbKind::Resident),
+        CbPlan {
+            buffer: weights_in_l1.then(|| conv.weights.clone()),
+            ..cb(
+                1,
+                "cb_weights",
+                conv.resident_weight_tiles(),
+                CbKind::Resident,
+            )
+        },
+        CbPlan {
+            buffer: weights_in_l1.then(|| conv.bias.clone()),
+            ..cb_of(format, 2, "cb_bias", slice_tiles, CbKind::Resident)
+        },
         cb_of(
             format,
             3,

@@ -26,6 +26,7 @@ pub mod frame_conv;
 pub mod l2_normalize;
 pub mod nms;
 pub mod pool;
+pub mod resident;
 pub mod resize;
 pub mod resize_filter;
 pub mod sample;
@@ -211,6 +212,11 @@ pub struct BufferPlan {
     /// Offset of its bank slot in the L1 arena; `None` in DRAM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub l1_offset: Option<u32>,
+    /// A whole copy of it in every core's L1 from load on, outside the arena and every step's
+    /// CBs: weights resident across programs and frames ([`resident`]), which a step's CB
+    /// ([`CbPlan::buffer`]) lives in instead of being filled.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resident: bool,
 }
 
 impl BufferPlan {
@@ -248,12 +254,17 @@ pub struct CbPlan {
     pub page_bytes: u32,
     pub format: Format,
     pub kind: CbKind,
+    /// The [`BufferPlan::resident`] buffer whose L1 copy the CB lives in (tt-metal's globally
+    /// allocated CB): it takes no room among the step's CBs and holds the buffer's contents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buffer: Option<String>,
 }
 
 /// The L1 bytes per core the CBs `cbs` of one step take, each rounded up to the L1 `alignment`
-/// as the allocator places them.
+/// as the allocator places them; a CB in a resident buffer ([`CbPlan::buffer`]) takes none.
 pub fn cbs_l1_bytes(cbs: &[CbPlan], alignment: u32) -> u64 {
     cbs.iter()
+        .filter(|c| c.buffer.is_none())
         .map(|c| (u64::from(c.pages) * u64::from(c.page_bytes)).div_ceil(u64::from(alignment)))
         .map(|units| units * u64::from(alignment))
         .sum()
@@ -312,6 +323,7 @@ pub(crate) fn cb_of(format: Format, id: u32, name: &str, pages: u32, kind: CbKin
         page_bytes: format.tile_bytes(),
         format,
         kind,
+        buffer: None,
     }
 }
 
@@ -341,6 +353,7 @@ pub fn tensor_buffers(
             page_bytes,
             content: content(part),
             l1_offset: None,
+            resident: false,
         })
         .collect()
 }
@@ -473,7 +486,44 @@ pub(crate) fn largest_divisor_within(n: u32, cap: u32) -> u32 {
 /// Plans the nodes the graph's outputs need, from its external inputs (or the input plane) on.
 /// The input plane is uploaded by the host; the resize runs on the device
 /// ([`crate::ops::resize`]), specialised for [`PlanParams::input_size`].
+///
+/// With L1 activations, the convs [`resident::choose`] picks on a first plan keep their weights
+/// in L1 ([`ConvPlan::weights_in_l1`]), and the plan is made again leaving their copies room.
 pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
+    let (first, reserve) = plan_with(graph, params, &BTreeSet::new(), None)?;
+    if !params.l1_activations {
+        return Ok(first);
+    }
+    let chosen = resident::choose(&first, reserve);
+    if chosen.is_empty() {
+        return Ok(first);
+    }
+    let copies: u32 = first
+        .nodes
+        .iter()
+        .filter(|n| chosen.contains(&n.name))
+        .filter_map(|n| match &n.op {
+            OpPlan::Conv2d(c) => Some([c.weights.as_str(), c.bias.as_str()]),
+            _ => None,
+        })
+        .flatten()
+        .filter_map(|name| first.buffers.iter().find(|b| b.name == name))
+        .map(|b| resident::copy_bytes(b, params.limits.l1_alignment))
+        .sum();
+    plan_with(graph, params, &chosen, Some(reserve + copies)).map(|(plan, _)| plan)
+}
+
+/// [`plan`] with the convs `resident` names keeping their weights in L1 copies, leaving the
+/// arena and those copies `reserve` bytes where a node can choose (by default the most the
+/// graph's nodes have alive at once); also the most the planned steps have alive at once (a
+/// pool fused with its conv leaves the conv's output out), the arena's estimate for a second
+/// plan.
+fn plan_with(
+    graph: &Graph,
+    params: &PlanParams,
+    resident: &BTreeSet<String>,
+    reserve: Option<u32>,
+) -> Result<(Plan, u32), PlanError> {
     let typed = graph.validate()?;
     if params.grid.cores() == 0 {
         return Err(PlanError::EmptyGrid {
@@ -499,16 +549,23 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
         .cloned()
         .collect();
     // L1 the activations will take in the arena ([`crate::arena`]), kept free of CBs where a
-    // node can choose (conv stream depth, shifted views).
-    let arena_reserve = if params.l1_activations {
+    // node can choose (conv stream depth, shifted views); the host's plane and external inputs
+    // stay where they are.
+    let moves = |name: &str| {
+        graph
+            .node(name)
+            .is_some_and(|n| !matches!(n.op, Op::InputPlane))
+            && !params.external.contains(name)
+    };
+    let arena_reserve = if let Some(reserve) = reserve {
+        reserve
+    } else if params.l1_activations {
         arena_room::reserve(
             graph.nodes.iter().map(|n| {
-                // The host's plane and external inputs stay where they are.
-                let moves = !matches!(n.op, Op::InputPlane) && !params.external.contains(&n.name);
                 let tensor = layouts
                     .get(n.name.as_str())
                     .and_then(|t| t.as_ref().ok())
-                    .filter(|_| moves);
+                    .filter(|_| moves(&n.name));
                 (n.name.as_str(), n.inputs.as_slice(), tensor.copied())
             }),
             &keep_in_dram,
@@ -646,6 +703,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
                     pad: *pad,
                     relu: *relu,
                     fused: &fused_entries,
+                    resident: resident.contains(&node.name),
                 };
                 let (owned, planned) = conv::plan_node(
                     node,
@@ -775,7 +833,24 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
             }
         }
     }
-    Ok(Plan {
+    let steps_reserve = if params.l1_activations {
+        arena_room::reserve(
+            nodes.iter().map(|n| {
+                let tensor = layouts
+                    .get(n.output.as_str())
+                    .and_then(|t| t.as_ref().ok())
+                    .filter(|_| moves(&n.output));
+                (n.output.as_str(), n.inputs.as_slice(), tensor.copied())
+            }),
+            &keep_in_dram,
+            &params.outlive,
+            params.grid.cores(),
+            params.limits.l1_alignment,
+        )
+    } else {
+        0
+    };
+    let planned = Plan {
         grid: params.grid,
         limits: params.limits,
         buffers,
@@ -784,7 +859,8 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
         keep_in_dram,
         outlive: params.outlive.clone(),
         external_l1: params.external_l1.clone(),
-    })
+    };
+    Ok((planned, steps_reserve))
 }
 
 #[cfg(test)]

@@ -102,6 +102,7 @@ fn stream(
         page_bytes,
         format,
         kind,
+        buffer: None,
     }
 }
 
@@ -211,6 +212,7 @@ pub fn plan_node(
             output: width as u32,
         },
         l1_offset: None,
+        resident: false,
     });
     buffers.push(BufferPlan {
         name: vweights.clone(),
@@ -222,6 +224,7 @@ pub fn plan_node(
             output: height as u32,
         },
         l1_offset: None,
+        resident: false,
     });
     buffers.push(BufferPlan {
         name: bands.clone(),
@@ -236,6 +239,7 @@ pub fn plan_node(
             bytes: bands_bytes,
         },
         l1_offset: None,
+        resident: false,
     });
     let bf16 = Format::Bf16;
     let parts = PARTS as u32;

@@ -70,6 +70,7 @@ fn cb(id: u32, name: &str, pages: u32, page_bytes: u32, format: Format, kind: Cb
         page_bytes,
         format,
         kind,
+        buffer: None,
     }
 }
 

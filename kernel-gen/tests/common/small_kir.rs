@@ -19,6 +19,7 @@ pub fn cb(id: u32) -> CbPlan {
         page_bytes: 2048,
         format: Format::Bf16,
         kind: CbKind::Stream,
+        buffer: None,
     }
 }
 

@@ -67,12 +67,16 @@ constexpr uint32_t im2col_handoff = get_compile_time_arg_val(18);
 constexpr uint32_t weights_on_writer = get_compile_time_arg_val(19);
 constexpr uint32_t weight_slabs = get_compile_time_arg_val(20);
 constexpr uint32_t weight_senders = get_compile_time_arg_val(21);
-constexpr uint32_t input_dram = get_compile_time_arg_val(22);
+constexpr uint32_t weights_in_l1 = get_compile_time_arg_val(22);
+constexpr uint32_t input_dram = get_compile_time_arg_val(23);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
 constexpr uint32_t cb_ring = 3;
 constexpr uint32_t cb_zero = 4;
+constexpr uint32_t cb_row = 5;
+constexpr uint32_t cb_select = 6;
+constexpr uint32_t cb_vmax = 7;
 constexpr uint32_t cb_identity = 8;
 constexpr uint32_t cb_out = 16;
 
@@ -125,6 +129,27 @@ constexpr uint32_t row_bytes = tile_bytes / 64;
 
 // The offset of element (i, j) in a 32x32 tile: four 16x16 faces, each row-major.
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
+// The four 0/1 selection tiles of row-selection pooling (max_pool2/select_compute.cpp.tera),
+// written by a data-movement kernel into a CB the compute kernel reads. Needs
+// common/face_offset.cpp.tera and common/zero_fill.cpp.tera.
+
+// Selection tile 2 dx + half: row r takes input row 2 r + dx - 32 half of the 64-row pair (1.0 in
+// bf16 is 0x3F80), for the 16 output rows that half feeds. The four tiles are zeroed by
+// `zero_fill`, then 64 ones are stored.
+void write_selection(uint32_t cb) {
+    cb_reserve_back(cb, 4);
+    zero_fill(get_write_ptr(cb), 4 * get_tile_size(cb));
+    volatile uint16_t* sel = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb));
+    for (uint32_t t = 0; t < 4; ++t) {
+        const uint32_t dx = t / 2;
+        const uint32_t half = t % 2;
+        for (uint32_t r = 16 * half; r < 16 * half + 16; ++r) {
+            sel[t * 1024 + face_offset(r, 2 * r + dx - 32 * half)] = 0x3F80;
+        }
+    }
+    cb_push_back(cb, 4);
+}
+
 // The identity tile (1.0 on the diagonal) with which the row-selection pools
 // (max_pool2/select_compute.cpp.tera, conv2d/pool_compute.cpp.tera) and the frame conv move bf16
 // tiles into DST as matmuls (conv2d/block.cpp.tera's IdentityBias). Needs
@@ -211,7 +236,10 @@ void kernel_main() {
     // L1 (to its writer), semaphore 2 + s on every core counts sender s's slabs landed.
     // Nothing is reserved before this, so every core's write pointers are the CB bases. The
     // reader calls weights_landed once its own start-up (its input ring) is issued, so that
-    // fills while the pages travel.
+    // fills while the pages travel. With weights_in_l1 the CBs live in L1 copies of the weights
+    // and bias the host wrote when the model loaded (tt-metal's globally allocated CBs): no core
+    // sends or waits (every weights_sender is 0, every rectangle empty), the pushes make the
+    // pages visible to the compute.
     // The weights' multicast as this core sees it (kernel-gen src/multicast.rs): the weights' n
     // L1 pages are cut into weight_senders * weight_slabs chunks in K order (chunk c: pages
     // [c * n / chunks, (c + 1) * n / chunks)), and sender s of weight_senders (weights_sender =
@@ -316,12 +344,15 @@ void kernel_main() {
         for (; weight_rounds_pushed < rounds; ++weight_rounds_pushed) {
             const uint32_t j = weight_rounds_pushed;
             if (j == 0) {
+                write_selection(cb_select);
+            }
+            if (j == 0) {
                 write_identity(cb_identity);
             }
             if (j == 0 && weights_sender != 0 && weights_on_writer != 0 && weight_receivers > 0) {
                 noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);
             }
-            for (uint32_t s = 0; s < weight_senders; ++s) {
+            for (uint32_t s = 0; weights_in_l1 == 0 && s < weight_senders; ++s) {
                 if (s + 1 != weights_sender) {
                     noc_semaphore_wait_min(reinterpret_cast<volatile uint32_t*>(get_semaphore(2 + s)), j + 1);
                 }

@@ -29,7 +29,8 @@ constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(11);
 constexpr uint32_t weights_on_writer = get_compile_time_arg_val(12);
 constexpr uint32_t weight_slabs = get_compile_time_arg_val(13);
 constexpr uint32_t weight_senders = get_compile_time_arg_val(14);
-constexpr uint32_t input_dram = get_compile_time_arg_val(15);
+constexpr uint32_t weights_in_l1 = get_compile_time_arg_val(15);
+constexpr uint32_t input_dram = get_compile_time_arg_val(16);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -120,7 +121,10 @@ void kernel_main() {
     // L1 (to its writer), semaphore 2 + s on every core counts sender s's slabs landed.
     // Nothing is reserved before this, so every core's write pointers are the CB bases. The
     // reader calls weights_landed once its own start-up (its input ring) is issued, so that
-    // fills while the pages travel.
+    // fills while the pages travel. With weights_in_l1 the CBs live in L1 copies of the weights
+    // and bias the host wrote when the model loaded (tt-metal's globally allocated CBs): no core
+    // sends or waits (every weights_sender is 0, every rectangle empty), the pushes make the
+    // pages visible to the compute.
     // The weights' multicast as this core sees it (kernel-gen src/multicast.rs): the weights' n
     // L1 pages are cut into weight_senders * weight_slabs chunks in K order (chunk c: pages
     // [c * n / chunks, (c + 1) * n / chunks)), and sender s of weight_senders (weights_sender =
@@ -230,7 +234,7 @@ void kernel_main() {
             if (j == 0 && weights_sender != 0 && weights_on_writer != 0 && weight_receivers > 0) {
                 noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);
             }
-            for (uint32_t s = 0; s < weight_senders; ++s) {
+            for (uint32_t s = 0; weights_in_l1 == 0 && s < weight_senders; ++s) {
                 if (s + 1 != weights_sender) {
                     noc_semaphore_wait_min(reinterpret_cast<volatile uint32_t*>(get_semaphore(2 + s)), j + 1);
                 }
