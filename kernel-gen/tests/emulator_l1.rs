@@ -251,6 +251,52 @@ fn resident_weights_give_the_same_bytes_and_move_no_dram_bytes() {
     assert!(again == in_l1, "a second load and run");
 }
 
+/// Programs on one device share its resident copies by name: a second program of the same chain
+/// loads on the first one's arena and copies, but uploading other weights into them is refused
+/// (the first program would compute with them); a program that needs a copy the first did not
+/// make is refused for want of room (the arena reserved room for the first program's copies
+/// only), naming what it needs.
+#[test]
+fn resident_copies_are_shared_only_with_the_same_weights_and_room() {
+    const ONE: &[Layer] = &[
+        ("c1", 1, 32, 3, true),
+        ("c2", 32, 32, 3, true),
+        ("c3", 32, 33, 1, false),
+    ];
+    const TWO: &[Layer] = &[
+        ("c1", 1, 32, 3, true),
+        ("c2", 32, 32, 3, true),
+        ("c4", 32, 32, 3, true),
+        ("c3", 32, 33, 1, false),
+    ];
+    let one = compiled_chain(ONE, true, &[], Limits::BLACKHOLE);
+    let two = compiled_chain(TWO, true, &[], Limits::BLACKHOLE);
+    assert!(two
+        .program
+        .buffers
+        .iter()
+        .any(|b| b.resident && b.name == "c4.weight"));
+    let dev = common::open(&one);
+    let arena = L1Arena::new();
+    let first = Loaded::load_in(&dev, &one, &arena, None).expect("loads");
+    first.upload_weights(&weights(ONE, 5)).expect("weights");
+    let second = Loaded::load_in(&dev, &one, &arena, None).expect("shares the copies");
+    second
+        .upload_weights(&weights(ONE, 5))
+        .expect("the same weights again");
+    let err = second
+        .upload_weights(&weights(ONE, 6))
+        .err()
+        .expect("other weights are refused")
+        .to_string();
+    assert!(err.contains("already holds other bytes"), "{err}");
+    let err = Loaded::load_in(&dev, &two, &arena, None)
+        .err()
+        .expect("no room for c4's copies")
+        .to_string();
+    assert!(err.contains("left room for"), "{err}");
+}
+
 /// Two programs on one device share one arena (they run one at a time and keep nothing in L1
 /// between runs): runs interleaved on the shared arena give the bytes of a program alone. The
 /// frame is an L1 buffer too, so each run writes it first. An arena takes all the L1 its first
