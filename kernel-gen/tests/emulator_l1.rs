@@ -286,8 +286,7 @@ fn resident_copies_are_shared_only_with_the_same_weights_and_room() {
         .expect("the same weights again");
     let err = second
         .upload_weights(&weights(ONE, 6))
-        .err()
-        .expect("other weights are refused")
+        .expect_err("other weights are refused")
         .to_string();
     assert!(err.contains("already holds other bytes"), "{err}");
     let err = Loaded::load_in(&dev, &two, &arena, None)

@@ -557,25 +557,34 @@ fn plan_with(
             .is_some_and(|n| !matches!(n.op, Op::InputPlane))
             && !params.external.contains(name)
     };
-    let arena_reserve = if let Some(reserve) = reserve {
-        reserve
-    } else if params.l1_activations {
+    // The most the steps named by (output, inputs) have alive at once (none without L1
+    // activations).
+    let alive_at_once = |steps: &mut dyn Iterator<Item = (&str, &[String])>| {
+        if !params.l1_activations {
+            return 0;
+        }
         arena_room::reserve(
-            graph.nodes.iter().map(|n| {
+            steps.map(|(name, inputs)| {
                 let tensor = layouts
-                    .get(n.name.as_str())
+                    .get(name)
                     .and_then(|t| t.as_ref().ok())
-                    .filter(|_| moves(&n.name));
-                (n.name.as_str(), n.inputs.as_slice(), tensor.copied())
+                    .filter(|_| moves(name));
+                (name, inputs, tensor.copied())
             }),
             &keep_in_dram,
             &params.outlive,
             params.grid.cores(),
             params.limits.l1_alignment,
         )
-    } else {
-        0
     };
+    let arena_reserve = reserve.unwrap_or_else(|| {
+        alive_at_once(
+            &mut graph
+                .nodes
+                .iter()
+                .map(|n| (n.name.as_str(), n.inputs.as_slice())),
+        )
+    });
     let needed = needed(graph, &params.external);
     let layout_of = |name: &str| -> Result<DeviceTensor, PlanError> {
         match layouts.get(name) {
@@ -833,23 +842,11 @@ fn plan_with(
             }
         }
     }
-    let steps_reserve = if params.l1_activations {
-        arena_room::reserve(
-            nodes.iter().map(|n| {
-                let tensor = layouts
-                    .get(n.output.as_str())
-                    .and_then(|t| t.as_ref().ok())
-                    .filter(|_| moves(&n.output));
-                (n.output.as_str(), n.inputs.as_slice(), tensor.copied())
-            }),
-            &keep_in_dram,
-            &params.outlive,
-            params.grid.cores(),
-            params.limits.l1_alignment,
-        )
-    } else {
-        0
-    };
+    let steps_reserve = alive_at_once(
+        &mut nodes
+            .iter()
+            .map(|n| (n.output.as_str(), n.inputs.as_slice())),
+    );
     let planned = Plan {
         grid: params.grid,
         limits: params.limits,
