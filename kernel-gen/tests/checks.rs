@@ -39,6 +39,35 @@ fn oversized_conv() -> Kir {
     lower(&plan(&chain(32, 32, OVERSIZED), &PlanParams::default()).expect("plans")).expect("lowers")
 }
 
+/// The resident weights' copies (`Arena::resident`) live beside the arena for the whole
+/// program: with them, the largest step's CBs and the arena exactly filling the usable L1 the
+/// program passes; one byte more and that step overflows, the copies counted in its bytes.
+#[test]
+fn l1_overflow_counts_the_resident_copies() {
+    let mut k = kir();
+    let limits = Limits::BLACKHOLE;
+    let (largest, cbs) = k
+        .nodes
+        .iter()
+        .map(|n| {
+            let bytes = kernel_gen::plan::cbs_l1_bytes(&n.cbs, limits.l1_alignment);
+            (n.node.clone(), bytes)
+        })
+        .max_by_key(|(_, bytes)| *bytes)
+        .expect("nodes");
+    let room = u64::from(limits.l1_usable()) - cbs - u64::from(k.arena.bytes);
+    k.arena.resident = u32::try_from(room).expect("fits");
+    check(&k, &limits, Grid::ETH_DISPATCH).expect("exactly full");
+    k.arena.resident += 1;
+    match check(&k, &limits, Grid::ETH_DISPATCH) {
+        Err(CheckError::L1Overflow { node, used, .. }) => {
+            assert_eq!(node, largest);
+            assert_eq!(used, u64::from(limits.l1_usable()) + 1);
+        }
+        other => panic!("expected L1Overflow, got {other:?}"),
+    }
+}
+
 #[test]
 fn l1_overflow_names_the_node_and_bytes() {
     let err = compile(&chain(32, 32, OVERSIZED), &PlanParams::default()).expect_err("too big");
