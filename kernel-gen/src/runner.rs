@@ -26,7 +26,7 @@ use tt_runtime::{
 use crate::device::{Core, CoreRange, Fidelity, Format};
 use crate::kir::{Arg, Role};
 use crate::layout::{pack_conv_bias, pack_conv_weights};
-use crate::plan::{cbs_l1_bytes, resident, Content};
+use crate::plan::{cbs_l1_bytes, resident, BufferPlan, Content};
 use crate::program::{Compiled, DeviceProgram, ProgramError};
 
 /// What went wrong loading or running a program.
@@ -156,10 +156,11 @@ struct ArenaRegion {
     banks: Vec<CoreCoord>,
     /// Bytes per core reserved below the arena for resident copies.
     copy_room: u32,
-    /// The resident copies on the device by buffer name, each with a hash of what was written
-    /// to it (none yet), and their bytes per core.
-    copies: BTreeMap<String, (Arc<Buffer>, Option<u64>)>,
-    copies_bytes: u32,
+    /// The device's L1 alignment, which the copies are sized by (`plan::resident::copy_bytes`).
+    alignment: u32,
+    /// The resident copies on the device by buffer name, each with its bytes per core and a
+    /// hash of what was written to it (none yet).
+    copies: BTreeMap<String, (Arc<Buffer>, u32, Option<u64>)>,
 }
 
 impl L1Arena {
@@ -192,8 +193,8 @@ impl L1Arena {
                     .map(|b| dev.l1_bank_core(b))
                     .collect::<Result<_, _>>()?,
                 copy_room: copy_bytes,
+                alignment: info.l1_alignment,
                 copies: BTreeMap::new(),
-                copies_bytes: 0,
             });
         }
         let region = guard
@@ -232,14 +233,18 @@ impl L1Arena {
         })
     }
 
-    /// The device's resident copy named `name` of `size` bytes a core: the one a program loaded
-    /// before made, or a new one in the room reserved below the arena.
-    fn copy(&self, dev: &Device, name: &str, size: u64) -> Result<Arc<Buffer>, RunError> {
+    /// The device's resident copy of buffer `b`: the one a program loaded before made under its
+    /// name, or a new one in the room reserved below the arena.
+    fn copy(&self, dev: &Device, b: &BufferPlan) -> Result<Arc<Buffer>, RunError> {
+        let (name, size) = (
+            b.name.as_str(),
+            u64::from(b.pages) * u64::from(b.page_bytes),
+        );
         let mut guard = self.lock()?;
         let region = guard
             .as_mut()
             .ok_or_else(|| RunError::Runtime(tt_runtime::Error::Internal("no L1 arena".into())))?;
-        if let Some((found, _)) = region.copies.get(name) {
+        if let Some((found, ..)) = region.copies.get(name) {
             if found.size() != size {
                 return Err(RunError::ResidentSize {
                     buffer: name.to_string(),
@@ -249,20 +254,19 @@ impl L1Arena {
             }
             return Ok(found.clone());
         }
-        let bytes = u32::try_from(size).unwrap_or(u32::MAX);
-        let free = region.copy_room.saturating_sub(region.copies_bytes);
-        let aligned = bytes.div_ceil(L1_PAGE_ALIGNMENT) * L1_PAGE_ALIGNMENT;
+        let used: u32 = region.copies.values().map(|(_, bytes, _)| bytes).sum();
+        let free = region.copy_room.saturating_sub(used);
+        let aligned = resident::copy_bytes(b, region.alignment);
         if aligned > free {
             return Err(RunError::ResidentRoom {
                 need: aligned,
                 free,
             });
         }
-        let buffer = Arc::new(dev.l1_buffer(bytes)?);
-        region.copies_bytes += aligned;
+        let buffer = Arc::new(dev.l1_buffer(u32::try_from(size).unwrap_or(u32::MAX))?);
         region
             .copies
-            .insert(name.to_string(), (buffer.clone(), None));
+            .insert(name.to_string(), (buffer.clone(), aligned, None));
         Ok(buffer)
     }
 
@@ -274,7 +278,7 @@ impl L1Arena {
         std::hash::Hash::hash(bytes, &mut hasher);
         let hash = std::hash::Hasher::finish(&hasher);
         let mut guard = self.lock()?;
-        let (buffer, written) = guard
+        let (buffer, _, written) = guard
             .as_mut()
             .and_then(|r| r.copies.get_mut(name))
             .ok_or_else(|| RunError::UnknownBuffer(name.to_string()))?;
@@ -481,11 +485,7 @@ impl Loaded {
             };
             let placed = match (shared, b.l1_offset, &region, &banks) {
                 (None, None, Some(_), Some(banks)) if b.resident => Placed::Copies {
-                    buffer: arena.copy(
-                        dev,
-                        &b.name,
-                        u64::from(b.pages) * u64::from(b.page_bytes),
-                    )?,
+                    buffer: arena.copy(dev, b)?,
                     cores: banks.clone(),
                     arena: arena.clone(),
                     name: b.name.clone(),
