@@ -520,21 +520,22 @@ impl WeightsSend {
 /// weights and bias ([`WeightsSend`]); then each core's output blocks, the
 /// tiles of its slice `group` at a time, to the output its slice writes (the kernel IR names
 /// the node's: a fused conv's output is placed alike, `plan::fused_convs`); a split unit is
-/// `blocks_per_unit` output blocks (1, or the image row's W/32 for the frame conv).
+/// `blocks_per_unit` output blocks (1, or the image row's W/32 for the frame conv), of which it
+/// writes every `block_step`-th from the first (2: the frame conv's reader writes the others).
 pub(crate) fn conv_writer(
     node: &NodePlan,
     c: &ConvPlan,
     compile_args: Vec<CompileArg>,
     out: u32,
     tile: u32,
-    blocks_per_unit: u32,
+    (blocks_per_unit, block_step): (u32, u32),
 ) -> Result<Kernel, KirError> {
     let mut send = WeightsSend::of(node, c)?;
     let mut body = std::mem::take(&mut send.body);
     body.push(blocks(
         Trips::Blocks,
         vec![Call::Loop {
-            trips: Trips::Fixed(blocks_per_unit * c.slice_tiles() / c.group),
+            trips: Trips::Fixed(blocks_per_unit / block_step * c.slice_tiles() / c.group),
             body: vec![
                 Call::CbWait {
                     cb: out,
@@ -557,7 +558,12 @@ pub(crate) fn conv_writer(
         role: Role::Writer,
         template: "conv2d/writer.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
-        compile_args: [compile_args, send.compile_args.clone()].concat(),
+        compile_args: [
+            compile_args,
+            send.compile_args.clone(),
+            args(&[("block_step", block_step)]),
+        ]
+        .concat(),
         runtime_arg_names: WeightsSend::writer_arg_names(),
         runtime_args: send.writer_args(node, c, |w| {
             [w.start * blocks_per_unit, w.count * blocks_per_unit]
@@ -880,6 +886,6 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         ),
         true,
     )?;
-    let writer = conv_writer(node, c, shape, out, tile, 1)?;
+    let writer = conv_writer(node, c, shape, out, tile, (1, 1))?;
     Ok(vec![reader, compute, writer])
 }

@@ -19,7 +19,10 @@
 //!   above the bias enters DST as the identity tile (which the reader writes once) times the
 //!   bias tiles ([`ConvPlan::identity_bias`]), so a batch's blocks share one matmul init instead
 //!   of a copy init and a matmul init each;
-//! * the writer is the generic conv writer over the core's blocks.
+//! * the writer is the generic conv writer over the core's blocks; with an even number of blocks a
+//!   row, only over the even ones: the compute packs the odd ones' tiles to `cb_out_odd` and the
+//!   reader writes them on its NoC (after reading the next image row, so the compute never
+//!   waits for it), which halves the output bytes each NoC's links carry.
 
 use crate::kir::{
     args, blocks, cb_id, cb_plan, exact_fp32_copies, format_args, input, names, per_core,
@@ -62,19 +65,44 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     let resident = c.resident_weight_tiles();
     let pitch = c.width * element;
     let identity = identity_cb(node, c)?;
+    // The odd blocks' output tiles, which the reader writes (plan::frame_conv).
+    let odd = node
+        .cbs
+        .iter()
+        .any(|b| b.name == "cb_out_odd")
+        .then(|| cb_id(node, "cb_out_odd"))
+        .transpose()?;
+    let odd_writes = odd.map(|cb| Call::Loop {
+        trips: Trips::Fixed(row_tiles / 2 * c.slice_tiles() / c.group),
+        body: vec![
+            Call::CbWait { cb, pages: c.group },
+            Call::DramWrite {
+                buffer: node.output.clone(),
+                pages: c.group,
+                page_bytes: tile,
+                cb,
+            },
+            Call::CbPop { cb, pages: c.group },
+        ],
+    });
+    let mut buffers = vec![frame.as_str(), c.weights.as_str(), c.bias.as_str()];
+    if odd.is_some() {
+        buffers.push(node.output.as_str());
+    }
     let mut reader = Kernel {
         role: Role::Reader,
         template: "conv2d/frame_reader.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
         compile_args: shape.clone(),
-        runtime_arg_names: names(&[
-            "input_addr",
-            "weight_addr",
-            "bias_addr",
-            "row_start",
-            "row_count",
-        ]),
-        runtime_args: share_args(node, &[&frame, &c.weights, &c.bias]),
+        runtime_arg_names: names(
+            &[
+                &["input_addr", "weight_addr", "bias_addr"][..],
+                if odd.is_some() { &["output_addr"] } else { &[] },
+                &["row_start", "row_count"],
+            ]
+            .concat(),
+        ),
+        runtime_args: share_args(node, &buffers),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: [
@@ -116,7 +144,10 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
                         cb: rows,
                         pages: row_tiles,
                     },
-                ],
+                ]
+                .into_iter()
+                .chain(odd_writes)
+                .collect(),
             )],
         ]
         .concat(),
@@ -146,9 +177,15 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             cb: im2col,
             pages: batch,
         },
-        Call::Loop {
-            trips: Trips::Fixed(batch),
-            body: vec![conv_block_groups(c, out)],
+        match odd {
+            Some(odd) => Call::Loop {
+                trips: Trips::Fixed(batch / 2),
+                body: vec![conv_block_groups(c, out), conv_block_groups(c, odd)],
+            },
+            None => Call::Loop {
+                trips: Trips::Fixed(batch),
+                body: vec![conv_block_groups(c, out)],
+            },
         },
         Call::CbPop {
             cb: im2col,
@@ -231,7 +268,8 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         ]
         .concat(),
     };
-    let writer = conv_writer(node, c, shape, out, tile, row_tiles)?;
+    let block_step = if odd.is_some() { 2 } else { 1 };
+    let writer = conv_writer(node, c, shape, out, tile, (row_tiles, block_step))?;
     Ok(vec![reader, compute, writer])
 }
 
@@ -277,5 +315,48 @@ mod tests {
             }
         });
         assert_eq!(gathered, 64 + (64 + 32 * 2) + 4 * 228);
+    }
+
+    /// The output pages each kernel of conv1a writes on a core of 4 image rows: at 640 wide (20
+    /// blocks a row, 2 tiles each) the reader writes the 10 odd blocks' 20 tiles a row and the
+    /// writer the even ones' (80 pages each, 160 in all, as one writer did); at 96 wide (3
+    /// blocks a row) there is no `cb_out_odd` and the writer writes all 4 · 3 · 2 = 24.
+    #[test]
+    fn conv1a_splits_its_output_pages_between_both_nocs_when_a_row_has_even_blocks() {
+        let written = |width: usize| {
+            let graph = superpoint(width, 480).pruned(&["conv1a"]);
+            let planned = plan(&graph, &PlanParams::default()).expect("plans");
+            let node = planned
+                .nodes
+                .iter()
+                .find(|n| n.name == "conv1a")
+                .expect("conv1a");
+            let odd = node.cbs.iter().any(|b| b.name == "cb_out_odd");
+            let kir = lower(&planned).expect("lowers");
+            let conv = kir.nodes.iter().find(|n| n.node == "conv1a").expect("kir");
+            let on = OnCore {
+                blocks: 4,
+                counted: 4,
+                sender: false,
+                other_senders: 1,
+                first_sender: false,
+            };
+            let pages = |kernel: &Kernel| {
+                let mut pages = 0;
+                walk(&kernel.body, on, 1, &mut |call, times| {
+                    if let Call::DramWrite {
+                        buffer, pages: p, ..
+                    } = call
+                    {
+                        assert_eq!(buffer, "conv1a");
+                        pages += times * u64::from(*p);
+                    }
+                });
+                pages
+            };
+            (odd, pages(&conv.kernels[0]), pages(&conv.kernels[2]))
+        };
+        assert_eq!(written(640), (true, 80, 80));
+        assert_eq!(written(96), (false, 0, 24));
     }
 }

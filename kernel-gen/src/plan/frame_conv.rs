@@ -58,7 +58,10 @@ pub fn input_shape(
 /// blocks' im2col tiles, as many as one DST acquire transposes and divide an image row's blocks
 /// (the compute's per-batch inits and ReLU switches are paid once per batch); with bf16
 /// activations at HiFi2 or above the bias enters DST by the identity tile of `cb_identity`
-/// ([`ConvPlan::identity_bias`]).
+/// ([`ConvPlan::identity_bias`]). With an even count of blocks a row and a batch (W a multiple of
+/// 64), the odd blocks' output tiles go through `cb_out_odd` to the reader, which writes them on
+/// its NoC while the writer writes the even blocks' on the other: the output's pages, spread
+/// over every core's L1, cross twice the NoC links they would from the writer alone.
 pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) -> NodePlan {
     let format = precision.format;
     let row_tiles = conv.width / 32;
@@ -82,6 +85,15 @@ pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) 
         STAGES * conv.group,
         CbKind::Stream,
     ));
+    if row_tiles % 2 == 0 && batch % 2 == 0 {
+        cbs.push(cb_of(
+            format,
+            17,
+            "cb_out_odd",
+            STAGES * conv.group,
+            CbKind::Stream,
+        ));
+    }
     NodePlan {
         name: node.name.clone(),
         inputs: node.inputs.clone(),

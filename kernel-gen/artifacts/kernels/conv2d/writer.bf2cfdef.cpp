@@ -3,32 +3,38 @@
 //
 // First, on the sender of the weights, their multicast (conv2d/weights_send.cpp.tera).
 // Then writes each group of the core's output tiles (slice_tiles of them from column out_start)
-// to its pages: tile (block, column) is page block * out_tiles + column.
+// to its pages: tile (block, column) is page block * out_tiles + column; of every block_step
+// blocks from the core's first, the first (the frame conv's reader writes the others).
 #include "api/dataflow/dataflow_api.h"
 
-constexpr uint32_t height = get_compile_time_arg_val(0);
-constexpr uint32_t width = get_compile_time_arg_val(1);
-constexpr uint32_t width_tiles = get_compile_time_arg_val(2);
-constexpr uint32_t k_tiles = get_compile_time_arg_val(3);
-constexpr uint32_t out_tiles = get_compile_time_arg_val(4);
-constexpr uint32_t slice_tiles = get_compile_time_arg_val(5);
-constexpr uint32_t group = get_compile_time_arg_val(6);
-constexpr uint32_t relu = get_compile_time_arg_val(7);
-constexpr uint32_t tile_bytes = get_compile_time_arg_val(8);
-constexpr uint32_t fp32 = get_compile_time_arg_val(9);
-constexpr uint32_t weight_parts = get_compile_time_arg_val(10);
-constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(11);
-constexpr uint32_t weights_on_writer = get_compile_time_arg_val(12);
-constexpr uint32_t weight_slabs = get_compile_time_arg_val(13);
-constexpr uint32_t weight_senders = get_compile_time_arg_val(14);
-constexpr uint32_t weights_in_l1 = get_compile_time_arg_val(15);
-constexpr uint32_t output_dram = get_compile_time_arg_val(16);
+constexpr uint32_t in_channels = get_compile_time_arg_val(0);
+constexpr uint32_t height = get_compile_time_arg_val(1);
+constexpr uint32_t width = get_compile_time_arg_val(2);
+constexpr uint32_t kernel = get_compile_time_arg_val(3);
+constexpr uint32_t pad = get_compile_time_arg_val(4);
+constexpr uint32_t in_tiles = get_compile_time_arg_val(5);
+constexpr uint32_t k_tiles = get_compile_time_arg_val(6);
+constexpr uint32_t out_tiles = get_compile_time_arg_val(7);
+constexpr uint32_t slice_tiles = get_compile_time_arg_val(8);
+constexpr uint32_t group = get_compile_time_arg_val(9);
+constexpr uint32_t ring_reach = get_compile_time_arg_val(10);
+constexpr uint32_t relu = get_compile_time_arg_val(11);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(12);
+constexpr uint32_t fp32 = get_compile_time_arg_val(13);
+constexpr uint32_t weight_parts = get_compile_time_arg_val(14);
+constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(15);
+constexpr uint32_t weights_on_writer = get_compile_time_arg_val(16);
+constexpr uint32_t weight_slabs = get_compile_time_arg_val(17);
+constexpr uint32_t weight_senders = get_compile_time_arg_val(18);
+constexpr uint32_t weights_in_l1 = get_compile_time_arg_val(19);
+constexpr uint32_t block_step = get_compile_time_arg_val(20);
+constexpr uint32_t output_dram = get_compile_time_arg_val(21);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
-constexpr uint32_t cb_rows = 3;
-constexpr uint32_t cb_taps = 4;
-constexpr uint32_t cb_identity = 5;
+constexpr uint32_t cb_ring = 3;
+constexpr uint32_t cb_zero = 4;
+constexpr uint32_t cb_identity = 8;
 constexpr uint32_t cb_out = 16;
 
 void kernel_main() {
@@ -218,7 +224,7 @@ void kernel_main() {
     }
     const uint32_t tile = get_tile_size(cb_out);
     const InterleavedAddrGenFast<output_dram != 0> output{output_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
-    for (uint32_t b = block_start; b < block_start + block_count; ++b) {
+    for (uint32_t b = block_start; b < block_start + block_count; b += block_step) {
         for (uint32_t g = 0; g < slice_tiles / group; ++g) {
             cb_wait_front(cb_out, group);
             const uint32_t l1 = get_read_ptr(cb_out);

@@ -7,7 +7,9 @@
 // (row c = pixel, column k = tap) under one transpose init, packs them and runs the conv's block
 // (conv2d/block.cpp.tera) for each, with the packer's ReLU set once per batch. With a
 // `cb_identity` (ConvPlan::identity_bias: bf16 at HiFi2 and above) the bias enters DST as the
-// identity tile times it, so the batch's blocks share one matmul init; else it is copied.
+// identity tile times it, so the batch's blocks share one matmul init; else it is copied. With a
+// `cb_out_odd` (an even number of blocks a row and a batch) the odd blocks' tiles go there, for
+// the reader to write, and the even ones' to cb_out, for the writer.
 #include "api/compute/matmul.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/reconfig_data_format.h"
@@ -35,6 +37,7 @@ constexpr uint32_t cb_rows = 3;
 constexpr uint32_t cb_taps = 4;
 constexpr uint32_t cb_identity = 5;
 constexpr uint32_t cb_out = 16;
+constexpr uint32_t cb_out_odd = 17;
 
 // One output block: for each group of `group` of the core's slice_tiles output tiles (its slice
 // of the out_tiles; the resident weights and bias hold the slice's), DST starts as the bias
@@ -105,6 +108,11 @@ void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue 
     }
 }
 
+// The CB output block i of a batch (an even-sized one from an even block) is packed to.
+constexpr uint32_t out_cb(uint32_t i) {
+    return i % 2 == 0 ? cb_out : cb_out_odd;
+}
+
 void kernel_main() {
     const uint32_t row_count = get_arg_val<uint32_t>(0);
 
@@ -145,7 +153,7 @@ void kernel_main() {
             reconfig_data_format_srca(cb_taps, cb_weights);
             matmul_block_init(cb_im2col, cb_weights, 0, group, 1, k_tiles);
             for (uint32_t i = 0; i < batch; ++i) {
-                conv_block(cb_im2col, [i](uint32_t t) { return i * k_tiles + t; }, cb_out, NoEpilogue{}, NoWait{},
+                conv_block(cb_im2col, [i](uint32_t t) { return i * k_tiles + t; }, out_cb(i), NoEpilogue{}, NoWait{},
                            IdentityBias<cb_identity>{});
             }
 
