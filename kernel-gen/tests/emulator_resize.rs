@@ -234,6 +234,29 @@ fn upscale_and_mixed() {
     );
 }
 
+/// Odd input widths: the reader converts the plane two columns a store, and the pair reaching
+/// past the last column stores that column alone (the last column must still be right, and
+/// nothing past it written into the tile).
+#[test]
+fn odd_input_widths_keep_their_last_column() {
+    check(&random_plane(51, 40, 8), 32, 32, Grid::ETH_DISPATCH, false);
+    check(&random_plane(51, 40, 8), 64, 32, Grid::ETH_DISPATCH, false);
+    check(
+        &random_plane(101, 67, 9),
+        64,
+        64,
+        Grid::TENSIX_DISPATCH,
+        false,
+    );
+    check(
+        &random_plane(101, 67, 9),
+        96,
+        64,
+        Grid::TENSIX_DISPATCH,
+        false,
+    );
+}
+
 #[test]
 fn identity_by_default_only_converts() {
     // Same size: Pillow copies, so the host frame is the plane itself.

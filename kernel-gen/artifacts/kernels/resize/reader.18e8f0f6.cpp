@@ -169,16 +169,22 @@ void kernel_main() {
         provide_weights(cb_vweights, vweights_addr, row_tile[1], parts * kv, slot, held_v);
         provide_weights(cb_hweights, hweights_addr, bands[2 * j + 1], parts * kh, slot, held_h);
 
+        // Two columns a 32-bit store (columns c, c + 1 of an even c are adjacent in a face row,
+        // c at the lower address); a pair reaching past the plane's last column stores only c.
         cb_reserve_back(cb_plane, kv * kh);
         volatile uint16_t* out = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb_plane));
         for (uint32_t r = lo; r < hi && r0 + r < in_height; ++r) {
             const uint32_t a = r / 32;
+            const volatile uint8_t* row = rows + r * window;
             for (uint32_t t = 0; t < kh; ++t) {
                 volatile uint16_t* tile = out + (a * kh + t) * 1024;
-                for (uint32_t c = 0; c < 32; ++c) {
+                for (uint32_t c = 0; c < 32; c += 2) {
                     const uint32_t x = c0 + t * 32 + c;
-                    if (x < in_width) {
-                        tile[face_offset(r % 32, c)] = lut[rows[r * window + (x - o0)]];
+                    if (x + 1 < in_width) {
+                        const uint32_t pair = lut[row[x - o0]] | static_cast<uint32_t>(lut[row[x + 1 - o0]]) << 16;
+                        *reinterpret_cast<volatile uint32_t*>(tile + face_offset(r % 32, c)) = pair;
+                    } else if (x < in_width) {
+                        tile[face_offset(r % 32, c)] = lut[row[x - o0]];
                     }
                 }
             }
