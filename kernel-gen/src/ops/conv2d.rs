@@ -516,6 +516,35 @@ impl WeightsSend {
     }
 }
 
+/// `blocks` output blocks' tiles written from CB `out` of `tile`-byte pages to the node's
+/// output, `group` at a time (`conv2d/write_block.cpp.tera`).
+pub(crate) fn block_writes(
+    node: &NodePlan,
+    c: &ConvPlan,
+    (out, tile): (u32, u32),
+    blocks: u32,
+) -> Call {
+    Call::Loop {
+        trips: Trips::Fixed(blocks * c.slice_tiles() / c.group),
+        body: vec![
+            Call::CbWait {
+                cb: out,
+                pages: c.group,
+            },
+            Call::DramWrite {
+                buffer: node.output.clone(),
+                pages: c.group,
+                page_bytes: tile,
+                cb: out,
+            },
+            Call::CbPop {
+                cb: out,
+                pages: c.group,
+            },
+        ],
+    }
+}
+
 /// A conv's writer (`conv2d/writer.cpp.tera`): on each group's sender, the multicast of the
 /// weights and bias ([`WeightsSend`]); then each core's output blocks, the
 /// tiles of its slice `group` at a time, to the output its slice writes (the kernel IR names
@@ -534,25 +563,12 @@ pub(crate) fn conv_writer(
     let mut body = std::mem::take(&mut send.body);
     body.push(blocks(
         Trips::Blocks,
-        vec![Call::Loop {
-            trips: Trips::Fixed(blocks_per_unit / block_step * c.slice_tiles() / c.group),
-            body: vec![
-                Call::CbWait {
-                    cb: out,
-                    pages: c.group,
-                },
-                Call::DramWrite {
-                    buffer: node.output.clone(),
-                    pages: c.group,
-                    page_bytes: tile,
-                    cb: out,
-                },
-                Call::CbPop {
-                    cb: out,
-                    pages: c.group,
-                },
-            ],
-        }],
+        vec![block_writes(
+            node,
+            c,
+            (out, tile),
+            blocks_per_unit / block_step,
+        )],
     ));
     Ok(Kernel {
         role: Role::Writer,

@@ -31,7 +31,8 @@ use crate::kir::{
 use crate::plan::{largest_divisor_within, ConvPlan, NodePlan};
 
 use super::conv2d::{
-    add_conv_weights_fill, conv_block_groups, conv_writer, holding_identity, identity_cb,
+    add_conv_weights_fill, block_writes, conv_block_groups, conv_writer, holding_identity,
+    identity_cb,
 };
 
 /// The reader, compute and writer kernels of the frame conv.
@@ -72,19 +73,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         .any(|b| b.name == "cb_out_odd")
         .then(|| cb_id(node, "cb_out_odd"))
         .transpose()?;
-    let odd_writes = odd.map(|cb| Call::Loop {
-        trips: Trips::Fixed(row_tiles / 2 * c.slice_tiles() / c.group),
-        body: vec![
-            Call::CbWait { cb, pages: c.group },
-            Call::DramWrite {
-                buffer: node.output.clone(),
-                pages: c.group,
-                page_bytes: tile,
-                cb,
-            },
-            Call::CbPop { cb, pages: c.group },
-        ],
-    });
+    let odd_writes = odd.map(|cb| block_writes(node, c, (cb, tile), row_tiles / 2));
     let mut buffers = vec![frame.as_str(), c.weights.as_str(), c.bias.as_str()];
     if odd.is_some() {
         buffers.push(node.output.as_str());
@@ -281,6 +270,17 @@ mod tests {
     use crate::plan::{plan, OpPlan, PlanParams};
     use superpoint_graph::superpoint;
 
+    /// A core of 4 image rows (no multicast sender).
+    fn four_rows() -> OnCore {
+        OnCore {
+            blocks: 4,
+            counted: 4,
+            sender: false,
+            other_senders: 1,
+            first_sender: false,
+        }
+    }
+
     /// The network up to conv1a at 640×480 on 12×10: conv1a is split by image rows (4 a core)
     /// and its reader stores, per image row, the 2·19 tile-edge values of three tap rows
     /// (228 bf16 bytes) besides the one zeroing of its two slots (64 bytes) and the identity
@@ -302,13 +302,7 @@ mod tests {
         let reader = &conv.kernels[0];
         assert_eq!(reader.template, "conv2d/frame_reader.cpp.tera");
         let mut gathered = 0;
-        let on = OnCore {
-            blocks: 4,
-            counted: 4,
-            sender: false,
-            other_senders: 1,
-            first_sender: false,
-        };
+        let on = four_rows();
         walk(&reader.body, on, 1, &mut |call, times| {
             if let Call::L1Gather { bytes } = call {
                 gathered += times * u64::from(*bytes);
@@ -334,13 +328,7 @@ mod tests {
             let odd = node.cbs.iter().any(|b| b.name == "cb_out_odd");
             let kir = lower(&planned).expect("lowers");
             let conv = kir.nodes.iter().find(|n| n.node == "conv1a").expect("kir");
-            let on = OnCore {
-                blocks: 4,
-                counted: 4,
-                sender: false,
-                other_senders: 1,
-                first_sender: false,
-            };
+            let on = four_rows();
             let pages = |kernel: &Kernel| {
                 let mut pages = 0;
                 walk(&kernel.body, on, 1, &mut |call, times| {

@@ -84,20 +84,26 @@ using element_t = std::conditional_t<fp32 != 0, uint32_t, uint16_t>;
 // Bytes of one row of the block: one copy of an image row.
 constexpr uint32_t pitch = width * sizeof(element_t);
 
-// The odd output blocks of image row y, group by group, to their pages (tile (block, column) is
-// page block * out_tiles + column from the core's first column `first`, as the writer's).
+// Output block b's tiles (slice_tiles of them from column `first`) from CB `cb`, `group` at a
+// time, to their pages: tile (block, column) is page block * out_tiles + column.
+template <typename Output>
+void write_block(uint32_t cb, uint32_t b, const Output& output, uint32_t tile, uint32_t first) {
+    for (uint32_t g = 0; g < slice_tiles / group; ++g) {
+        cb_wait_front(cb, group);
+        const uint32_t l1 = get_read_ptr(cb);
+        for (uint32_t j = 0; j < group; ++j) {
+            noc_async_write_page(b * out_tiles + first + g * group + j, output, l1 + j * tile);
+        }
+        noc_async_write_barrier();
+        cb_pop_front(cb, group);
+    }
+}
+
+// The odd output blocks of image row y (conv2d/write_block.cpp.tera, as the writer's).
 template <typename Output>
 void write_odd_blocks(uint32_t y, const Output& output, uint32_t tile, uint32_t first) {
     for (uint32_t b = y * width_tiles + 1; b < (y + 1) * width_tiles; b += 2) {
-        for (uint32_t g = 0; g < slice_tiles / group; ++g) {
-            cb_wait_front(cb_out_odd, group);
-            const uint32_t l1 = get_read_ptr(cb_out_odd);
-            for (uint32_t j = 0; j < group; ++j) {
-                noc_async_write_page(b * out_tiles + first + g * group + j, output, l1 + j * tile);
-            }
-            noc_async_write_barrier();
-            cb_pop_front(cb_out_odd, group);
-        }
+        write_block(cb_out_odd, b, output, tile, first);
     }
 }
 

@@ -2,9 +2,8 @@
 // Do not edit: change the template or the plan and regenerate.
 //
 // First, on the sender of the weights, their multicast (conv2d/weights_send.cpp.tera).
-// Then writes each group of the core's output tiles (slice_tiles of them from column out_start)
-// to its pages: tile (block, column) is page block * out_tiles + column; of every block_step
-// blocks from the core's first, the first (the frame conv's reader writes the others).
+// Then writes the core's output blocks (conv2d/write_block.cpp.tera): of every block_step blocks
+// from the core's first, the first (the frame conv's reader writes the others).
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t height = get_compile_time_arg_val(0);
@@ -33,6 +32,21 @@ constexpr uint32_t cb_taps = 4;
 constexpr uint32_t cb_identity = 5;
 constexpr uint32_t cb_out = 16;
 constexpr uint32_t cb_out_odd = 17;
+
+// Output block b's tiles (slice_tiles of them from column `first`) from CB `cb`, `group` at a
+// time, to their pages: tile (block, column) is page block * out_tiles + column.
+template <typename Output>
+void write_block(uint32_t cb, uint32_t b, const Output& output, uint32_t tile, uint32_t first) {
+    for (uint32_t g = 0; g < slice_tiles / group; ++g) {
+        cb_wait_front(cb, group);
+        const uint32_t l1 = get_read_ptr(cb);
+        for (uint32_t j = 0; j < group; ++j) {
+            noc_async_write_page(b * out_tiles + first + g * group + j, output, l1 + j * tile);
+        }
+        noc_async_write_barrier();
+        cb_pop_front(cb, group);
+    }
+}
 
 void kernel_main() {
     const uint32_t output_addr = get_arg_val<uint32_t>(0);
@@ -222,14 +236,6 @@ void kernel_main() {
     const uint32_t tile = get_tile_size(cb_out);
     const InterleavedAddrGenFast<output_dram != 0> output{output_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
     for (uint32_t b = block_start; b < block_start + block_count; b += block_step) {
-        for (uint32_t g = 0; g < slice_tiles / group; ++g) {
-            cb_wait_front(cb_out, group);
-            const uint32_t l1 = get_read_ptr(cb_out);
-            for (uint32_t j = 0; j < group; ++j) {
-                noc_async_write_page(b * out_tiles + out_start + g * group + j, output, l1 + j * tile);
-            }
-            noc_async_write_barrier();
-            cb_pop_front(cb_out, group);
-        }
+        write_block(cb_out, b, output, tile, out_start);
     }
 }
