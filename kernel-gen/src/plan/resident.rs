@@ -31,7 +31,7 @@ pub fn l1_bytes(buffers: &[BufferPlan], alignment: u32) -> u32 {
 /// The weight and bias buffers of a candidate conv node, `None` for any other node.
 fn candidate(node: &NodePlan) -> Option<[&str; 2]> {
     match &node.op {
-        OpPlan::Conv2d(c) if !c.frame_rows && c.slices == 1 && c.fused.is_empty() => {
+        OpPlan::Conv2d(c) if c.may_keep_weights_in_l1() => {
             Some([c.weights.as_str(), c.bias.as_str()])
         }
         _ => None,
