@@ -249,6 +249,12 @@ const TILE_BYTES: u32 = 2048;
 
 /// The CB of a conv's identity tile ([`ConvPlan::identity_bias`]), the fused pool's too.
 pub const IDENTITY_CB: u32 = 8;
+/// The name of a conv's weights CB (the frame conv's too), which lives in the weights' L1 copy
+/// with [`ConvPlan::weights_in_l1`].
+pub const WEIGHTS_CB_NAME: &str = "cb_weights";
+/// The name of a conv's bias CB (the frame conv's too), which lives in the bias's L1 copy with
+/// [`ConvPlan::weights_in_l1`].
+pub const BIAS_CB_NAME: &str = "cb_bias";
 /// Most weight tiles in one page of a conv's weights buffer (16 KiB of bf16 tiles, the largest
 /// NoC transfer the cost model distinguishes).
 pub const WEIGHT_PAGE_TILES: u32 = 8;
@@ -691,14 +697,14 @@ pub(super) fn plan_node(
             buffer: weights_in_l1.then(|| conv.weights.clone()),
             ..cb(
                 1,
-                "cb_weights",
+                WEIGHTS_CB_NAME,
                 conv.resident_weight_tiles(),
                 CbKind::Resident,
             )
         },
         CbPlan {
             buffer: weights_in_l1.then(|| conv.bias.clone()),
-            ..cb_of(format, 2, "cb_bias", slice_tiles, CbKind::Resident)
+            ..cb_of(format, 2, BIAS_CB_NAME, slice_tiles, CbKind::Resident)
         },
         cb_of(
             format,
@@ -842,7 +848,7 @@ mod tests {
                 let weights = node
                     .cbs
                     .iter()
-                    .find(|b| b.name == "cb_weights")
+                    .find(|b| b.name == WEIGHTS_CB_NAME)
                     .expect("cb");
                 assert_eq!(weights.pages, c.weight_parts * c.k_tiles * c.slice_tiles());
                 match node.name.as_str() {

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeSet;
 
+use super::conv::{BIAS_CB_NAME, WEIGHTS_CB_NAME};
 use super::{cbs_l1_bytes, BufferPlan, NodePlan, OpPlan, Plan};
 
 /// The bytes of every core's copy of `buffer`, aligned as the allocator places it.
@@ -44,7 +45,7 @@ fn step_cbs(node: &NodePlan, resident: &BTreeSet<String>, alignment: u32) -> u64
     let cbs: Vec<_> = node
         .cbs
         .iter()
-        .filter(|c| !own || !matches!(c.name.as_str(), "cb_weights" | "cb_bias"))
+        .filter(|c| !own || (c.name != WEIGHTS_CB_NAME && c.name != BIAS_CB_NAME))
         .cloned()
         .collect();
     cbs_l1_bytes(&cbs, alignment)
