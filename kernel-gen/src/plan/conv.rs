@@ -87,7 +87,7 @@ pub struct ConvPlan {
     pub fused: Vec<FusedConv>,
     /// The weights and bias stay in every core's L1 from load on ([`super::resident`]): their
     /// CBs live in the buffers' resident copies, so no core reads or multicasts them per frame
-    /// and no core is a sender. Only for one unsliced conv alone in its step.
+    /// and no core is a sender. Only where [`ConvPlan::may_keep_weights_in_l1`].
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub weights_in_l1: bool,
 }
@@ -110,6 +110,13 @@ pub fn identity_bias_exact(precision: Precision) -> bool {
     precision.format == Format::Bf16 && precision.fidelity >= Fidelity::HiFi2
 }
 
+/// Whether a conv step may keep its weights and bias in L1 copies ([`ConvPlan::weights_in_l1`]):
+/// one unsliced conv (`slices` 1) alone in its step (no `fused` convs) that does not read the
+/// frame (`frame`: the frame conv's kernels fill their own weight CBs).
+pub fn may_keep_weights_in_l1(frame: bool, slices: u32, fused: usize) -> bool {
+    !frame && slices == 1 && fused == 0
+}
+
 fn one_slice() -> u32 {
     1
 }
@@ -118,6 +125,12 @@ impl ConvPlan {
     /// The outputs the step writes: the node's own and its [`ConvPlan::fused`] convs'.
     pub fn outputs(&self) -> u32 {
         1 + self.fused.len() as u32
+    }
+
+    /// Whether this step may keep its weights and bias in L1 copies as planned
+    /// ([`may_keep_weights_in_l1`]); [`ConvPlan::weights_in_l1`] says whether it does.
+    pub fn may_keep_weights_in_l1(&self) -> bool {
+        may_keep_weights_in_l1(self.frame_rows, self.slices, self.fused.len())
     }
 
     /// Output tiles each core computes: its slice of the `out_tiles` of every output.
@@ -236,6 +249,12 @@ const TILE_BYTES: u32 = 2048;
 
 /// The CB of a conv's identity tile ([`ConvPlan::identity_bias`]), the fused pool's too.
 pub const IDENTITY_CB: u32 = 8;
+/// The name of a conv's weights CB (the frame conv's too), which lives in the weights' L1 copy
+/// with [`ConvPlan::weights_in_l1`].
+pub const WEIGHTS_CB_NAME: &str = "cb_weights";
+/// The name of a conv's bias CB (the frame conv's too), which lives in the bias's L1 copy with
+/// [`ConvPlan::weights_in_l1`].
+pub const BIAS_CB_NAME: &str = "cb_bias";
 /// Most weight tiles in one page of a conv's weights buffer (16 KiB of bf16 tiles, the largest
 /// NoC transfer the cost model distinguishes).
 pub const WEIGHT_PAGE_TILES: u32 = 8;
@@ -451,9 +470,9 @@ pub(super) struct ConvOp<'a> {
 
 /// Plans conv `node` (`op`) reading an activation of shape `input` (the frame, read by the
 /// frame conv's kernels, when `frame`) at `precision`, leaving the L1 arena and the resident
-/// weights `arena_reserve` bytes, its weights and bias resident in L1 when `op.resident` and the
-/// conv is one unsliced conv that is not the frame's ([`ConvPlan::weights_in_l1`]): its weight
-/// and bias buffers and its node, the conv alone (the caller may fuse the pool
+/// weights `arena_reserve` bytes, its weights and bias resident in L1 when `op.resident` and
+/// the step may keep them there ([`may_keep_weights_in_l1`], [`ConvPlan::weights_in_l1`]): its
+/// weight and bias buffers and its node, the conv alone (the caller may fuse the pool
 /// after it, [`super::conv_pool`]), or with the convs `op.fused` (the same input and shape, not
 /// the frame) in one step named by all of them joined by `+`
 /// ([`ConvPlan::fused`]); their weight and bias buffers too, their outputs are the caller's.
@@ -466,7 +485,6 @@ pub(super) fn plan_node(
     params: &PlanParams,
     arena_reserve: u32,
 ) -> Result<(Vec<BufferPlan>, NodePlan), PlanError> {
-    let resident = op.resident;
     let fused = op.fused;
     let shape = ActivationShape {
         channels: op.out_channels,
@@ -478,6 +496,7 @@ pub(super) fn plan_node(
     let width = shape.width as u32;
     let format = precision.format;
     let weight_parts = conv_weight_parts(format) as u32;
+    let blocks = shape.pixel_tiles() as u32;
     // Half-block shifted views ([`ConvPlan::half_rows`]) where their estimate, with
     // the views they build around each core's run, beats row runs'.
     let mut half_rows = false;
@@ -497,7 +516,6 @@ pub(super) fn plan_node(
             halo_cycles: 0,
             phases: precision.fidelity.phases(),
         };
-        let blocks = shape.pixel_tiles() as u32;
         // Fused convs take at least `outputs` times the slices one of them takes alone, so
         // no core holds more of the weights than it would then (the L1 the arena and the
         // streams need stays theirs).
@@ -535,21 +553,20 @@ pub(super) fn plan_node(
                 least,
             )
         });
-        let (slices, split) = match half.flatten() {
+        match half.flatten() {
             Some((c, s, split)) if c < cycles => {
                 half_rows = true;
-                (s, split)
+                (s, Some(split))
             }
-            _ => (slices, split),
-        };
-        // Resident weights have no sender to spare: every core takes its even share.
-        if resident && slices == 1 && fused.is_empty() {
-            (slices, Some(Split::new(params.grid, blocks)))
-        } else {
-            (slices, Some(split))
+            _ => (slices, Some(split)),
         }
     };
-    let weights_in_l1 = resident && !frame && slices == 1 && fused.is_empty();
+    let weights_in_l1 = op.resident && may_keep_weights_in_l1(frame, slices, fused.len());
+    // Resident weights have no sender to spare: every core takes its even share.
+    let split = match split {
+        Some(_) if weights_in_l1 => Some(Split::new(params.grid, blocks)),
+        split => split,
+    };
     let slice_tiles = outputs * out_tiles / slices;
     let group = largest_divisor_within(slice_tiles, precision.dst_tiles());
     let row_runs = ConvPlan {
@@ -680,14 +697,14 @@ pub(super) fn plan_node(
             buffer: weights_in_l1.then(|| conv.weights.clone()),
             ..cb(
                 1,
-                "cb_weights",
+                WEIGHTS_CB_NAME,
                 conv.resident_weight_tiles(),
                 CbKind::Resident,
             )
         },
         CbPlan {
             buffer: weights_in_l1.then(|| conv.bias.clone()),
-            ..cb_of(format, 2, "cb_bias", slice_tiles, CbKind::Resident)
+            ..cb_of(format, 2, BIAS_CB_NAME, slice_tiles, CbKind::Resident)
         },
         cb_of(
             format,
@@ -831,7 +848,7 @@ mod tests {
                 let weights = node
                     .cbs
                     .iter()
-                    .find(|b| b.name == "cb_weights")
+                    .find(|b| b.name == WEIGHTS_CB_NAME)
                     .expect("cb");
                 assert_eq!(weights.pages, c.weight_parts * c.k_tiles * c.slice_tiles());
                 match node.name.as_str() {

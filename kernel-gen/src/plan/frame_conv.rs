@@ -6,7 +6,7 @@ use superpoint_graph::Node;
 use crate::device::{Format, Grid, Precision};
 use crate::layout::{ActivationShape, DeviceTensor};
 
-use super::conv::identity_bias_exact;
+use super::conv::{identity_bias_exact, BIAS_CB_NAME, WEIGHTS_CB_NAME};
 use super::{
     cb, cb_of, largest_divisor_within, CbKind, ConvPlan, NodePlan, OpPlan, PlanError, Split,
 };
@@ -70,8 +70,8 @@ pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) 
     let batch = largest_divisor_within(row_tiles, precision.dst_tiles());
     let mut cbs = vec![
         cb_of(format, 0, "cb_im2col", batch, CbKind::Stream),
-        cb(1, "cb_weights", weight_pages, CbKind::Resident),
-        cb_of(format, 2, "cb_bias", conv.out_tiles, CbKind::Resident),
+        cb(1, WEIGHTS_CB_NAME, weight_pages, CbKind::Resident),
+        cb_of(format, 2, BIAS_CB_NAME, conv.out_tiles, CbKind::Resident),
         cb_of(format, 3, "cb_rows", 2 * row_tiles, CbKind::Stream),
         cb_of(format, 4, "cb_taps", row_tiles, CbKind::Stream),
     ];

@@ -488,7 +488,9 @@ pub(crate) fn largest_divisor_within(n: u32, cap: u32) -> u32 {
 /// ([`crate::ops::resize`]), specialised for [`PlanParams::input_size`].
 ///
 /// With L1 activations, the convs [`resident::choose`] picks on a first plan keep their weights
-/// in L1 ([`ConvPlan::weights_in_l1`]), and the plan is made again leaving their copies room.
+/// in L1 ([`ConvPlan::weights_in_l1`]), and the plan is made again leaving their copies room;
+/// that second plan stands only where [`resident::check`] finds what the choice took still
+/// holds, else the plan is the first, without copies.
 pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
     let (first, reserve) = plan_with(graph, params, &BTreeSet::new(), None)?;
     if !params.l1_activations {
@@ -498,6 +500,23 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
     if chosen.is_empty() {
         return Ok(first);
     }
+    let (second, steps_reserve) = with_copies(graph, params, &first, &chosen, reserve)?;
+    Ok(match resident::check(&second, &chosen, steps_reserve) {
+        Ok(()) => second,
+        Err(_) => first,
+    })
+}
+
+/// The plan with the convs `chosen` on `first` keeping their weights in L1 copies, leaving the
+/// arena `reserve` bytes (the most `first`'s steps have alive at once) and the copies theirs;
+/// also the most its own steps have alive at once.
+fn with_copies(
+    graph: &Graph,
+    params: &PlanParams,
+    first: &Plan,
+    chosen: &BTreeSet<String>,
+    reserve: u32,
+) -> Result<(Plan, u32), PlanError> {
     let copies: u32 = first
         .nodes
         .iter()
@@ -510,7 +529,7 @@ pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
         .filter_map(|name| first.buffers.iter().find(|b| b.name == name))
         .map(|b| resident::copy_bytes(b, params.limits.l1_alignment))
         .sum();
-    plan_with(graph, params, &chosen, Some(reserve + copies)).map(|(plan, _)| plan)
+    plan_with(graph, params, chosen, Some(reserve + copies))
 }
 
 /// [`plan`] with the convs `resident` names keeping their weights in L1 copies, leaving the
