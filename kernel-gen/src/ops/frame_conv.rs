@@ -28,6 +28,7 @@ use crate::kir::{
     args, blocks, cb_id, cb_plan, exact_fp32_copies, format_args, input, names, per_core,
     share_args, Arg, Call, Kernel, KirError, Role, Trips,
 };
+use crate::plan::frame_conv::OUT_ODD_CB_NAME;
 use crate::plan::{largest_divisor_within, ConvPlan, NodePlan};
 
 use super::conv2d::{
@@ -70,8 +71,8 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     let odd = node
         .cbs
         .iter()
-        .any(|b| b.name == "cb_out_odd")
-        .then(|| cb_id(node, "cb_out_odd"))
+        .any(|b| b.name == OUT_ODD_CB_NAME)
+        .then(|| cb_id(node, OUT_ODD_CB_NAME))
         .transpose()?;
     let odd_writes = odd.map(|cb| block_writes(node, c, (cb, tile), row_tiles / 2));
     let mut buffers = vec![frame.as_str(), c.weights.as_str(), c.bias.as_str()];
@@ -325,7 +326,7 @@ mod tests {
                 .iter()
                 .find(|n| n.name == "conv1a")
                 .expect("conv1a");
-            let odd = node.cbs.iter().any(|b| b.name == "cb_out_odd");
+            let odd = node.cbs.iter().any(|b| b.name == OUT_ODD_CB_NAME);
             let kir = lower(&planned).expect("lowers");
             let conv = kir.nodes.iter().find(|n| n.node == "conv1a").expect("kir");
             let on = four_rows();

@@ -14,6 +14,9 @@ use super::{
 /// Output block stages of the output stream.
 const STAGES: u32 = 2;
 
+/// The CB of the odd output blocks' tiles, which the reader writes ([`plan_node`]).
+pub const OUT_ODD_CB_NAME: &str = "cb_out_odd";
+
 /// The activation shape of a conv's input when it is the frame: `Some` for a frame of
 /// `format` read by a one-channel 3×3 pad-1 conv, `None` for an input in another layout, and an
 /// error for a frame any other conv would read (it reads only that conv's layout).
@@ -61,7 +64,7 @@ pub fn input_shape(
 /// ([`ConvPlan::identity_bias`]). With an even count of blocks a row and a batch (W a multiple of
 /// 64), the odd blocks' output tiles go through `cb_out_odd` to the reader, which writes them on
 /// its NoC while the writer writes the even blocks' on the other: the output's pages, spread
-/// over every core's L1, cross twice the NoC links they would from the writer alone.
+/// over every core's L1, travel on both NoCs' links instead of on one NoC's.
 pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) -> NodePlan {
     let format = precision.format;
     let row_tiles = conv.width / 32;
@@ -89,7 +92,7 @@ pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) 
         cbs.push(cb_of(
             format,
             17,
-            "cb_out_odd",
+            OUT_ODD_CB_NAME,
             STAGES * conv.group,
             CbKind::Stream,
         ));
