@@ -1,7 +1,8 @@
 //! Builds one implementation of `include/ttr.h` and generates the raw Rust bindings of that header
 //! with `bindgen`. By default the implementation is the emulator (`src/emu`, C++17); with the `metal`
 //! feature it is the tt-metal backend (`src/metal`, C++20, linked against `$TT_METAL_HOME/build/lib`).
-//! Exactly one of the two is compiled, so the crate links one set of `ttr_*` symbols.
+//! Exactly one of the two is compiled, so the crate links one set of `ttr_*` symbols; both include
+//! the rules they share from `src/common`.
 
 use std::env;
 use std::fs;
@@ -49,6 +50,7 @@ fn main() {
     println!("cargo:rerun-if-changed=include");
     println!("cargo:rerun-if-changed=src/emu");
     println!("cargo:rerun-if-changed=src/metal");
+    println!("cargo:rerun-if-changed=src/common");
 
     if env::var_os("CARGO_FEATURE_METAL").is_some() {
         build_metal(&manifest, &include);

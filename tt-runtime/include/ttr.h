@@ -198,16 +198,18 @@ typedef struct ttr_kernel_config {
 } ttr_kernel_config;
 
 /* A CB. With `buffer` NULL the program allocates it among its own CBs (from the bottom of the unreserved L1
- * up, below every L1 buffer). With `buffer` an L1 buffer (ttr_buffer_create_l1) of the program's device, the
- * CB lives at that buffer's address on every core of its ranges, as tt-metal's
- * CircularBufferConfig::set_globally_allocated_address places it: it takes no room among the program's own
- * CBs, and its pages hold what is in the buffer there (what the host wrote with ttr_buffer_write_core, or
- * what earlier programs left). A kernel makes pages visible without writing them by
- * `cb_reserve_back(cb, n); cb_push_back(cb, n);`, and consumers read the buffer's bytes through the CB; the
- * CB protocol is otherwise that of any CB (a push still wraps at total_size, a NoC write into its pushed
- * pages still needs the usual semaphore ordering). The program holds a reference to the buffer, so
- * ttr_buffer_free may come first. TTR_ERR_INVALID_ARGUMENT for a DRAM buffer, a buffer of another device,
- * or a total_size larger than the buffer's size per core. */
+ * up, below every L1 buffer) and buffer_offset must be 0. With `buffer` an L1 buffer (ttr_buffer_create_l1)
+ * of the program's device, the CB lives at that buffer's address plus buffer_offset on every core of its
+ * ranges, as tt-metal's CircularBufferConfig::set_globally_allocated_address and set_address_offset place
+ * it: it takes no room among the program's own CBs, and its pages hold what is in the buffer there (what the
+ * host wrote with ttr_buffer_write_core, or what earlier programs left). A kernel makes pages visible without
+ * writing them by `cb_reserve_back(cb, n); cb_push_back(cb, n);`, and consumers read the buffer's bytes
+ * through the CB; the CB protocol is otherwise that of any CB (a push still wraps at total_size, a NoC write
+ * into its pushed pages still needs the usual semaphore ordering). CBs at different offsets of one buffer
+ * each see their own bytes. The program holds a reference to the buffer, so ttr_buffer_free may come first.
+ * TTR_ERR_INVALID_ARGUMENT for a DRAM buffer, a buffer of another device, a buffer_offset that is not a
+ * multiple of the L1 alignment (ttr_device_info.l1_alignment), buffer_offset + total_size beyond the buffer's
+ * size per core, or a non-zero buffer_offset without a buffer. */
 typedef struct ttr_cb_config {
     uint32_t id;                    /* 0..63 */
     const ttr_core_range *ranges;
@@ -216,6 +218,7 @@ typedef struct ttr_cb_config {
     uint32_t page_size;
     ttr_data_format format;
     const ttr_buffer *buffer;       /* NULL: among the program's CBs; else the L1 buffer it lives in */
+    uint32_t buffer_offset;         /* bytes from the buffer's address to the CB's; 0 without a buffer */
 } ttr_cb_config;
 
 /* The calling thread's message for the last failed call ("" when none). Valid until that thread's next call. */

@@ -19,9 +19,11 @@
 //! in the buffer there, what the host wrote with [`Buffer::write_core`] or earlier programs left.
 //! A kernel makes them visible without writing them (`cb_reserve_back(cb, n); cb_push_back(cb,
 //! n);`, as ttnn's sharded ops do), so data written once, such as weights loaded with the model,
-//! stays resident across programs and frames. Such a CB takes no room among the program's CBs,
-//! the program keeps its buffer allocated, and every CB rule of the emulator still applies to it
-//! (a NoC write into its pushed pages needs the same semaphore ordering as into any CB's).
+//! stays resident across programs and frames. [`Program::add_cb_in_at`] places it at an offset
+//! into the buffer (`CircularBufferConfig::set_address_offset`), so one buffer may hold several
+//! CBs, each seeing its own bytes. Such a CB takes no room among the program's CBs, the program
+//! keeps its buffer allocated, and every CB rule of the emulator still applies to it (a NoC write
+//! into its pushed pages needs the same semaphore ordering as into any CB's).
 //!
 //! [`Device::count`] says how many devices [`Device::open_id`] accepts; each opened device is
 //! independent (its own memory, programs and traces) and devices run in parallel from different

@@ -1,5 +1,5 @@
-//! [`Program`]: kernels from source text, CBs (among the program's own, or in an L1 [`Buffer`]),
-//! semaphores and runtime args.
+//! [`Program`]: kernels from source text, CBs (among the program's own, or in an L1 [`Buffer`] at
+//! an offset), semaphores and runtime args.
 
 use std::ffi::CString;
 use std::ptr::NonNull;
@@ -306,7 +306,7 @@ impl Program {
 
     /// Adds a circular buffer among the program's own CBs.
     pub fn add_cb(&mut self, spec: &CbSpec) -> Result<()> {
-        self.add_cb_raw(spec, std::ptr::null())
+        self.add_cb_raw(spec, std::ptr::null(), 0)
     }
 
     /// Adds a circular buffer that lives in the L1 buffer `buffer` (tt-metal's
@@ -317,12 +317,29 @@ impl Program {
     /// The program keeps the buffer allocated, so `buffer` may be dropped first.
     ///
     /// [`Error::InvalidArgument`] when `buffer` is a DRAM buffer, belongs to another device, or is
-    /// smaller per core than `spec.total_size`.
+    /// smaller per core than `spec.total_size`. [`Program::add_cb_in_at`] at offset 0.
     pub fn add_cb_in(&mut self, spec: &CbSpec, buffer: &Buffer) -> Result<()> {
-        self.add_cb_raw(spec, buffer.raw())
+        self.add_cb_in_at(spec, buffer, 0)
     }
 
-    fn add_cb_raw(&mut self, spec: &CbSpec, buffer: *const sys::ttr_buffer) -> Result<()> {
+    /// [`Program::add_cb_in`] with the CB `offset` bytes into `buffer` (tt-metal's
+    /// `CircularBufferConfig::set_address_offset`): at the buffer's address plus `offset` on every
+    /// core of `spec.cores`, so that one buffer (an arena of tensors) may hold CBs at different
+    /// offsets, each seeing its own bytes.
+    ///
+    /// [`Error::InvalidArgument`] as for [`Program::add_cb_in`], and when `offset` is not a
+    /// multiple of the L1 alignment ([`crate::DeviceInfo::l1_alignment`]) or `offset +
+    /// spec.total_size` exceeds the buffer's size per core.
+    pub fn add_cb_in_at(&mut self, spec: &CbSpec, buffer: &Buffer, offset: u32) -> Result<()> {
+        self.add_cb_raw(spec, buffer.raw(), offset)
+    }
+
+    fn add_cb_raw(
+        &mut self,
+        spec: &CbSpec,
+        buffer: *const sys::ttr_buffer,
+        buffer_offset: u32,
+    ) -> Result<()> {
         let ranges: Vec<sys::ttr_core_range> = spec.cores.iter().map(CoreRange::raw).collect();
         let config = sys::ttr_cb_config {
             id: spec.id,
@@ -332,6 +349,7 @@ impl Program {
             page_size: spec.page_size,
             format: spec.format.raw(),
             buffer,
+            buffer_offset,
         };
         // SAFETY: `ranges` outlives the call; `buffer` is null or a live buffer handle.
         check(unsafe { sys::ttr_program_add_cb(self.raw(), &config) })

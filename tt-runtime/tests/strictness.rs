@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{core0, data_movement as dm, device, expect_err, remote_push};
+use common::{core0, data_movement as dm, device, expect_err, remote_push, Cb0};
 use tt_runtime::{CbSpec, CoreCoord, DataFormat, Device, Error, KernelSpec, Program};
 
 /// Runs one reader kernel on core (0, 0) with a 4-page bf16 tile CB 0, a semaphore, and an
@@ -542,7 +542,7 @@ fn remote_writes_ordered_by_semaphores_are_allowed() {
     // semaphores, not by when the scheduler ran them).
     for receiver_first in [false, true] {
         for rounds in [1, 3] {
-            remote_push(receiver_first, rounds, false).unwrap();
+            remote_push(receiver_first, rounds, Cb0::Own).unwrap();
         }
     }
 }

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "../common/cb_in_buffer.hpp"
 #include "emu.hpp"
 #include "noc_route.hpp"
 
@@ -158,8 +159,8 @@ ttr::Core &l1_core(ttr::Buffer &b, ttr_core core, uint32_t offset, uint64_t size
     return b.device->cores[static_cast<size_t>(idx)];
 }
 
-// The L1 buffer a CB is to live in (config.buffer), checked: an L1 buffer of the program's device, at least
-// as large per core as the CB.
+// The L1 buffer a CB is to live in (config.buffer), checked: an L1 buffer of the program's device in which
+// the CB fits at config.buffer_offset (ttr_common::cb_in_buffer_refusal).
 std::shared_ptr<ttr::Buffer> buffer_for_cb(const ttr_cb_config &config, const ttr::Program &p) {
     const std::shared_ptr<ttr::Buffer> &b = config.buffer->b;
     if (b->dram) {
@@ -170,10 +171,10 @@ std::shared_ptr<ttr::Buffer> buffer_for_cb(const ttr_cb_config &config, const tt
         bad(fmt("cb %u: its L1 buffer belongs to another device; create the buffer on the program's device",
                 config.id));
     }
-    if (config.total_size > b->size) {
-        bad(fmt("cb %u: %u bytes do not fit in its L1 buffer of %llu bytes per core; make the buffer at least as "
-                "large as the CB",
-                config.id, config.total_size, static_cast<unsigned long long>(b->size)));
+    const std::string refusal =
+        ttr_common::cb_in_buffer_refusal(config.id, config.total_size, config.buffer_offset, b->size, ttr::L1_ALIGN);
+    if (!refusal.empty()) {
+        bad(refusal);
     }
     return b;
 }
@@ -449,7 +450,7 @@ ttr_status ttr_program_create(ttr_device *device, ttr_program **out) {
         size_t n = device->d->cores.size();
         p->cbs.resize(n);
         p->cb_end.assign(n, ttr::L1_UNRESERVED_BASE);
-        p->buffer_cbs.assign(n, {0, 0});
+        p->buffer_cbs.resize(n);
         p->sems.resize(n);
         *out = new ttr_program{std::move(p)};
     });
@@ -536,6 +537,10 @@ ttr_status ttr_program_add_cb(ttr_program *program, const ttr_cb_config *config)
         std::shared_ptr<ttr::Buffer> in;
         if (config->buffer != nullptr) {
             in = buffer_for_cb(*config, p);
+        } else if (config->buffer_offset != 0) {
+            bad(fmt("cb %u: buffer offset %u without a buffer; an offset places a CB inside an L1 buffer (set "
+                    "buffer, or leave buffer_offset 0)",
+                    config->id, config->buffer_offset));
         }
         std::lock_guard<std::mutex> lock(p.device->mu);
         size_t fullest = on.size();  // the core whose CBs end highest: the new CB goes above them everywhere
@@ -552,17 +557,14 @@ ttr_status ttr_program_add_cb(ttr_program *program, const ttr_cb_config *config)
             }
         }
         if (in) {
-            const ttr::CbConfig cfg{true, in->address, config->total_size, config->page_size,
+            const ttr::CbConfig cfg{true, in->address + config->buffer_offset, config->total_size, config->page_size,
                                     config->total_size / config->page_size, config->format};
             for (size_t i = 0; i < on.size(); ++i) {
                 if (on[i] == 0) {
                     continue;
                 }
                 p.cbs[i][config->id] = cfg;
-                auto &span = p.buffer_cbs[i];
-                const uint32_t end = cfg.addr + cfg.total;
-                span = span.second == 0 ? std::make_pair(cfg.addr, end)
-                                        : std::make_pair(std::min(span.first, cfg.addr), std::max(span.second, end));
+                p.buffer_cbs[i].emplace_back(cfg.addr, cfg.addr + cfg.total);
             }
             p.cb_buffers.push_back(std::move(in));
             return;

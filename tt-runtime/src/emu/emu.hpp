@@ -160,9 +160,10 @@ struct Program {
     std::vector<KernelDef> kernels;
     std::vector<std::array<CbConfig, NUM_CBS>> cbs;              // [core][id]
     std::vector<uint32_t> cb_end;                                // [core] first L1 address past the CBs
-    // [core] the span [lo, hi) of the CBs placed in L1 buffers, (0, 0) when none: NoC writes there are
-    // checked against the CBs as writes below cb_end are.
-    std::vector<std::pair<uint32_t, uint32_t>> buffer_cbs;
+    // [core] the [lo, hi) of each CB placed in an L1 buffer: NoC writes there are checked against the CBs as
+    // writes below cb_end are (each CB's own bytes, not the span between two of them: a buffer holding a CB
+    // at an offset may hold other data around it).
+    std::vector<std::vector<std::pair<uint32_t, uint32_t>>> buffer_cbs;
     std::vector<std::shared_ptr<Buffer>> cb_buffers;  // the L1 buffers those CBs live in, kept allocated
     std::vector<std::vector<std::pair<uint32_t, uint32_t>>> sems;  // [core] (id, initial)
     ArgTables args;

@@ -270,14 +270,16 @@ void check_landing_in_cbs(Ctx &c, const Xfer &x) {
 }
 
 // Whether a NoC write may land in a CB of its destination core: below the end of the program's own CBs
-// there, or in the span of its CBs placed in L1 buffers.
+// there, or in one of its CBs placed in L1 buffers.
 bool may_land_in_cbs(const Program &prog, const Xfer &x) {
     if (x.dst_core < 0 || static_cast<size_t>(x.dst_core) >= prog.cb_end.size()) {
         return false;
     }
     const size_t core = static_cast<size_t>(x.dst_core);
-    const auto &[lo, hi] = prog.buffer_cbs[core];
-    return x.dst_off < prog.cb_end[core] || overlaps(lo, hi - lo, x.dst_off, x.size);
+    const auto &in_buffers = prog.buffer_cbs[core];
+    return x.dst_off < prog.cb_end[core] ||
+           std::any_of(in_buffers.begin(), in_buffers.end(),
+                       [&](const auto &cb) { return overlaps(cb.first, cb.second - cb.first, x.dst_off, x.size); });
 }
 
 void flush_writes(Ctx &c) {

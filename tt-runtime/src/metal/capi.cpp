@@ -47,7 +47,7 @@
 //   MathFidelity::{LoFi, HiFi2, HiFi3, HiFi4}, UnpackToDestMode::{UnpackToDestFp32, Default}
 //                                   tt_metal/api/tt-metalium/base_types.hpp
 //   CircularBufferConfig(total_size, std::map<uint8_t, tt::DataFormat>), set_page_size(index, bytes),
-//       set_globally_allocated_address(const Buffer&)
+//       set_globally_allocated_address(const Buffer&), set_address_offset(offset)
 //                                   tt_metal/api/tt-metalium/circular_buffer_config.hpp
 //   tt::DataFormat::{Float32, Float16_b, Bfp8_b, UInt32}
 //                                   tt_metal/api/tt-metalium/tt_backend_api_types.hpp (included by
@@ -103,6 +103,7 @@
 #include <tt-metalium/tt_metal.hpp>
 
 #include "../../include/ttr.h"
+#include "../common/cb_in_buffer.hpp"
 #include "device_lost.hpp"
 
 // Declared inside tt-metal's namespace so that `CoreType` and `DEFAULT_L1_SMALL_SIZE` are looked up
@@ -1014,11 +1015,16 @@ ttr_status ttr_program_add_cb(ttr_program *program, const ttr_cb_config *config)
                 bad(strf("cb %u: its L1 buffer belongs to another device; create the buffer on the program's device",
                          config->id));
             }
-            if (config->total_size > in->size) {
-                bad(strf("cb %u: %u bytes do not fit in its L1 buffer of %llu bytes per core; make the buffer at "
-                         "least as large as the CB",
-                         config->id, config->total_size, static_cast<unsigned long long>(in->size)));
+            const std::string refusal = ttr_common::cb_in_buffer_refusal(config->id, config->total_size,
+                                                                         config->buffer_offset, in->size,
+                                                                         d.info.l1_alignment);
+            if (!refusal.empty()) {
+                bad(refusal);
             }
+        } else if (config->buffer_offset != 0) {
+            bad(strf("cb %u: buffer offset %u without a buffer; an offset places a CB inside an L1 buffer (set "
+                     "buffer, or leave buffer_offset 0)",
+                     config->id, config->buffer_offset));
         }
         std::lock_guard<std::mutex> lock(d.mu);
         not_launched(p, "adding a CB");
@@ -1034,8 +1040,13 @@ ttr_status ttr_program_add_cb(ttr_program *program, const ttr_cb_config *config)
         cb.set_page_size(index, config->page_size);
         if (in) {
             // The reference buffer is the MeshBuffer's Buffer on the unit mesh's one device; the CB takes its
-            // address (the same in every L1 bank, ttr_buffer_create_l1).
+            // address (the same in every L1 bank, ttr_buffer_create_l1) plus the offset. In 0.78
+            // set_address_offset only records the offset (checked above: 0.78 checks neither its alignment nor
+            // the CB's end against the bank), and CreateCircularBuffer places the CB at the buffer's address
+            // plus it (CircularBufferImpl::assign_global_address); later releases check and apply the offset in
+            // set_address_offset itself, which needs the buffer set first, as here.
             cb.set_globally_allocated_address(*in->buf->get_reference_buffer());
+            cb.set_address_offset(config->buffer_offset);
         }
         ttm::CreateCircularBuffer(p.prog(), range_set(d, on), cb);
         for (size_t i = 0; i < on.size(); ++i) {

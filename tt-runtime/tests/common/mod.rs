@@ -167,32 +167,41 @@ pub fn expect_err<T: std::fmt::Debug>(r: Result<T>) -> tt_runtime::Error {
 /// and semaphore 0 each, args 0 and 1 the other core's NoC coordinates. The scheduler runs core
 /// (0,0) first: the writer there unless `receiver_first`.
 pub fn writer_and_reader(writer: &str, reader: &str, receiver_first: bool) -> Result<()> {
-    writer_and_reader_in(writer, reader, receiver_first, false)
+    writer_and_reader_in(writer, reader, receiver_first, Cb0::Own)
 }
 
-/// [`writer_and_reader`], with CB 0 placed in a 16-byte L1 buffer (`Program::add_cb_in`) when
-/// `in_buffer`.
+/// Where [`writer_and_reader_in`] places its 16-byte CB 0.
+#[derive(Clone, Copy, Debug)]
+pub enum Cb0 {
+    /// Among the program's own CBs.
+    Own,
+    /// `offset` bytes into an L1 buffer of `offset + 16` bytes (`Program::add_cb_in_at`).
+    InBuffer { offset: u32 },
+}
+
+/// [`writer_and_reader`], with CB 0 placed as `cb0` says.
 pub fn writer_and_reader_in(
     writer: &str,
     reader: &str,
     receiver_first: bool,
-    in_buffer: bool,
+    cb0: Cb0,
 ) -> Result<()> {
     let dev = device();
     let (from, to) = if receiver_first { (1, 0) } else { (0, 1) };
     let both = [CoreRange::new(CoreCoord::new(0, 0), CoreCoord::new(1, 0))];
     let mut prog = dev.program()?;
-    let cb0 = CbSpec {
+    let spec = CbSpec {
         id: 0,
         cores: both.to_vec(),
         total_size: 16,
         page_size: 16,
         format: DataFormat::UInt32,
     };
-    if in_buffer {
-        prog.add_cb_in(&cb0, &dev.l1_buffer(16)?)?;
-    } else {
-        prog.add_cb(&cb0)?;
+    match cb0 {
+        Cb0::Own => prog.add_cb(&spec)?,
+        Cb0::InBuffer { offset } => {
+            prog.add_cb_in_at(&spec, &dev.l1_buffer(offset + 16)?, offset)?
+        }
     }
     prog.add_semaphore(&both, 0)?;
     let sender = [CoreRange::single(CoreCoord::new(from, 0))];
@@ -211,9 +220,9 @@ pub fn writer_and_reader_in(
 /// The writer writes 16 bytes into the reader's CB 0 and increments the reader's semaphore 0,
 /// `rounds` times; the reader waits for it and pushes the page each time, reserving it again
 /// and, from the second round on, telling the writer by the writer's semaphore 0 that it popped
-/// the last ([`writer_and_reader_in`]). `diagnostics.rs` has the same protocol with a wait or a
-/// signal left out.
-pub fn remote_push(receiver_first: bool, rounds: u32, in_buffer: bool) -> Result<()> {
+/// the last ([`writer_and_reader_in`], CB 0 placed as `cb0` says). `diagnostics.rs` has the same
+/// protocol with a wait or a signal left out.
+pub fn remote_push(receiver_first: bool, rounds: u32, cb0: Cb0) -> Result<()> {
     let writer = format!(
         "const uint32_t x = get_arg_val<uint32_t>(0), y = get_arg_val<uint32_t>(1);\n\
          for (uint32_t r = 0; r < {rounds}; ++r) {{\n\
@@ -238,7 +247,7 @@ pub fn remote_push(receiver_first: bool, rounds: u32, in_buffer: bool) -> Result
         &data_movement(&writer),
         &data_movement(&reader),
         receiver_first,
-        in_buffer,
+        cb0,
     )
 }
 
