@@ -22,6 +22,8 @@ struct Modeled {
     precision: &'static str,
     /// By the timeline model (v2, the estimate), µs.
     timeline_us: f64,
+    /// Each step at its slowest stage alone, by v2 (no start-up, no first block), µs.
+    stage_bound_us: f64,
     /// By the roofline (v1, the floor), with the scalar RISC-V work (its run-time loops charged
     /// with the frame's counts), µs.
     total_us: f64,
@@ -38,6 +40,7 @@ const MODELED: [Modeled; 4] = [
         grid: "12x10",
         precision: "port",
         timeline_us: 361.0,
+        stage_bound_us: 295.6,
         total_us: 255.0,
         without_scalar_us: 252.0,
         at_bound_us: 375.4,
@@ -47,6 +50,7 @@ const MODELED: [Modeled; 4] = [
         grid: "11x10",
         precision: "port",
         timeline_us: 401.6,
+        stage_bound_us: 322.4,
         total_us: 284.7,
         without_scalar_us: 281.7,
         at_bound_us: 405.1,
@@ -56,6 +60,7 @@ const MODELED: [Modeled; 4] = [
         grid: "12x10",
         precision: "accurate",
         timeline_us: 2149.3,
+        stage_bound_us: 2102.1,
         total_us: 1995.2,
         without_scalar_us: 1348.1,
         at_bound_us: 2114.5,
@@ -65,6 +70,7 @@ const MODELED: [Modeled; 4] = [
         grid: "11x10",
         precision: "accurate",
         timeline_us: 2253.4,
+        stage_bound_us: 2183.1,
         total_us: 2072.3,
         without_scalar_us: 1332.8,
         at_bound_us: 2191.8,
@@ -212,6 +218,11 @@ fn bench_matches(precision: &str) {
                 "v2 total",
                 number_after(block, "timeline (v2) total: "),
                 want.timeline_us,
+            ),
+            (
+                "v2 stage bound",
+                number_after(block, "no start-up, no first block): "),
+                want.stage_bound_us,
             ),
             (
                 "v1 total",

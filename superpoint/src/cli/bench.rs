@@ -113,7 +113,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             "{:<18} {:>5} {:>8} {:<10} {:>8} {:<13} {:>14}  v2: slowest core's timeline, busiest NoC link and DRAM bank, modeled µs | v1: slowest core and DRAM",
             "node", "cores", "v2 µs", "v2 bound", "v1 µs", "v1 bound", "v1 w/o scalar"
         );
-        let (mut total, mut total_without, mut total_v2) = (0.0, 0.0, 0.0);
+        let (mut total, mut total_without, mut total_v2, mut stages) = (0.0, 0.0, 0.0, 0.0);
         for (n, t) in nodes.iter().zip(&timed) {
             let us = n.with_scalar.seconds() * 1e6;
             let without = n.without_scalar.seconds() * 1e6;
@@ -121,6 +121,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             total += us;
             total_without += without;
             total_v2 += v2;
+            stages += t.step.stage_bound_seconds(timeline.clock_hz) * 1e6;
             println!(
                 "{:<18} {:>5} {:>8.1} {:<10} {:>8.1} {:<13} {:>14.1}  v2: {} | v1: {}",
                 n.node,
@@ -147,6 +148,10 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             "timeline (v2) total: {total_v2:.1} µs over {} programs (the estimate); issue 18's target on {} at the port precision is ≤ {target} µs by v2: {against}",
             timed.len(),
             grid.name(),
+        );
+        println!(
+            "each step at its slowest stage alone (its slowest core's busiest kernel, DRAM or busiest link, plus dispatch; no start-up, no first block): {stages:.1} µs; the programs' own fill is the other {:.1} µs",
+            total_v2 - stages
         );
         totals.push((grid.name(), total_v2, total));
         runs.push(ModeledRun {

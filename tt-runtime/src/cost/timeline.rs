@@ -831,6 +831,21 @@ impl TimelineStep {
             .max(self.contention.seconds())
     }
 
+    /// The step if its slowest core's stages overlapped perfectly: its busiest kernel's total
+    /// (no start-up, no first block through the other stages), or the DRAM or contention bound
+    /// where longer, plus the dispatch. What a step loses to its own fill is
+    /// [`TimelineStep::seconds`] minus this.
+    pub fn stage_bound_seconds(&self, clock_hz: f64) -> f64 {
+        let busiest = [KernelRole::Reader, KernelRole::Compute, KernelRole::Writer]
+            .into_iter()
+            .map(|role| self.slowest.of(role))
+            .fold(0.0, f64::max);
+        (busiest / clock_hz)
+            .max(self.dram_seconds)
+            .max(self.contention.seconds())
+            + self.dispatch_seconds
+    }
+
     /// What dominates the step, for a report: "DRAM bank" or "NoC link" (contention), "DRAM"
     /// (aggregate), or in the slowest core "start-up" (its prologue and the first block) or the
     /// busiest kernel of its steady state.
@@ -1101,6 +1116,28 @@ mod tests {
         let (r, c) = (M.kernel_cycles(&reader).total() / 10.0, 320.0);
         let core = M.core(&[reader, compute], 0.0);
         close(core.first_block, (0.5 * r + c).max(r + 0.5 * c));
+    }
+
+    /// The stage bound takes the slowest core's busiest kernel alone: a core of a reader of 4
+    /// DRAM pages and a compute of 100 HiFi2 matmuls (3200 cycles: 32 a product at 64 B/cycle of
+    /// unpack, as above) over 4 blocks ends later than its compute (the first block passes the
+    /// reader first), but its stage bound is the compute's 3200 cycles plus the dispatch; a
+    /// busier link than that takes its place.
+    #[test]
+    fn the_stage_bound_is_the_busiest_kernel_without_the_fill() {
+        let reader = kernel(KernelRole::Reader, dram_reads(4), 4, 0.0);
+        let compute = kernel(KernelRole::Compute, matmuls(100), 4, 0.0);
+        let mut step = M.step(&[vec![reader, compute]]);
+        assert!(step.slowest.end > 3200.0);
+        close(
+            step.stage_bound_seconds(M.clock_hz),
+            3200.0 / M.clock_hz + M.dispatch_seconds,
+        );
+        step.contention.link_seconds = 4000.0 / M.clock_hz;
+        close(
+            step.stage_bound_seconds(M.clock_hz),
+            4000.0 / M.clock_hz + M.dispatch_seconds,
+        );
     }
 
     #[test]
