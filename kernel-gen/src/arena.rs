@@ -24,12 +24,17 @@
 //! ends, and stay intact until the next program that packs its own buffers runs; that later
 //! program names them as external inputs at the same offsets (`PlanParams::external_l1`), and
 //! its kernels address them as L1 pages.
+//!
+//! Staged weights (`plan::staged`, [`BufferPlan::staged_by`]) are placed after every
+//! activation, so they take only space no activation takes: a whole copy of the buffer (not a
+//! bank's pages) at one offset, alive from its stager's step to its conv's; one that does not
+//! fit stays out of the arena (the plan then gives way, `plan::staged::check`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::kir::{Arena, Arg, CompileArg, Kir, KirError};
 use crate::plan::arena_room::bank_bytes;
-use crate::plan::{cbs_l1_bytes, resident, BufferPlan, Content, Plan};
+use crate::plan::{cbs_l1_bytes, resident, BufferPlan, Content, OpPlan, Plan};
 
 /// Whether a buffer holds an activation-like tensor (read and written by kernels through an
 /// interleaved address generator), as opposed to weights and filters.
@@ -51,7 +56,7 @@ fn movable(b: &BufferPlan, keep_in_dram: &BTreeSet<String>) -> bool {
 }
 
 /// The first and last step (launch order) whose kernels name each buffer.
-fn lifetimes(kir: &Kir) -> BTreeMap<String, (usize, usize)> {
+pub(crate) fn lifetimes(kir: &Kir) -> BTreeMap<String, (usize, usize)> {
     let mut out: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for (step, node) in kir.nodes.iter().enumerate() {
         let args = node
@@ -213,6 +218,10 @@ pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), KirError> {
             }
         }
     }
+    for (name, offset, size) in staged_slots(kir, plan, &placed, budget) {
+        arena.bytes = arena.bytes.max(offset + size);
+        arena.offsets.insert(name, offset);
+    }
     for node in &mut kir.nodes {
         for kernel in &mut node.kernels {
             let mut named: BTreeMap<usize, &str> = BTreeMap::new();
@@ -257,6 +266,51 @@ pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), KirError> {
     }
     kir.arena = arena;
     Ok(())
+}
+
+/// The steps from the stager of staged buffer `name` to the conv whose weights or bias it holds.
+pub(crate) fn staged_life(kir: &Kir, plan: &Plan, name: &str) -> Option<(usize, usize)> {
+    let buffer = plan.buffers.iter().find(|b| b.name == name)?;
+    let step = |node: &str| kir.nodes.iter().position(|n| n.node == node);
+    let conv = plan
+        .nodes
+        .iter()
+        .find(|n| matches!(&n.op, OpPlan::Conv2d(c) if c.weights == name || c.bias == name))?;
+    Some((step(buffer.staged_by.as_deref()?)?, step(&conv.name)?))
+}
+
+/// The staged buffers of `plan` that fit within `budget` beside the `placed` buffers (offset,
+/// size, lifetime), each at the lowest offset no buffer alive with it overlaps: (name, offset,
+/// size), in the plan's buffer order. None without L1 activations.
+fn staged_slots(
+    kir: &Kir,
+    plan: &Plan,
+    placed: &[(u32, u32, (usize, usize))],
+    budget: u32,
+) -> Vec<(String, u32, u32)> {
+    let align = plan.limits.l1_alignment;
+    let mut placed = placed.to_vec();
+    let mut slots = Vec::new();
+    for b in plan
+        .buffers
+        .iter()
+        .filter(|b| plan.l1_activations && b.staged_by.is_some())
+    {
+        let Some(life) = staged_life(kir, plan, &b.name) else {
+            continue;
+        };
+        let size = resident::copy_bytes(b, align);
+        let mut taken: Vec<(u32, u32)> = placed
+            .iter()
+            .filter(|(_, _, l)| l.0 <= life.1 && life.0 <= l.1)
+            .map(|&(o, s, _)| (o, s))
+            .collect();
+        if let Some(offset) = first_fit(&mut taken, size, budget) {
+            placed.push((offset, size, life));
+            slots.push((b.name.clone(), offset, size));
+        }
+    }
+    slots
 }
 
 #[cfg(test)]

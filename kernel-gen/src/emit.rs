@@ -70,6 +70,7 @@ pub fn buffer(
         content,
         l1_offset,
         resident: false,
+        staged_by: None,
     }
 }
 

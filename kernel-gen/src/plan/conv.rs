@@ -85,8 +85,9 @@ pub struct ConvPlan {
     /// ([`ConvPlan::slice_output`]). `out_tiles` is each output's, `slices` all of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fused: Vec<FusedConv>,
-    /// The weights and bias stay in every core's L1 from load on ([`super::resident`]): their
-    /// CBs live in the buffers' resident copies, so no core reads or multicasts them per frame
+    /// The weights and bias stay in every core's L1 from load on ([`super::resident`]), or an
+    /// earlier step staged them in arena slots ([`super::staged`]): their CBs live in the
+    /// buffers' resident copies or slots, so the step's cores neither read nor multicast them
     /// and no core is a sender. Only where [`ConvPlan::may_keep_weights_in_l1`].
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub weights_in_l1: bool,
@@ -466,12 +467,16 @@ pub(super) struct ConvOp<'a> {
     pub fused: &'a [(&'a str, &'a str)],
     /// Keep its weights and bias in L1 copies where it can ([`ConvPlan::weights_in_l1`]).
     pub resident: bool,
+    /// Take its weights and bias from an arena slot the step of this node fills where it can
+    /// ([`super::staged`], [`ConvPlan::weights_in_l1`]).
+    pub staged_by: Option<&'a str>,
 }
 
 /// Plans conv `node` (`op`) reading an activation of shape `input` (the frame, read by the
 /// frame conv's kernels, when `frame`) at `precision`, leaving the L1 arena and the resident
-/// weights `arena_reserve` bytes, its weights and bias resident in L1 when `op.resident` and
-/// the step may keep them there ([`may_keep_weights_in_l1`], [`ConvPlan::weights_in_l1`]): its
+/// weights `arena_reserve` bytes, its weights and bias resident in L1 when `op.resident`, or
+/// staged in arena slots by step `op.staged_by` ([`super::BufferPlan::staged_by`]), where the
+/// step may keep them in L1 ([`may_keep_weights_in_l1`], [`ConvPlan::weights_in_l1`]): its
 /// weight and bias buffers and its node, the conv alone (the caller may fuse the pool
 /// after it, [`super::conv_pool`]), or with the convs `op.fused` (the same input and shape, not
 /// the frame) in one step named by all of them joined by `+`
@@ -561,7 +566,9 @@ pub(super) fn plan_node(
             _ => (slices, Some(split)),
         }
     };
-    let weights_in_l1 = op.resident && may_keep_weights_in_l1(frame, slices, fused.len());
+    let weights_in_l1 = (op.resident || op.staged_by.is_some())
+        && may_keep_weights_in_l1(frame, slices, fused.len());
+    let staged_by = op.staged_by.filter(|_| weights_in_l1 && !op.resident);
     // Resident weights have no sender to spare: every core takes its even share.
     let split = match split {
         Some(_) if weights_in_l1 => Some(Split::new(params.grid, blocks)),
@@ -663,7 +670,8 @@ pub(super) fn plan_node(
                     page_bytes: conv.weight_page_tiles * TILE_BYTES,
                     content: weights,
                     l1_offset: None,
-                    resident: weights_in_l1,
+                    resident: weights_in_l1 && staged_by.is_none(),
+                    staged_by: staged_by.map(str::to_string),
                 },
                 BufferPlan {
                     name: format!("{name}.bias"),
@@ -671,7 +679,8 @@ pub(super) fn plan_node(
                     page_bytes: format.tile_bytes(),
                     content: bias,
                     l1_offset: None,
-                    resident: weights_in_l1,
+                    resident: weights_in_l1 && staged_by.is_none(),
+                    staged_by: staged_by.map(str::to_string),
                 },
             ]
         })

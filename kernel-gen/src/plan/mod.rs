@@ -33,6 +33,7 @@ pub mod sample;
 pub mod select_keypoints;
 pub mod softmax_fold;
 pub mod split;
+pub mod staged;
 
 pub use conv::ConvPlan;
 pub use pool::PoolPlan;
@@ -217,6 +218,12 @@ pub struct BufferPlan {
     /// ([`CbPlan::buffer`]) lives in instead of being filled.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub resident: bool,
+    /// Conv weights or bias staged in the L1 arena's dead space ([`staged`]): the step of this
+    /// node (the stager) copies the buffer from DRAM into one arena slot on every core, at the
+    /// same offset, alive from the stager's step to its conv's, which a step's CB
+    /// ([`CbPlan::buffer`]) lives in as in a resident copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staged_by: Option<String>,
 }
 
 impl BufferPlan {
@@ -255,7 +262,8 @@ pub struct CbPlan {
     pub format: Format,
     pub kind: CbKind,
     /// The [`BufferPlan::resident`] buffer whose L1 copy the CB lives in (tt-metal's globally
-    /// allocated CB): it takes no room among the step's CBs and holds the buffer's contents.
+    /// allocated CB), or the [`BufferPlan::staged_by`] buffer whose arena slot it lives in: it
+    /// takes no room among the step's CBs and holds the buffer's contents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub buffer: Option<String>,
 }
@@ -354,6 +362,7 @@ pub fn tensor_buffers(
             content: content(part),
             l1_offset: None,
             resident: false,
+            staged_by: None,
         })
         .collect()
 }
@@ -492,31 +501,85 @@ pub(crate) fn largest_divisor_within(n: u32, cap: u32) -> u32 {
 /// that second plan stands only where [`resident::check`] finds what the choice took still
 /// holds, else the plan is the first, without copies.
 pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
-    let (first, reserve) = plan_with(graph, params, &BTreeSet::new(), None)?;
+    Ok(with_resident(graph, params)?.plan)
+}
+
+/// A plan with the resident copies [`plan`] chose, and what it was made from.
+struct Resident {
+    plan: Plan,
+    /// The convs whose weights and bias are resident copies.
+    chosen: BTreeSet<String>,
+    /// The arena's and the copies' reserve the plan was made with (`None`: the graph's default).
+    reserve: Option<u32>,
+}
+
+/// [`plan`], with the resident convs and the reserve it was made with.
+fn with_resident(graph: &Graph, params: &PlanParams) -> Result<Resident, PlanError> {
+    let no_staging = BTreeMap::new();
+    let (first, reserve) = plan_with(graph, params, &BTreeSet::new(), &no_staging, None)?;
+    let unchanged = |plan| Resident {
+        plan,
+        chosen: BTreeSet::new(),
+        reserve: None,
+    };
     if !params.l1_activations {
-        return Ok(first);
+        return Ok(unchanged(first));
     }
     let chosen = resident::choose(&first, reserve);
     if chosen.is_empty() {
-        return Ok(first);
+        return Ok(unchanged(first));
     }
-    let (second, steps_reserve) = with_copies(graph, params, &first, &chosen, reserve)?;
+    let (second, steps_reserve, copies) = with_copies(graph, params, &first, &chosen, reserve)?;
     Ok(match resident::check(&second, &chosen, steps_reserve) {
-        Ok(()) => second,
-        Err(_) => first,
+        Ok(()) => Resident {
+            plan: second,
+            chosen,
+            reserve: Some(reserve + copies),
+        },
+        Err(_) => unchanged(first),
     })
+}
+
+/// [`plan`], then the weights and bias of the convs [`staged::choose`] picks on it staged in the
+/// arena's dead space by an earlier step ([`BufferPlan::staged_by`]), one conv at a time in
+/// step order: the plan made again with the convs staged so far and this one in L1
+/// ([`ConvPlan::weights_in_l1`]) stands only where [`staged::check`] finds every staged buffer
+/// in the arena and the arena still holding every activation [`plan`]'s held (and the resident
+/// copies still hold, [`resident::check`]); else the conv is not staged.
+///
+/// Not yet [`plan`] itself: the stagers' kernels and the runner's staged CBs are to come (work
+/// in progress, issue 18).
+pub fn plan_staged(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
+    let base = with_resident(graph, params)?;
+    let order: Vec<&str> = base.plan.nodes.iter().map(|n| n.name.as_str()).collect();
+    let mut candidates: Vec<(String, String)> = staged::choose(&base.plan).into_iter().collect();
+    candidates.sort_by_key(|(conv, _)| order.iter().position(|n| n == conv));
+    let mut staged = BTreeMap::new();
+    let mut planned = None;
+    for (conv, stager) in candidates {
+        let mut trial = staged.clone();
+        trial.insert(conv, stager);
+        let (with, steps_reserve) = plan_with(graph, params, &base.chosen, &trial, base.reserve)?;
+        let copies_hold =
+            base.chosen.is_empty() || resident::check(&with, &base.chosen, steps_reserve).is_ok();
+        if copies_hold && staged::check(&base.plan, &with, &trial).is_ok() {
+            staged = trial;
+            planned = Some(with);
+        }
+    }
+    Ok(planned.unwrap_or(base.plan))
 }
 
 /// The plan with the convs `chosen` on `first` keeping their weights in L1 copies, leaving the
 /// arena `reserve` bytes (the most `first`'s steps have alive at once) and the copies theirs;
-/// also the most its own steps have alive at once.
+/// also the most its own steps have alive at once, and the copies' bytes.
 fn with_copies(
     graph: &Graph,
     params: &PlanParams,
     first: &Plan,
     chosen: &BTreeSet<String>,
     reserve: u32,
-) -> Result<(Plan, u32), PlanError> {
+) -> Result<(Plan, u32, u32), PlanError> {
     let copies: u32 = first
         .nodes
         .iter()
@@ -529,10 +592,18 @@ fn with_copies(
         .filter_map(|name| first.buffers.iter().find(|b| b.name == name))
         .map(|b| resident::copy_bytes(b, params.limits.l1_alignment))
         .sum();
-    plan_with(graph, params, chosen, Some(reserve + copies))
+    let (plan, steps_reserve) = plan_with(
+        graph,
+        params,
+        chosen,
+        &BTreeMap::new(),
+        Some(reserve + copies),
+    )?;
+    Ok((plan, steps_reserve, copies))
 }
 
-/// [`plan`] with the convs `resident` names keeping their weights in L1 copies, leaving the
+/// [`plan`] with the convs `resident` names keeping their weights in L1 copies and those
+/// `staged` names taking theirs from arena slots the named steps fill, leaving the
 /// arena and those copies `reserve` bytes where a node can choose (by default the most the
 /// graph's nodes have alive at once); also the most the planned steps have alive at once (a
 /// pool fused with its conv leaves the conv's output out), the arena's estimate for a second
@@ -541,6 +612,7 @@ fn plan_with(
     graph: &Graph,
     params: &PlanParams,
     resident: &BTreeSet<String>,
+    staged: &BTreeMap<String, String>,
     reserve: Option<u32>,
 ) -> Result<(Plan, u32), PlanError> {
     let typed = graph.validate()?;
@@ -732,6 +804,7 @@ fn plan_with(
                     relu: *relu,
                     fused: &fused_entries,
                     resident: resident.contains(&node.name),
+                    staged_by: staged.get(&node.name).map(String::as_str),
                 };
                 let (owned, planned) = conv::plan_node(
                     node,

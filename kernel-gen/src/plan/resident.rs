@@ -161,9 +161,10 @@ mod tests {
     /// The first plan, the convs chosen on it, and the plan made again with their copies and
     /// the most its steps have alive at once, as [`crate::plan::plan`] makes them.
     fn passes(graph: &Graph, params: &PlanParams) -> (Plan, BTreeSet<String>, Plan, u32) {
-        let (first, reserve) = plan_with(graph, params, &BTreeSet::new(), None).expect("plans");
+        let (first, reserve) =
+            plan_with(graph, params, &BTreeSet::new(), &Default::default(), None).expect("plans");
         let chosen = choose(&first, reserve);
-        let (second, steps_reserve) =
+        let (second, steps_reserve, _) =
             with_copies(graph, params, &first, &chosen, reserve).expect("plans");
         (first, chosen, second, steps_reserve)
     }

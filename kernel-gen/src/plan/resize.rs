@@ -213,6 +213,7 @@ pub fn plan_node(
         },
         l1_offset: None,
         resident: false,
+        staged_by: None,
     });
     buffers.push(BufferPlan {
         name: vweights.clone(),
@@ -225,6 +226,7 @@ pub fn plan_node(
         },
         l1_offset: None,
         resident: false,
+        staged_by: None,
     });
     buffers.push(BufferPlan {
         name: bands.clone(),
@@ -240,6 +242,7 @@ pub fn plan_node(
         },
         l1_offset: None,
         resident: false,
+        staged_by: None,
     });
     let bf16 = Format::Bf16;
     let parts = PARTS as u32;

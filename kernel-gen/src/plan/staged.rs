@@ -1,0 +1,299 @@
+//! Weights staged in the L1 arena's dead space (issue 18, work in progress): a conv that could
+//! keep its weights and bias in L1 ([`super::ConvPlan::may_keep_weights_in_l1`]) but has no
+//! resident copy ([`super::resident`]: no room beside the arena) takes them from arena slots
+//! that an earlier step, its stager, fills: the stager's sender cores read them from DRAM and
+//! multicast them into the same slot on every core, and the conv's CBs live in the slots
+//! ([`super::CbPlan::buffer`]) as in resident copies, with no senders or semaphores (the program
+//! boundary orders the stager's writes before the conv's reads).
+//!
+//! The rule, kept simple:
+//! * The candidates are the convs that may keep their weights in L1 and do not, in step order.
+//! * A candidate's stager is the closest earlier step that is a conv step not reading the frame
+//!   and computing no fused convs ([`stager`]): the add-on lives in the conv writers, and the
+//!   frame conv's and fused steps' writers are the busiest. A candidate with none is not staged.
+//! * Each staged buffer ([`super::BufferPlan::staged_by`]) takes a whole copy (its bytes aligned,
+//!   as [`super::resident::copy_bytes`]) at one arena offset on every core, alive from the
+//!   stager's step to the conv's, placed after every activation ([`crate::arena`]), so it only
+//!   takes space no activation takes then.
+//! * The plan made with the staged convs in L1 ([`super::plan_staged`]) stands only where
+//!   [`check`] finds every staged buffer in the arena and every activation the plan without
+//!   staging keeps in L1 still there; else that plan stands, without staging.
+
+use std::collections::BTreeMap;
+
+use super::{NodePlan, OpPlan, Plan};
+use crate::kir::KirError;
+
+/// Whether the step of `node` can stage another conv's weights: a conv step that does not read
+/// the frame and computes no fused convs.
+fn can_stage(node: &NodePlan) -> bool {
+    matches!(&node.op, OpPlan::Conv2d(c) if !c.frame_rows && c.fused.is_empty())
+}
+
+/// The stager of the step at `index` of `plan`: the closest earlier step that [`can_stage`].
+pub fn stager(plan: &Plan, index: usize) -> Option<&NodePlan> {
+    plan.nodes.get(..index)?.iter().rev().find(|n| can_stage(n))
+}
+
+/// The convs of `plan` whose weights and bias are to be staged, each with its stager's name.
+pub fn choose(plan: &Plan) -> BTreeMap<String, String> {
+    if !plan.l1_activations {
+        return BTreeMap::new();
+    }
+    plan.nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| {
+            matches!(&n.op, OpPlan::Conv2d(c) if c.may_keep_weights_in_l1() && !c.weights_in_l1)
+        })
+        .filter_map(|(i, n)| Some((n.name.clone(), stager(plan, i)?.name.clone())))
+        .collect()
+}
+
+/// How a plan made with staged weights breaks what [`choose`] took.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lapse {
+    /// Conv `node` was to be staged but does not take its weights from L1 (its step is sliced,
+    /// fused or gone).
+    NotInL1 { node: String },
+    /// Staged buffer `buffer` found no room in the arena.
+    Unplaced { buffer: String },
+    /// Activation `buffer`, in L1 without staging, is in DRAM with it.
+    Spilled { buffer: String },
+    /// A plan does not lower.
+    Lower(KirError),
+}
+
+/// Checks `with`, planned with the convs `staged` names taking their weights from arena slots,
+/// against `base`, the plan without staging: every staged conv takes its weights from L1, and
+/// the arena packed on `with` holds every staged buffer and every buffer `base`'s holds.
+pub fn check(base: &Plan, with: &Plan, staged: &BTreeMap<String, String>) -> Result<(), Lapse> {
+    let in_l1 = |name: &str| {
+        with.nodes
+            .iter()
+            .any(|n| n.name == name && matches!(&n.op, OpPlan::Conv2d(c) if c.weights_in_l1))
+    };
+    if let Some(node) = staged.keys().find(|n| !in_l1(n)) {
+        return Err(Lapse::NotInL1 { node: node.clone() });
+    }
+    let arena = |p: &Plan| {
+        crate::lower::lower(p)
+            .map(|k| k.arena)
+            .map_err(Lapse::Lower)
+    };
+    let (kept, packed) = (arena(base)?, arena(with)?);
+    if let Some(b) = with
+        .buffers
+        .iter()
+        .find(|b| b.staged_by.is_some() && !packed.holds(&b.name))
+    {
+        return Err(Lapse::Unplaced {
+            buffer: b.name.clone(),
+        });
+    }
+    if let Some(b) = kept.offsets.keys().find(|b| !packed.holds(b)) {
+        return Err(Lapse::Spilled { buffer: b.clone() });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::Grid;
+    use crate::kir::Kir;
+    use crate::plan::conv::{BIAS_CB_NAME, WEIGHTS_CB_NAME};
+    use crate::plan::{plan, plan_staged, Content};
+    use crate::variants::main_program;
+
+    /// SuperPoint at 640×480 on `grid`: the plan without staging, the staged plan and its
+    /// lowering.
+    fn staged(grid: Grid) -> (Plan, Plan, Kir) {
+        let variant = main_program(640, 480, None, grid);
+        let base = plan(&variant.graph, &variant.params).expect("plans");
+        let with = plan_staged(&variant.graph, &variant.params).expect("plans");
+        let kir = crate::lower::lower(&with).expect("lowers");
+        (base, with, kir)
+    }
+
+    /// The convs `plan` stages, with their stagers.
+    fn staged_convs(plan: &Plan) -> BTreeMap<String, String> {
+        plan.nodes
+            .iter()
+            .filter_map(|n| match &n.op {
+                OpPlan::Conv2d(c) => {
+                    let b = plan.buffers.iter().find(|b| b.name == c.weights)?;
+                    Some((n.name.clone(), b.staged_by.clone()?))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Every staged buffer of `plan` sits in the arena of `kir` overlapping no other buffer
+    /// alive at any step from its stager's to its conv's (lifetimes recounted from the kernels'
+    /// buffer args), as a whole aligned copy; its conv takes its weights from L1 through CBs
+    /// living in the staged buffers, which are not resident copies.
+    fn assert_slots_sound(plan: &Plan, kir: &Kir) {
+        let lives = crate::arena::lifetimes(kir);
+        let banks = plan.grid.cores();
+        let align = plan.limits.l1_alignment;
+        let size = |name: &str| {
+            let b = plan
+                .buffers
+                .iter()
+                .find(|b| b.name == name)
+                .expect("buffer");
+            match b.staged_by {
+                Some(_) => crate::plan::resident::copy_bytes(b, align),
+                None => crate::plan::arena_room::bank_bytes(b.pages, b.page_bytes, banks, align),
+            }
+        };
+        for b in plan.buffers.iter().filter(|b| b.staged_by.is_some()) {
+            assert!(!b.resident, "{}", b.name);
+            let life = crate::arena::staged_life(kir, plan, &b.name).expect("life");
+            let at = kir.arena.offsets[&b.name];
+            let end = at + size(&b.name);
+            assert!(end <= kir.arena.bytes);
+            for (other, &o) in kir.arena.offsets.iter().filter(|(n, _)| **n != b.name) {
+                let other_life = match plan.buffers.iter().find(|x| &x.name == other) {
+                    Some(x) if x.staged_by.is_some() => {
+                        crate::arena::staged_life(kir, plan, other).expect("life")
+                    }
+                    _ if plan.outlive.iter().any(|n| n == other) => {
+                        (lives[other].0, kir.nodes.len() - 1)
+                    }
+                    _ => lives[other],
+                };
+                let meets = other_life.0 <= life.1 && life.0 <= other_life.1;
+                let overlaps = o < end && at < o + size(other);
+                assert!(!(meets && overlaps), "{} overlaps {other}", b.name);
+            }
+        }
+        for n in &plan.nodes {
+            let OpPlan::Conv2d(c) = &n.op else { continue };
+            let staged = plan
+                .buffers
+                .iter()
+                .any(|b| b.name == c.weights && b.staged_by.is_some());
+            if staged {
+                assert!(c.weights_in_l1 && c.slices == 1, "{}", n.name);
+                let in_buffer = |cb: &str, buffer: &str| {
+                    n.cbs
+                        .iter()
+                        .any(|x| x.name == cb && x.buffer.as_deref() == Some(buffer))
+                };
+                assert!(in_buffer(WEIGHTS_CB_NAME, &c.weights), "{}", n.name);
+                assert!(in_buffer(BIAS_CB_NAME, &c.bias), "{}", n.name);
+            }
+        }
+    }
+
+    /// conv3a's weights (k tiles 64·9/32 = 18 by 128/32 = 4 output tiles of 2048 B: 147,456 B)
+    /// and bias (4 tiles: 8,192 B) in bf16.
+    fn assert_conv3a_sizes(plan: &Plan) {
+        let bytes = |name: &str| {
+            let b = plan
+                .buffers
+                .iter()
+                .find(|b| b.name == name)
+                .expect("buffer");
+            assert!(matches!(
+                b.content,
+                Content::ConvWeights { .. } | Content::ConvBias { .. }
+            ));
+            b.pages * b.page_bytes
+        };
+        assert_eq!(bytes("conv3a.weight"), 147_456);
+        assert_eq!(bytes("conv3a.bias"), 8_192);
+    }
+
+    /// 12×10: conv1b, conv2a, conv2b and convPb keep resident copies; of the other unsliced
+    /// convs, conv3a is staged by conv2b (the step before it, conv2b with pool2 fused) and
+    /// conv4a by conv3b (pool3, the step between them, is no conv step); conv3b's and conv4b's
+    /// weights (294,912 B each) find no room beside the activations of their stagers' steps and
+    /// stay in DRAM. conv3a's slots start where the activations alive from conv2b to conv3a
+    /// end: conv2a's output (4800 pages of 2048 B over 120 banks: 81,920 B a bank) and pool2's
+    /// (1200 pages: 20,480 B) are alive in conv2b, one above the other, and conv3a's output
+    /// (40,960 B) fits below them once conv2a's is dead: 102,400, then its bias after its
+    /// weights at 102,400 + 147,456 = 249,856. `plan` itself is unchanged.
+    #[test]
+    fn conv3a_is_staged_by_conv2b_on_12x10() {
+        let (base, with, kir) = staged(Grid::ETH_DISPATCH);
+        assert!(base.buffers.iter().all(|b| b.staged_by.is_none()));
+        let expected: BTreeMap<String, String> = [("conv3a", "conv2b"), ("conv4a", "conv3b")]
+            .into_iter()
+            .map(|(c, s)| (c.to_string(), s.to_string()))
+            .collect();
+        assert_eq!(staged_convs(&with), expected);
+        assert_conv3a_sizes(&with);
+        assert_eq!(kir.arena.offsets["conv3a.weight"], 102_400);
+        assert_eq!(kir.arena.offsets["conv3a.bias"], 249_856);
+        let (s, c) = crate::arena::staged_life(&kir, &with, "conv3a.weight").expect("life");
+        assert_eq!(
+            (kir.nodes[s].node.as_str(), kir.nodes[c].node.as_str()),
+            ("conv2b", "conv3a")
+        );
+        let highest_alive = kir
+            .arena
+            .offsets
+            .iter()
+            .filter(|(n, _)| ["conv2a", "pool2", "conv3a"].contains(&n.as_str()))
+            .map(|(n, &o)| {
+                let b = with.buffers.iter().find(|b| &b.name == n).expect("buffer");
+                o + b.pages / 120 * b.page_bytes
+            })
+            .max();
+        assert_eq!(highest_alive, Some(102_400));
+        assert_eq!(kir.arena.bytes, 409_600);
+        assert_slots_sound(&with, &kir);
+    }
+
+    /// 11×10: no conv keeps a resident copy, pool1, pool2 and pool3 are steps of their own, and
+    /// conv3a is staged by conv2b too, its slots above conv2b's own (staged by conv2a, alive in
+    /// conv2b's step). Staging conv2b, conv3a, conv3b, conv4a, conv4b and convPb, taken in step
+    /// order, frees their weight CBs and lets the arena grow above the 409,600 B it has
+    /// without. conv2a, tried first, is not staged: its slot must be free in conv1b's step,
+    /// where conv1a's and conv1b's outputs (19,200 pages over 110 banks: 358,400 B a bank
+    /// each) take 716,800 B, and with every later conv's weights still in its CBs (conv3b's
+    /// step, 692,256 B, the largest) the arena's budget ends below 716,800 + 77,824.
+    #[test]
+    fn staging_on_11x10() {
+        let (base, with, kir) = staged(Grid { x: 11, y: 10 });
+        assert!(base
+            .buffers
+            .iter()
+            .all(|b| !b.resident && b.staged_by.is_none()));
+        let convs = staged_convs(&with);
+        let names: Vec<&str> = convs.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            ["conv2b", "conv3a", "conv3b", "conv4a", "conv4b", "convPb"]
+        );
+        assert_eq!(convs["conv3a"], "conv2b");
+        assert_eq!(convs["conv2b"], "conv2a");
+        assert_conv3a_sizes(&with);
+        let end_of_conv2b = kir.arena.offsets["conv2b.bias"] + 2 * 2048;
+        assert_eq!(kir.arena.offsets["conv3a.weight"], end_of_conv2b);
+        assert!(kir.arena.bytes > 409_600);
+        assert_slots_sound(&with, &kir);
+
+        let only_conv2a: BTreeMap<String, String> =
+            [("conv2a".to_string(), "conv1b".to_string())].into();
+        let variant = main_program(640, 480, None, Grid { x: 11, y: 10 });
+        let (alone, _) = crate::plan::plan_with(
+            &variant.graph,
+            &variant.params,
+            &Default::default(),
+            &only_conv2a,
+            None,
+        )
+        .expect("plans");
+        assert_eq!(
+            check(&base, &alone, &only_conv2a),
+            Err(Lapse::Unplaced {
+                buffer: "conv2a.weight".to_string()
+            })
+        );
+    }
+}
