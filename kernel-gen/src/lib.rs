@@ -287,8 +287,20 @@ pub enum CompileError {
 
 /// Compiles `graph`: plan, lower, check, render and assemble.
 pub fn compile(graph: &Graph, params: &PlanParams) -> Result<Compiled, CompileError> {
-    let plan = plan::plan(graph, params)?;
-    let kir = lower::lower(&plan)?;
+    compile_plan(&plan::plan(graph, params)?)
+}
+
+/// [`compile`] with weights staged in the arena ([`plan::plan_staged`]); work in progress
+/// (issue 18): no stager kernel fills the slots yet, the host does
+/// ([`runner::Loaded::fill_staged`]).
+pub fn compile_staged(graph: &Graph, params: &PlanParams) -> Result<Compiled, CompileError> {
+    compile_plan(&plan::plan_staged(graph, params)?)
+}
+
+/// Lowers, checks, renders and assembles `plan`: [`compile`]'s stages after planning, for a
+/// plan the caller made or edited.
+pub fn compile_plan(plan: &plan::Plan) -> Result<Compiled, CompileError> {
+    let kir = lower::lower(plan)?;
     check::check(&kir, &plan.limits, plan.grid)?;
     Ok(program::assemble(plan.grid, &plan.buffers, &kir)?)
 }

@@ -11,7 +11,10 @@
 //! weights' copies (`plan::BufferPlan::resident`) are L1 buffers below the arena, written once
 //! on every core, which the steps' CBs live in (`plan::CbPlan::buffer`); the device keeps them
 //! by buffer name, so programs with the same resident buffers (the main programs for other plane
-//! sizes) share them, and room for them is reserved when the arena is made.
+//! sizes) share them, and room for them is reserved when the arena is made. Staged weights
+//! (`plan::BufferPlan::staged_by`) are DRAM buffers with a slot in the arena, which the conv's
+//! CBs live in (`Program::add_cb_in_at`) and which [`Loaded::fill_staged`] fills from the
+//! host until the stagers' kernels do (issue 18, work in progress).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -46,6 +49,8 @@ pub enum RunError {
     UnknownArgBuffer { kernel: String, buffer: String },
     #[error("buffer `{0}` is not in the program")]
     UnknownBuffer(String),
+    #[error("buffer `{0}` is not a staged buffer of the program")]
+    NotStaged(String),
     #[error("buffer `{buffer}` holds {size} bytes, got {len}")]
     Size { buffer: String, size: u64, len: u64 },
     #[error("buffer `{buffer}` needs weight entry `{entry}`, which the weight set does not have")]
@@ -72,7 +77,7 @@ pub enum RunError {
         size: u64,
         found: u64,
     },
-    #[error("step `{step}`: CB `{cb}` lives in buffer `{buffer}`, which is not a resident buffer of the program")]
+    #[error("step `{step}`: CB `{cb}` lives in buffer `{buffer}`, which is neither a resident nor a staged buffer of the program")]
     NotResident {
         step: String,
         cb: String,
@@ -307,6 +312,15 @@ enum Placed {
         arena: L1Arena,
         name: String,
     },
+    /// Staged weights (`plan::BufferPlan::staged_by`): read and written in DRAM, and copied
+    /// whole into the slot at `offset` of the `arena` buffer on each of `banks` for the steps
+    /// from the stager's to the conv's, whose CBs live there.
+    Staged {
+        dram: Arc<Buffer>,
+        arena: Arc<Buffer>,
+        banks: Arc<Vec<CoreCoord>>,
+        offset: u32,
+    },
 }
 
 /// An L1 buffer: pages interleaved over the arena's banks from byte `offset` of each bank's slot.
@@ -334,7 +348,7 @@ impl L1Pages {
 impl Placed {
     fn address(&self) -> u32 {
         match self {
-            Placed::Dram(b) => b.address(),
+            Placed::Dram(b) | Placed::Staged { dram: b, .. } => b.address(),
             Placed::L1(l1) => l1.arena.address() + l1.offset,
             Placed::Copies { buffer, .. } => buffer.address(),
         }
@@ -342,7 +356,7 @@ impl Placed {
 
     fn size(&self) -> u64 {
         match self {
-            Placed::Dram(b) => b.size(),
+            Placed::Dram(b) | Placed::Staged { dram: b, .. } => b.size(),
             Placed::L1(l1) => u64::from(l1.page_bytes) * u64::from(l1.pages),
             Placed::Copies { buffer, .. } => buffer.size(),
         }
@@ -350,7 +364,7 @@ impl Placed {
 
     fn write(&self, bytes: &[u8]) -> Result<(), RunError> {
         match self {
-            Placed::Dram(b) => Ok(b.write(bytes)?),
+            Placed::Dram(b) | Placed::Staged { dram: b, .. } => Ok(b.write(bytes)?),
             Placed::L1(l1) => {
                 for (p, page) in bytes.chunks(l1.page_bytes as usize).enumerate() {
                     let (core, at) = l1.page(p as u64);
@@ -366,7 +380,9 @@ impl Placed {
 
     fn read_pages(&self, first: u64, pages: u64, out: &mut [u8]) -> Result<(), RunError> {
         match self {
-            Placed::Dram(b) => Ok(b.read_pages(first, pages, out)?),
+            Placed::Dram(b) | Placed::Staged { dram: b, .. } => {
+                Ok(b.read_pages(first, pages, out)?)
+            }
             Placed::L1(l1) => {
                 for (i, page) in out.chunks_mut(l1.page_bytes as usize).enumerate() {
                     let (core, at) = l1.page(first + i as u64);
@@ -492,7 +508,7 @@ impl Loaded {
                 },
                 (Some(placed), ..) => {
                     let found = match &placed {
-                        Placed::Dram(_) | Placed::Copies { .. } => None,
+                        Placed::Dram(_) | Placed::Copies { .. } | Placed::Staged { .. } => None,
                         Placed::L1(p) => Some(p.offset),
                     };
                     if found != b.l1_offset {
@@ -506,6 +522,17 @@ impl Loaded {
                         });
                     }
                     placed
+                }
+                (None, Some(offset), Some((buffer, _)), Some(banks)) if b.staged_by.is_some() => {
+                    Placed::Staged {
+                        dram: Arc::new(dev.dram_buffer(
+                            u64::from(b.pages) * u64::from(b.page_bytes),
+                            b.page_bytes,
+                        )?),
+                        arena: buffer.clone(),
+                        banks: banks.clone(),
+                        offset,
+                    }
                 }
                 (None, Some(offset), Some((buffer, _)), Some(banks)) => Placed::L1(L1Pages {
                     arena: buffer.clone(),
@@ -538,6 +565,9 @@ impl Loaded {
                     None => prog.add_cb(&spec)?,
                     Some(name) => match buffers.get(name) {
                         Some(Placed::Copies { buffer, .. }) => prog.add_cb_in(&spec, buffer)?,
+                        Some(Placed::Staged { arena, offset, .. }) => {
+                            prog.add_cb_in_at(&spec, arena, *offset)?
+                        }
                         _ => {
                             return Err(RunError::NotResident {
                                 step: step.node.clone(),
@@ -669,6 +699,28 @@ impl Loaded {
         let mut out = vec![0u8; (pages * page_bytes) as usize];
         self.buffer(name)?.read_pages(first, pages, &mut out)?;
         Ok(out)
+    }
+
+    /// Copies staged buffer `name` (`plan::BufferPlan::staged_by`) from DRAM into its arena slot
+    /// on every core, as its stager's kernels are to do (issue 18, work in progress: none does
+    /// yet). Call it after the stager's step and before its conv's: the slot's bytes are other
+    /// tensors' outside those steps.
+    pub fn fill_staged(&self, name: &str) -> Result<(), RunError> {
+        let Placed::Staged {
+            dram,
+            arena,
+            banks,
+            offset,
+        } = self.buffer(name)?
+        else {
+            return Err(RunError::NotStaged(name.to_string()));
+        };
+        let mut bytes = vec![0u8; dram.size() as usize];
+        dram.read(&mut bytes)?;
+        for core in banks.iter() {
+            arena.write_core(*core, *offset, &bytes)?;
+        }
+        Ok(())
     }
 
     /// Fills every weight and resize-filter buffer ([`weight_bytes`]).

@@ -30,7 +30,8 @@ fn can_stage(node: &NodePlan) -> bool {
     matches!(&node.op, OpPlan::Conv2d(c) if !c.frame_rows && c.fused.is_empty())
 }
 
-/// The stager of the step at `index` of `plan`: the closest earlier step that [`can_stage`].
+/// The stager of the step at `index` of `plan`: the closest earlier conv step that reads no
+/// frame and computes no fused convs.
 pub fn stager(plan: &Plan, index: usize) -> Option<&NodePlan> {
     plan.nodes.get(..index)?.iter().rev().find(|n| can_stage(n))
 }
