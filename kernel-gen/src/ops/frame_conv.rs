@@ -282,19 +282,26 @@ mod tests {
         }
     }
 
+    /// The network up to conv1a at `width`×480, planned by default (12×10), and its node.
+    fn conv1a_at(width: usize) -> (crate::plan::Plan, NodePlan) {
+        let graph = superpoint(width, 480).pruned(&["conv1a"]);
+        let planned = plan(&graph, &PlanParams::default()).expect("plans");
+        let node = planned
+            .nodes
+            .iter()
+            .find(|n| n.name == "conv1a")
+            .expect("conv1a")
+            .clone();
+        (planned, node)
+    }
+
     /// The network up to conv1a at 640×480 on 12×10: conv1a is split by image rows (4 a core)
     /// and its reader stores, per image row, the 2·19 tile-edge values of three tap rows
     /// (228 bf16 bytes) besides the one zeroing of its two slots (64 bytes) and the identity
     /// tile (64 zero bytes and 32 bf16 ones).
     #[test]
     fn conv1a_reads_the_frame_by_image_rows() {
-        let graph = superpoint(640, 480).pruned(&["conv1a"]);
-        let planned = plan(&graph, &PlanParams::default()).expect("plans");
-        let node = planned
-            .nodes
-            .iter()
-            .find(|n| n.name == "conv1a")
-            .expect("conv1a");
+        let (planned, node) = conv1a_at(640);
         assert!(matches!(&node.op, OpPlan::Conv2d(c) if c.frame_rows && !c.shifted));
         assert_eq!(node.split.blocks, 480);
         assert!(node.split.work.iter().all(|w| w.count == 4));
@@ -319,13 +326,7 @@ mod tests {
     #[test]
     fn conv1a_splits_its_output_pages_between_both_nocs_when_a_row_has_even_blocks() {
         let written = |width: usize| {
-            let graph = superpoint(width, 480).pruned(&["conv1a"]);
-            let planned = plan(&graph, &PlanParams::default()).expect("plans");
-            let node = planned
-                .nodes
-                .iter()
-                .find(|n| n.name == "conv1a")
-                .expect("conv1a");
+            let (planned, node) = conv1a_at(width);
             let odd = node.cbs.iter().any(|b| b.name == OUT_ODD_CB_NAME);
             let kir = lower(&planned).expect("lowers");
             let conv = kir.nodes.iter().find(|n| n.node == "conv1a").expect("kir");
