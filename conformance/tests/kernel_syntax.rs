@@ -165,6 +165,33 @@ fn accurate_program_kernels_compile_against_the_real_headers() -> Result<(), Err
     Ok(())
 }
 
+/// The main program with weights staged in the arena (`PlanParams::stage_weights`, off in the
+/// checked-in programs) on both grids: its stagers' writers (`conv2d/stage.cpp.tera` in the
+/// conv writer and the pool-fused one) compile against the real headers too.
+#[test]
+fn staged_program_kernels_compile_against_the_real_headers() -> Result<(), Error> {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let mut compiled = Vec::new();
+    for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
+        let mut main = variants::main_program(640, 480, None, grid);
+        main.params.stage_weights = true;
+        let program = compile(&main.graph, &main.params).expect("compiles with staging");
+        assert!(
+            program
+                .sources
+                .values()
+                .any(|s| s.contains("cb_stage_weights")),
+            "{}: a kernel stages",
+            main.name
+        );
+        write_program(dir.path(), &main.name, &program);
+        compiled.push(program);
+    }
+    let report = check_kernels_under(dir.path(), "staged programs")?;
+    assert_all_pass(&report, &emitted_kernels(&compiled));
+    Ok(())
+}
+
 /// A reader that compiles and a writer that calls `get_named_compile_time_arg_val`, which
 /// tt-metal 0.78.0 does not declare: only the writer fails, on both of its processors, with the
 /// name in the diagnostics.

@@ -243,6 +243,7 @@ fn calls(node: &NodeKir, kernel: &Kernel, limits: &Limits) -> Result<(), CheckEr
         counted: 1,
         sender: true,
         other_senders: 1,
+        stager: true,
         first_sender: false,
     };
     walk(&kernel.body, every_call, 1, &mut f);

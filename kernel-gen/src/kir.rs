@@ -138,6 +138,9 @@ pub enum Trips {
     /// Once on a core without output blocks (a multicast sender the split left none), never on
     /// the others: what such a core does instead of its first block.
     WithoutBlocks,
+    /// Once on each of the node's stage senders ([`NodeKir::stagers`]: it stages a later
+    /// conv's weights, `crate::ops::stage`), never on the other cores.
+    OnStager,
 }
 
 impl Trips {
@@ -157,6 +160,7 @@ impl Trips {
             Trips::FirstUnit(n) => u32::from(on.blocks / (*n).max(1) > 0),
             Trips::LaterUnits(n) => (on.blocks / (*n).max(1)).saturating_sub(1),
             Trips::WithoutBlocks => u32::from(on.blocks == 0),
+            Trips::OnStager => u32::from(on.stager),
         }
     }
 }
@@ -173,6 +177,8 @@ pub struct OnCore {
     pub sender: bool,
     pub first_sender: bool,
     pub other_senders: u32,
+    /// It is a stage sender of the node ([`NodeKir::stagers`]).
+    pub stager: bool,
 }
 
 /// Where the trips of a node's [`Trips::Counted`] loops come from at run time: core `i` of the
@@ -404,6 +410,9 @@ pub struct NodeKir {
     /// The multicast senders ([`Trips::OnSender`]) of each group of cores
     /// ([`crate::multicast`]), as many in every group.
     pub senders: Vec<Vec<Core>>,
+    /// The cores that stage a later conv's weights ([`Trips::OnStager`], `crate::ops::stage`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stagers: Vec<Core>,
     /// The run-time source of its [`Trips::Counted`] loops, if it has any.
     pub counted: Option<CountSource>,
     pub kernels: Vec<Kernel>,
@@ -429,6 +438,7 @@ impl NodeKir {
                     sender,
                     first_sender: self.senders.iter().any(|g| g.first() == Some(core)),
                     other_senders: group - u32::from(sender),
+                    stager: self.stagers.contains(core),
                 },
             )
         })

@@ -258,6 +258,7 @@ pub mod program;
 pub mod render;
 pub mod report;
 pub mod runner;
+pub mod staging;
 pub mod summary;
 pub mod variants;
 
@@ -285,16 +286,10 @@ pub enum CompileError {
     Program(#[from] ProgramError),
 }
 
-/// Compiles `graph`: plan, lower, check, render and assemble.
+/// Compiles `graph`: plan (with staged weights where `params` asks, [`staging::plan`]), lower,
+/// check, render and assemble.
 pub fn compile(graph: &Graph, params: &PlanParams) -> Result<Compiled, CompileError> {
-    compile_plan(&plan::plan(graph, params)?)
-}
-
-/// [`compile`] with weights staged in the arena ([`plan::plan_staged`]); work in progress
-/// (issue 18): no stager kernel fills the slots yet, the host does
-/// ([`runner::Loaded::fill_staged`]).
-pub fn compile_staged(graph: &Graph, params: &PlanParams) -> Result<Compiled, CompileError> {
-    compile_plan(&plan::plan_staged(graph, params)?)
+    compile_plan(&staging::plan(graph, params)?)
 }
 
 /// Lowers, checks, renders and assembles `plan`: [`compile`]'s stages after planning, for a

@@ -34,6 +34,7 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
         }
         let op = lowering(&node.op);
         let (semaphores, senders) = op.sync(node)?;
+        let stagers = crate::ops::stage::senders(node, &senders);
         nodes.push(NodeKir {
             node: node.name.clone(),
             op: op.op().to_string(),
@@ -42,6 +43,7 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
             semaphores,
             blocks: node.split.work.iter().map(|w| (w.core, w.count)).collect(),
             senders,
+            stagers,
             counted: op.counted(),
             kernels: op.kernels(node)?,
         });

@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use kernel_gen::program::{DeviceProgram, KERNELS};
 use kernel_gen::variants::{checked_in, Variant};
-use kernel_gen::{check, lower, plan, program, report, CompileError, Compiled};
+use kernel_gen::{check, lower, program, report, staging, CompileError, Compiled};
 
 #[derive(Parser)]
 #[command(about = "Regenerate (or check) the compiled kernels and dispatch programs")]
@@ -34,7 +34,7 @@ struct Cli {
 
 /// The program of `variant`, compiled.
 fn build(variant: &Variant, want_report: bool) -> Result<Compiled, CompileError> {
-    let plan = plan::plan(&variant.graph, &variant.params)?;
+    let plan = staging::plan(&variant.graph, &variant.params)?;
     let kir = lower::lower(&plan)?;
     check::check(&kir, &plan.limits, plan.grid)?;
     if want_report {

@@ -146,6 +146,7 @@ fn batch(body: &[Call], cb: u32, push: bool) -> u32 {
         counted: 1,
         sender: true,
         other_senders: 1,
+        stager: false,
         first_sender: false,
     };
     let mut most = 0;
@@ -166,6 +167,7 @@ fn links(node: &NodeKir, role: KernelRole, push: bool) -> Vec<u32> {
             counted: 1,
             sender: true,
             other_senders: 1,
+            stager: false,
             first_sender: false,
         };
         let mut out = Vec::new();
@@ -195,6 +197,7 @@ fn pushes_repeatedly(body: &[Call], cb: u32) -> bool {
         counted: 2,
         sender: true,
         other_senders: 1,
+        stager: false,
         first_sender: false,
     };
     let mut pushes = 0;
@@ -285,6 +288,7 @@ pub fn estimate(
                             counted: 0,
                             sender: false,
                             other_senders: 0,
+                            stager: false,
                             first_sender: false,
                         },
                         |(_, on)| *on,
@@ -525,6 +529,7 @@ mod tests {
                 semaphores: 0,
                 blocks: CORES.iter().map(|c| (*c, 4)).collect(),
                 senders: vec![CORES[..1].to_vec()],
+                stagers: Vec::new(),
                 counted: Some(CountSource {
                     buffer: "s.counts".into(),
                     page_bytes: 64,
@@ -654,6 +659,7 @@ mod tests {
             semaphores: 0,
             blocks: CORES.iter().map(|c| (*c, 4)).collect(),
             senders: Vec::new(),
+            stagers: Vec::new(),
             counted: None,
             kernels: vec![
                 kernel(Role::Reader, in_blocks(push)),

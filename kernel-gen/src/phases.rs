@@ -10,6 +10,10 @@
 
 use crate::kir::{self, Call, OnCore, Trips};
 use crate::multicast::{LOADED, VALID};
+use crate::plan::staged::{STAGE_BIAS_CB, STAGE_WEIGHTS_CB};
+
+/// The ids of a stager's CBs in the staged slots.
+const STAGE_CBS: [u32; 2] = [STAGE_WEIGHTS_CB.0, STAGE_BIAS_CB.0];
 
 /// The timeline facts of one kernel body on one core.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,7 +34,8 @@ pub struct Phases {
     /// On a sender, the share of the body's work before it first sets [`LOADED`] for the
     /// core's multicasting kernel (its first slab read; 0 when it does not).
     pub loads_share: f64,
-    /// The prologue multicasts (a sender core).
+    /// The prologue multicasts pages the step's cores wait for (a sender core; not the staging
+    /// of a later conv's weights).
     pub sends: bool,
     /// The prologue waits only for the senders' first round of pages ([`VALID`] at 1), and
     /// the block loops for the later ones (a conv reader that pushes them in its first block).
@@ -138,7 +143,9 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
                 }
                 later_rounds |= *sem == VALID && *value > 1;
             }
-            Call::McastWrite { .. } if times > 0 => sends = true,
+            // The staging of a later conv's weights (`crate::ops::stage`): no core of the
+            // step waits for it.
+            Call::McastWrite { cb, .. } if times > 0 && !STAGE_CBS.contains(cb) => sends = true,
             Call::SemSet { sem: LOADED, .. } if times > 0 && loaded.is_none() => {
                 loaded = Some(before)
             }
@@ -328,6 +335,7 @@ mod tests {
             sender,
             first_sender: sender,
             other_senders: u32::from(!sender),
+            stager: false,
         }
     }
 
@@ -369,6 +377,7 @@ mod tests {
         let two = OnCore {
             first_sender: false,
             other_senders: 1,
+            stager: false,
             ..on(9, true)
         };
         assert!(phases(&reader(), two).waits_for_sender);

@@ -46,6 +46,7 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "conv2d/weights_read.cpp.tera",
     "conv2d/weights_share.cpp.tera",
     "conv2d/weights_send.cpp.tera",
+    "conv2d/stage.cpp.tera",
     "conv2d/write_block.cpp.tera",
     "conv2d/reader.cpp.tera",
     "conv2d/frame_reader.cpp.tera",

@@ -12,9 +12,9 @@
 //! on every core, which the steps' CBs live in (`plan::CbPlan::buffer`); the device keeps them
 //! by buffer name, so programs with the same resident buffers (the main programs for other plane
 //! sizes) share them, and room for them is reserved when the arena is made. Staged weights
-//! (`plan::BufferPlan::staged_by`) are DRAM buffers with a slot in the arena, which the conv's
-//! CBs live in (`Program::add_cb_in_at`) and which [`Loaded::fill_staged`] fills from the
-//! host until the stagers' kernels do (issue 18, work in progress).
+//! (`plan::BufferPlan::staged_by`) are DRAM buffers (the weights are uploaded there) with a slot
+//! in the arena, which the stager's and the conv's CBs live in (`Program::add_cb_in_at`): the
+//! stager's kernels fill it from DRAM on every frame (`ops::stage`).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -49,8 +49,6 @@ pub enum RunError {
     UnknownArgBuffer { kernel: String, buffer: String },
     #[error("buffer `{0}` is not in the program")]
     UnknownBuffer(String),
-    #[error("buffer `{0}` is not a staged buffer of the program")]
-    NotStaged(String),
     #[error("buffer `{buffer}` holds {size} bytes, got {len}")]
     Size { buffer: String, size: u64, len: u64 },
     #[error("buffer `{buffer}` needs weight entry `{entry}`, which the weight set does not have")]
@@ -313,12 +311,11 @@ enum Placed {
         name: String,
     },
     /// Staged weights (`plan::BufferPlan::staged_by`): read and written in DRAM, and copied
-    /// whole into the slot at `offset` of the `arena` buffer on each of `banks` for the steps
-    /// from the stager's to the conv's, whose CBs live there.
+    /// whole by the stager's kernels into the slot at `offset` of the `arena` buffer on every
+    /// core for the steps from the stager's to the conv's, whose CBs live there.
     Staged {
         dram: Arc<Buffer>,
         arena: Arc<Buffer>,
-        banks: Arc<Vec<CoreCoord>>,
         offset: u32,
     },
 }
@@ -523,14 +520,13 @@ impl Loaded {
                     }
                     placed
                 }
-                (None, Some(offset), Some((buffer, _)), Some(banks)) if b.staged_by.is_some() => {
+                (None, Some(offset), Some((buffer, _)), Some(_)) if b.staged_by.is_some() => {
                     Placed::Staged {
                         dram: Arc::new(dev.dram_buffer(
                             u64::from(b.pages) * u64::from(b.page_bytes),
                             b.page_bytes,
                         )?),
                         arena: buffer.clone(),
-                        banks: banks.clone(),
                         offset,
                     }
                 }
@@ -699,28 +695,6 @@ impl Loaded {
         let mut out = vec![0u8; (pages * page_bytes) as usize];
         self.buffer(name)?.read_pages(first, pages, &mut out)?;
         Ok(out)
-    }
-
-    /// Copies staged buffer `name` (`plan::BufferPlan::staged_by`) from DRAM into its arena slot
-    /// on every core, as its stager's kernels are to do (issue 18, work in progress: none does
-    /// yet). Call it after the stager's step and before its conv's: the slot's bytes are other
-    /// tensors' outside those steps.
-    pub fn fill_staged(&self, name: &str) -> Result<(), RunError> {
-        let Placed::Staged {
-            dram,
-            arena,
-            banks,
-            offset,
-        } = self.buffer(name)?
-        else {
-            return Err(RunError::NotStaged(name.to_string()));
-        };
-        let mut bytes = vec![0u8; dram.size() as usize];
-        dram.read(&mut bytes)?;
-        for core in banks.iter() {
-            arena.write_core(*core, *offset, &bytes)?;
-        }
-        Ok(())
     }
 
     /// Fills every weight and resize-filter buffer ([`weight_bytes`]).

@@ -19,6 +19,7 @@ const LAYERS: &[&str] = &[
     "ops",
     "arena",
     "lower",
+    "staging",
     "dispatch",
     "check",
     "render",

@@ -13,6 +13,7 @@ use crate::multicast::{Multicast, Resident};
 use crate::plan::{ConvPlan, CoreWork, NodePlan};
 
 use super::max_pool2::{ones_fill, selection_fill};
+use super::stage::Stage;
 use super::{conv_pool, frame_conv};
 
 impl Lowering for ConvPlan {
@@ -445,10 +446,12 @@ pub(crate) fn conv_compute(
 }
 
 /// The weights' multicast a conv's writer does first on each group's sender
-/// (`conv2d/weights_send.cpp.tera`, [`Multicast::send`]): the compile args it adds, its runtime
-/// args after the writer's own, and its calls.
+/// (`conv2d/weights_send.cpp.tera`, [`Multicast::send`]) and, on a stager, the staging after it
+/// ([`Stage`]): the compile args they add, their runtime args after the writer's own, and their
+/// calls.
 pub(crate) struct WeightsSend {
     multicast: Multicast,
+    stage: Option<Stage>,
     pub compile_args: Vec<CompileArg>,
     pub body: Vec<Call>,
 }
@@ -457,17 +460,25 @@ impl WeightsSend {
     pub(crate) fn of(node: &NodePlan, c: &ConvPlan) -> Result<Self, KirError> {
         let residents = conv_residents(node, c)?;
         let multicast = Multicast::of(node, &residents)?;
+        let stage = Stage::of(node, &multicast.senders())?;
+        let mut compile_args = multicast.compile_args();
+        let mut body = multicast.send(&residents);
+        if let Some(stage) = &stage {
+            compile_args.extend(stage.compile_args());
+            body.extend(stage.calls());
+        }
         Ok(WeightsSend {
-            compile_args: multicast.compile_args(),
-            body: multicast.send(&residents),
+            compile_args,
+            body,
             multicast,
+            stage,
         })
     }
 
     /// The names of [`WeightsSend::writer_args`]: the writer's `output_addr`, `block_start`,
     /// `block_count`, then the first output tile of the core's slice, the weights' and bias's
-    /// buffers and the multicast's.
-    pub(crate) fn writer_arg_names() -> Vec<String> {
+    /// buffers, the multicast's and the staging's ([`Stage::arg_names`]) when it stages.
+    pub(crate) fn writer_arg_names(&self) -> Vec<String> {
         [
             names(&[
                 "output_addr",
@@ -478,6 +489,9 @@ impl WeightsSend {
                 "bias_addr",
             ]),
             Multicast::send_arg_names(),
+            self.stage
+                .as_ref()
+                .map_or_else(Vec::new, |_| Stage::arg_names()),
         ]
         .concat()
     }
@@ -508,6 +522,9 @@ impl WeightsSend {
                             Arg::BufferAddress(bias.to_string()),
                         ],
                         self.multicast.send_args(w.core),
+                        self.stage
+                            .as_ref()
+                            .map_or_else(Vec::new, |s| s.args(w.core)),
                     ]
                     .concat(),
                 }
@@ -580,7 +597,7 @@ pub(crate) fn conv_writer(
             args(&[("block_step", block_step)]),
         ]
         .concat(),
-        runtime_arg_names: WeightsSend::writer_arg_names(),
+        runtime_arg_names: send.writer_arg_names(),
         runtime_args: send.writer_args(node, c, |w| {
             [w.start * blocks_per_unit, w.count * blocks_per_unit]
         }),

@@ -176,7 +176,7 @@ pub(crate) fn kernels(
             send.compile_args.clone(),
         ]
         .concat(),
-        runtime_arg_names: WeightsSend::writer_arg_names(),
+        runtime_arg_names: send.writer_arg_names(),
         runtime_args: send.writer_args(node, c, |w| [w.start / 4, w.count / 4]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),

@@ -278,6 +278,7 @@ mod tests {
             counted: 4,
             sender: false,
             other_senders: 1,
+            stager: false,
             first_sender: false,
         }
     }

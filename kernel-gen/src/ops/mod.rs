@@ -12,3 +12,4 @@ pub mod resize;
 pub mod sample;
 pub mod select_keypoints;
 pub mod softmax_fold;
+pub mod stage;

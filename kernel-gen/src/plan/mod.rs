@@ -133,6 +133,10 @@ pub struct PlanParams {
     /// External inputs that live in the L1 arena, at these offsets (an earlier program's
     /// [`PlanParams::outlive`] buffers, [`crate::variants::shared_l1`]); the others are in DRAM.
     pub external_l1: BTreeMap<String, u32>,
+    /// Whether the convs [`staged::candidates`] names may take their weights from arena slots an
+    /// earlier step fills ([`staged`]); off by default: by the cost model v2 it is a net loss on
+    /// 12x10 and a small gain on 11x10 (docs/cost-model.md, "Staged weights").
+    pub stage_weights: bool,
 }
 
 impl Default for PlanParams {
@@ -148,6 +152,7 @@ impl Default for PlanParams {
             keep_in_dram: BTreeSet::new(),
             outlive: BTreeSet::new(),
             external_l1: BTreeMap::new(),
+            stage_weights: false,
         }
     }
 }
@@ -499,22 +504,24 @@ pub(crate) fn largest_divisor_within(n: u32, cap: u32) -> u32 {
 /// With L1 activations, the convs [`resident::choose`] picks on a first plan keep their weights
 /// in L1 ([`ConvPlan::weights_in_l1`]), and the plan is made again leaving their copies room;
 /// that second plan stands only where [`resident::check`] finds what the choice took still
-/// holds, else the plan is the first, without copies.
+/// holds, else the plan is the first, without copies. Staged weights
+/// ([`PlanParams::stage_weights`]) need the arena's placement: `crate::staging::plan` plans
+/// them on this plan.
 pub fn plan(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
     Ok(with_resident(graph, params)?.plan)
 }
 
 /// A plan with the resident copies [`plan`] chose, and what it was made from.
-struct Resident {
-    plan: Plan,
+pub(crate) struct Resident {
+    pub plan: Plan,
     /// The convs whose weights and bias are resident copies.
-    chosen: BTreeSet<String>,
+    pub chosen: BTreeSet<String>,
     /// The arena's and the copies' reserve the plan was made with (`None`: the graph's default).
-    reserve: Option<u32>,
+    pub reserve: Option<u32>,
 }
 
 /// [`plan`], with the resident convs and the reserve it was made with.
-fn with_resident(graph: &Graph, params: &PlanParams) -> Result<Resident, PlanError> {
+pub(crate) fn with_resident(graph: &Graph, params: &PlanParams) -> Result<Resident, PlanError> {
     let no_staging = BTreeMap::new();
     let (first, reserve) = plan_with(graph, params, &BTreeSet::new(), &no_staging, None)?;
     let unchanged = |plan| Resident {
@@ -538,36 +545,6 @@ fn with_resident(graph: &Graph, params: &PlanParams) -> Result<Resident, PlanErr
         },
         Err(_) => unchanged(first),
     })
-}
-
-/// [`plan`], then the weights and bias of the convs [`staged::choose`] picks on it staged in the
-/// arena's dead space by an earlier step ([`BufferPlan::staged_by`]), one conv at a time in
-/// step order: the plan made again with the convs staged so far and this one in L1
-/// ([`ConvPlan::weights_in_l1`]) stands only where [`staged::check`] finds every staged buffer
-/// in the arena and the arena still holding every activation [`plan`]'s held (and the resident
-/// copies still hold, [`resident::check`]); else the conv is not staged.
-///
-/// Not yet [`plan`] itself: the stagers' kernels and the runner's staged CBs are to come (work
-/// in progress, issue 18).
-pub fn plan_staged(graph: &Graph, params: &PlanParams) -> Result<Plan, PlanError> {
-    let base = with_resident(graph, params)?;
-    let order: Vec<&str> = base.plan.nodes.iter().map(|n| n.name.as_str()).collect();
-    let mut candidates: Vec<(String, String)> = staged::choose(&base.plan).into_iter().collect();
-    candidates.sort_by_key(|(conv, _)| order.iter().position(|n| n == conv));
-    let mut staged = BTreeMap::new();
-    let mut planned = None;
-    for (conv, stager) in candidates {
-        let mut trial = staged.clone();
-        trial.insert(conv, stager);
-        let (with, steps_reserve) = plan_with(graph, params, &base.chosen, &trial, base.reserve)?;
-        let copies_hold =
-            base.chosen.is_empty() || resident::check(&with, &base.chosen, steps_reserve).is_ok();
-        if copies_hold && staged::check(&base.plan, &with, &trial).is_ok() {
-            staged = trial;
-            planned = Some(with);
-        }
-    }
-    Ok(planned.unwrap_or(base.plan))
 }
 
 /// The plan with the convs `chosen` on `first` keeping their weights in L1 copies, leaving the
@@ -608,7 +585,7 @@ fn with_copies(
 /// graph's nodes have alive at once); also the most the planned steps have alive at once (a
 /// pool fused with its conv leaves the conv's output out), the arena's estimate for a second
 /// plan.
-fn plan_with(
+pub(crate) fn plan_with(
     graph: &Graph,
     params: &PlanParams,
     resident: &BTreeSet<String>,
@@ -939,6 +916,7 @@ fn plan_with(
             .iter()
             .map(|n| (n.output.as_str(), n.inputs.as_slice())),
     );
+    staged::add_stage_cbs(&mut nodes, &buffers);
     let planned = Plan {
         grid: params.grid,
         limits: params.limits,

@@ -1,118 +1,131 @@
-//! Weights staged in the L1 arena's dead space (issue 18, work in progress): a conv that could
-//! keep its weights and bias in L1 ([`super::ConvPlan::may_keep_weights_in_l1`]) but has no
-//! resident copy ([`super::resident`]: no room beside the arena) takes them from arena slots
-//! that an earlier step, its stager, fills: the stager's sender cores read them from DRAM and
-//! multicast them into the same slot on every core, and the conv's CBs live in the slots
-//! ([`super::CbPlan::buffer`]) as in resident copies, with no senders or semaphores (the program
-//! boundary orders the stager's writes before the conv's reads).
+//! Weights staged in the L1 arena's dead space (issue 18): a conv that could keep its weights
+//! and bias in L1 ([`super::ConvPlan::may_keep_weights_in_l1`]) but has no resident copy
+//! ([`super::resident`]: no room beside the arena) takes them from arena slots that an earlier
+//! step, its stager, fills: the stager's writers on a few cores read them from DRAM and
+//! multicast them into the same slot on every core (`ops::stage`, `conv2d/stage.cpp.tera`),
+//! and the conv's CBs live in the slots ([`super::CbPlan::buffer`]) as in resident copies, with
+//! no senders or semaphores (the program boundary orders the stager's writes before the conv's
+//! reads).
 //!
 //! The rule, kept simple:
 //! * The candidates are the convs that may keep their weights in L1 and do not, in step order.
-//! * A candidate's stager is the closest earlier step that is a conv step not reading the frame
-//!   and computing no fused convs ([`stager`]): the add-on lives in the conv writers, and the
-//!   frame conv's and fused steps' writers are the busiest. A candidate with none is not staged.
+//! * A candidate's stager is the closest earlier step that is a conv step on every core of the
+//!   grid (one rectangle, which the staging multicasts to), not reading the frame and computing
+//!   no fused convs ([`stager`]): the add-on lives in the conv writers, and the frame conv's and
+//!   fused steps' writers are the busiest. A stager stages one conv; a candidate with none is
+//!   not staged.
 //! * Each staged buffer ([`super::BufferPlan::staged_by`]) takes a whole copy (its bytes aligned,
 //!   as [`super::resident::copy_bytes`]) at one arena offset on every core, alive from the
 //!   stager's step to the conv's, placed after every activation ([`crate::arena`]), so it only
-//!   takes space no activation takes then.
-//! * The plan made with the staged convs in L1 ([`super::plan_staged`]) stands only where
-//!   [`check`] finds every staged buffer in the arena and every activation the plan without
-//!   staging keeps in L1 still there; else that plan stands, without staging.
+//!   takes space no activation takes then. The stager has a CB in each slot
+//!   ([`STAGE_WEIGHTS_CB`], [`STAGE_BIAS_CB`]: the consumer's CB with another id and name, which
+//!   gives its kernels the slot's address) that no kernel reserves or pushes.
+//! * The plan made with the staged convs in L1 (`crate::staging::plan`, which needs the arena's
+//!   placement) stands only where `crate::staging::check` finds every staged buffer in the
+//!   arena and every activation the plan without staging keeps in L1 still there; else that
+//!   plan stands, without staging.
 
-use std::collections::BTreeMap;
+use super::{BufferPlan, CbKind, CbPlan, NodePlan, OpPlan, Plan};
+use crate::device::Grid;
 
-use super::{NodePlan, OpPlan, Plan};
-use crate::kir::KirError;
+/// The id and name of the stager's CB in the slot of the staged weights.
+pub const STAGE_WEIGHTS_CB: (u32, &str) = (24, "cb_stage_weights");
+/// The id and name of the stager's CB in the slot of the staged bias.
+pub const STAGE_BIAS_CB: (u32, &str) = (25, "cb_stage_bias");
 
-/// Whether the step of `node` can stage another conv's weights: a conv step that does not read
-/// the frame and computes no fused convs.
-fn can_stage(node: &NodePlan) -> bool {
-    matches!(&node.op, OpPlan::Conv2d(c) if !c.frame_rows && c.fused.is_empty())
+/// Whether the step of `node` can stage another conv's weights on `grid`: a conv step on every
+/// core of the grid (one rectangle) that does not read the frame and computes no fused convs.
+fn can_stage(node: &NodePlan, grid: Grid) -> bool {
+    let whole_grid = matches!(node.split.ranges.as_slice(), [r] if r.len() == grid.cores())
+        && node.split.work.len() as u32 == grid.cores();
+    whole_grid && matches!(&node.op, OpPlan::Conv2d(c) if !c.frame_rows && c.fused.is_empty())
 }
 
-/// The stager of the step at `index` of `plan`: the closest earlier conv step that reads no
-/// frame and computes no fused convs.
+/// The stager of the step at `index` of `plan`: the closest earlier step that can stage
+/// ([`can_stage`]).
 pub fn stager(plan: &Plan, index: usize) -> Option<&NodePlan> {
-    plan.nodes.get(..index)?.iter().rev().find(|n| can_stage(n))
+    plan.nodes
+        .get(..index)?
+        .iter()
+        .rev()
+        .find(|n| can_stage(n, plan.grid))
 }
 
-/// The convs of `plan` whose weights and bias are to be staged, each with its stager's name.
-pub fn choose(plan: &Plan) -> BTreeMap<String, String> {
+/// The convs of `plan` whose weights and bias may be staged, in step order: those that may keep
+/// them in L1 and do not. None without L1 activations.
+pub fn candidates(plan: &Plan) -> Vec<String> {
     if !plan.l1_activations {
-        return BTreeMap::new();
+        return Vec::new();
     }
     plan.nodes
         .iter()
-        .enumerate()
-        .filter(|(_, n)| {
+        .filter(|n| {
             matches!(&n.op, OpPlan::Conv2d(c) if c.may_keep_weights_in_l1() && !c.weights_in_l1)
         })
-        .filter_map(|(i, n)| Some((n.name.clone(), stager(plan, i)?.name.clone())))
+        .map(|n| n.name.clone())
         .collect()
 }
 
-/// How a plan made with staged weights breaks what [`choose`] took.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Lapse {
-    /// Conv `node` was to be staged but does not take its weights from L1 (its step is sliced,
-    /// fused or gone).
-    NotInL1 { node: String },
-    /// Staged buffer `buffer` found no room in the arena.
-    Unplaced { buffer: String },
-    /// Activation `buffer`, in L1 without staging, is in DRAM with it.
-    Spilled { buffer: String },
-    /// A plan does not lower.
-    Lower(KirError),
-}
-
-/// Checks `with`, planned with the convs `staged` names taking their weights from arena slots,
-/// against `base`, the plan without staging: every staged conv takes its weights from L1, and
-/// the arena packed on `with` holds every staged buffer and every buffer `base`'s holds.
-pub fn check(base: &Plan, with: &Plan, staged: &BTreeMap<String, String>) -> Result<(), Lapse> {
-    let in_l1 = |name: &str| {
-        with.nodes
-            .iter()
-            .any(|n| n.name == name && matches!(&n.op, OpPlan::Conv2d(c) if c.weights_in_l1))
-    };
-    if let Some(node) = staged.keys().find(|n| !in_l1(n)) {
-        return Err(Lapse::NotInL1 { node: node.clone() });
+/// Gives each stager among `nodes` a CB in the slot of each buffer of `buffers` it stages: the
+/// format of the CB its conv has there, the buffer's DRAM pages (which the stager reads into it
+/// as they are), [`STAGE_WEIGHTS_CB`]'s or [`STAGE_BIAS_CB`]'s id and name and no ring use
+/// ([`CbKind::Scratch`]).
+pub fn add_stage_cbs(nodes: &mut [NodePlan], buffers: &[BufferPlan]) {
+    for b in buffers {
+        let Some(stager) = &b.staged_by else { continue };
+        let Some((cb, weights)) = nodes.iter().find_map(|n| {
+            let OpPlan::Conv2d(c) = &n.op else {
+                return None;
+            };
+            let cb = n
+                .cbs
+                .iter()
+                .find(|cb| cb.buffer.as_deref() == Some(b.name.as_str()))?;
+            Some((cb.clone(), c.weights == b.name))
+        }) else {
+            continue;
+        };
+        let (id, name) = if weights {
+            STAGE_WEIGHTS_CB
+        } else {
+            STAGE_BIAS_CB
+        };
+        if let Some(node) = nodes.iter_mut().find(|n| &n.name == stager) {
+            node.cbs.push(CbPlan {
+                id,
+                name: name.to_string(),
+                pages: b.pages,
+                page_bytes: b.page_bytes,
+                kind: CbKind::Scratch,
+                ..cb
+            });
+        }
     }
-    let arena = |p: &Plan| {
-        crate::lower::lower(p)
-            .map(|k| k.arena)
-            .map_err(Lapse::Lower)
-    };
-    let (kept, packed) = (arena(base)?, arena(with)?);
-    if let Some(b) = with
-        .buffers
-        .iter()
-        .find(|b| b.staged_by.is_some() && !packed.holds(&b.name))
-    {
-        return Err(Lapse::Unplaced {
-            buffer: b.name.clone(),
-        });
-    }
-    if let Some(b) = kept.offsets.keys().find(|b| !packed.holds(b)) {
-        return Err(Lapse::Spilled { buffer: b.clone() });
-    }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use crate::device::Grid;
     use crate::kir::Kir;
     use crate::plan::conv::{BIAS_CB_NAME, WEIGHTS_CB_NAME};
-    use crate::plan::{plan, plan_staged, Content};
+    use crate::plan::{plan, plan_with, Content};
+    use crate::staging::{check, Lapse};
     use crate::variants::main_program;
 
     /// SuperPoint at 640×480 on `grid`: the plan without staging, the staged plan and its
     /// lowering.
     fn staged(grid: Grid) -> (Plan, Plan, Kir) {
-        let variant = main_program(640, 480, None, grid);
+        let mut variant = main_program(640, 480, None, grid);
         let base = plan(&variant.graph, &variant.params).expect("plans");
-        let with = plan_staged(&variant.graph, &variant.params).expect("plans");
+        assert_eq!(
+            crate::staging::plan(&variant.graph, &variant.params).expect("plans"),
+            base
+        );
+        variant.params.stage_weights = true;
+        let with = crate::staging::plan(&variant.graph, &variant.params).expect("plans");
         let kir = crate::lower::lower(&with).expect("lowers");
         (base, with, kir)
     }
@@ -217,7 +230,7 @@ mod tests {
     /// end: conv2a's output (4800 pages of 2048 B over 120 banks: 81,920 B a bank) and pool2's
     /// (1200 pages: 20,480 B) are alive in conv2b, one above the other, and conv3a's output
     /// (40,960 B) fits below them once conv2a's is dead: 102,400, then its bias after its
-    /// weights at 102,400 + 147,456 = 249,856. `plan` itself is unchanged.
+    /// weights at 102,400 + 147,456 = 249,856. Without `stage_weights` the plan is unchanged.
     #[test]
     fn conv3a_is_staged_by_conv2b_on_12x10() {
         let (base, with, kir) = staged(Grid::ETH_DISPATCH);
@@ -282,7 +295,7 @@ mod tests {
         let only_conv2a: BTreeMap<String, String> =
             [("conv2a".to_string(), "conv1b".to_string())].into();
         let variant = main_program(640, 480, None, Grid { x: 11, y: 10 });
-        let (alone, _) = crate::plan::plan_with(
+        let (alone, _) = plan_with(
             &variant.graph,
             &variant.params,
             &Default::default(),

@@ -59,6 +59,7 @@ pub fn node(
         semaphores,
         blocks: Vec::new(),
         senders: Vec::new(),
+        stagers: Vec::new(),
         counted: None,
         kernels,
     }

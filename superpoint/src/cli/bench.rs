@@ -13,7 +13,7 @@ use clap::Args;
 use kernel_gen::model::{
     Counts, GOAL_US, PORT_MEASURED_US, TIMELINE_TARGET_11X10_US, TIMELINE_TARGET_12X10_US,
 };
-use kernel_gen::{lower, model, plan};
+use kernel_gen::{lower, model, staging};
 use superpoint::backend::tensix::{main_variant, TensixConfig, TensixGrid, TensixPrecision};
 use superpoint::{Backend, DeviceSet, Options, SuperPoint, Warmup};
 use superpoint_graph::Tensor;
@@ -94,7 +94,7 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
         };
         // The kernel IR of the same program, for the RISC-V work the emulator cannot count.
         let variant = main_variant((w as u32, h as u32), None, grid.grid(), precision);
-        let kir = lower::lower(&plan::plan(&variant.graph, &variant.params)?)?;
+        let kir = lower::lower(&staging::plan(&variant.graph, &variant.params)?)?;
         let profile = tensix.profile(&plane, &options, &model::count_buffers(&kir))?;
         let nodes = model::estimate(&kir, &profile.steps, Counts::Run(&profile.buffers), &cost)?;
         let bound = model::estimate(&kir, &profile.steps, Counts::Bound, &cost)?;

@@ -2,7 +2,8 @@
 // Do not edit: change the template or the plan and regenerate.
 //
 // The writer of a conv with its 2x2 max-pool fused (kernel-gen src/ops/conv_pool.rs): first, on
-// the sender of the weights, their multicast (conv2d/weights_send.cpp.tera), then the pooled
+// the sender of the weights, their multicast (conv2d/weights_send.cpp.tera), on a stager's stage
+// senders the staging of a later conv's weights (conv2d/stage.cpp.tera), then the pooled
 // tiles of the core's output blocks. (The reader writes the selection and identity tiles the
 // compute pools with while the weights travel: conv2d/constants_on_reader.cpp.tera.)
 #include "api/dataflow/dataflow_api.h"
