@@ -34,7 +34,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::kir::{Arena, Arg, CompileArg, Kir, KirError};
 use crate::plan::arena_room::bank_bytes;
-use crate::plan::{cbs_l1_bytes, resident, BufferPlan, Content, OpPlan, Plan};
+use crate::plan::{largest_cbs_l1_bytes, resident, BufferPlan, Content, OpPlan, Plan};
 
 /// Whether a buffer holds an activation-like tensor (read and written by kernels through an
 /// interleaved address generator), as opposed to weights and filters.
@@ -125,12 +125,7 @@ pub fn place(kir: &mut Kir, plan: &Plan) -> Result<(), KirError> {
     let buffers = &plan.buffers;
     let banks = plan.grid.cores();
     let align = plan.limits.l1_alignment;
-    let largest_cbs = kir
-        .nodes
-        .iter()
-        .map(|n| cbs_l1_bytes(&n.cbs, align))
-        .max()
-        .unwrap_or(0);
+    let largest_cbs = largest_cbs_l1_bytes(kir.nodes.iter().map(|n| n.cbs.as_slice()), align);
     kir.arena.resident = resident::l1_bytes(buffers, align);
     let budget = u32::try_from(
         u64::from(plan.limits.l1_usable())

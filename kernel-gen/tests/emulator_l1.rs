@@ -280,7 +280,7 @@ fn staged_weights_give_the_same_bytes() {
         }
     }
     let not_staging = kernel_gen::compile_plan(&plan).expect("compiles");
-    kernel_gen::plan::staged::add_stage_cbs(&mut plan.nodes, &plan.buffers);
+    kernel_gen::plan::staged::add_stage_cbs(&mut plan.nodes, &plan.buffers).expect("stages");
     let staged = kernel_gen::compile_plan(&plan).expect("compiles");
     // Bytes per bank on 120 banks (steps resize 0, c1 1, c2 2, c3 3, c4 4): c3's output (256
     // pages of 2 KiB: 3 a bank) 6144, alive 3–4, at 0; c1's and c2's (128 pages) 4096, alive

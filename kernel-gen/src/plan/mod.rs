@@ -103,6 +103,8 @@ pub enum PlanError {
     },
     #[error("grid {x}x{y} is empty")]
     EmptyGrid { x: u32, y: u32 },
+    #[error("staged buffer `{buffer}`: {why}; stage only the weights of a conv that takes them from L1, by a step of the plan")]
+    Unstageable { buffer: String, why: &'static str },
 }
 
 /// Parameters of a compilation.
@@ -281,6 +283,18 @@ pub fn cbs_l1_bytes(cbs: &[CbPlan], alignment: u32) -> u64 {
         .map(|c| (u64::from(c.pages) * u64::from(c.page_bytes)).div_ceil(u64::from(alignment)))
         .map(|units| units * u64::from(alignment))
         .sum()
+}
+
+/// The most L1 bytes per core the CBs of any of `steps` take ([`cbs_l1_bytes`]).
+pub fn largest_cbs_l1_bytes<'a>(
+    steps: impl IntoIterator<Item = &'a [CbPlan]>,
+    alignment: u32,
+) -> u64 {
+    steps
+        .into_iter()
+        .map(|cbs| cbs_l1_bytes(cbs, alignment))
+        .max()
+        .unwrap_or(0)
 }
 
 /// The op-specific part of a node's plan.
@@ -916,7 +930,7 @@ pub(crate) fn plan_with(
             .iter()
             .map(|n| (n.output.as_str(), n.inputs.as_slice())),
     );
-    staged::add_stage_cbs(&mut nodes, &buffers);
+    staged::add_stage_cbs(&mut nodes, &buffers)?;
     let planned = Plan {
         grid: params.grid,
         limits: params.limits,

@@ -24,7 +24,7 @@
 use std::collections::BTreeSet;
 
 use super::conv::{BIAS_CB_NAME, WEIGHTS_CB_NAME};
-use super::{cbs_l1_bytes, BufferPlan, NodePlan, OpPlan, Plan};
+use super::{cbs_l1_bytes, largest_cbs_l1_bytes, BufferPlan, NodePlan, OpPlan, Plan};
 
 /// The bytes of every core's copy of `buffer`, aligned as the allocator places it.
 pub fn copy_bytes(buffer: &BufferPlan, alignment: u32) -> u32 {
@@ -123,12 +123,7 @@ pub fn check(second: &Plan, chosen: &BTreeSet<String>, reserve: u32) -> Result<(
         return Err(Lapse::NotResident { node: node.clone() });
     }
     let align = second.limits.l1_alignment;
-    let largest = second
-        .nodes
-        .iter()
-        .map(|n| cbs_l1_bytes(&n.cbs, align))
-        .max()
-        .unwrap_or(0);
+    let largest = largest_cbs_l1_bytes(second.nodes.iter().map(|n| n.cbs.as_slice()), align);
     let needed = u64::from(reserve) + u64::from(l1_bytes(&second.buffers, align)) + largest;
     let usable = u64::from(second.limits.l1_usable());
     if needed > usable {

@@ -25,7 +25,7 @@
 //!   arena and every activation the plan without staging keeps in L1 still there; else that
 //!   plan stands, without staging.
 
-use super::{BufferPlan, CbKind, CbPlan, NodePlan, OpPlan, Plan};
+use super::{BufferPlan, CbKind, CbPlan, NodePlan, OpPlan, Plan, PlanError};
 use crate::device::Grid;
 
 /// The id and name of the stager's CB in the slot of the staged weights.
@@ -69,38 +69,47 @@ pub fn candidates(plan: &Plan) -> Vec<String> {
 /// Gives each stager among `nodes` a CB in the slot of each buffer of `buffers` it stages: the
 /// format of the CB its conv has there, the buffer's DRAM pages (which the stager reads into it
 /// as they are), [`STAGE_WEIGHTS_CB`]'s or [`STAGE_BIAS_CB`]'s id and name and no ring use
-/// ([`CbKind::Scratch`]).
-pub fn add_stage_cbs(nodes: &mut [NodePlan], buffers: &[BufferPlan]) {
+/// ([`CbKind::Scratch`]). A staged buffer that no conv's CB lives in, or whose stager is not a
+/// step of `nodes`, is an error: its slot would be read unfilled, or filled for no one.
+pub fn add_stage_cbs(nodes: &mut [NodePlan], buffers: &[BufferPlan]) -> Result<(), PlanError> {
     for b in buffers {
         let Some(stager) = &b.staged_by else { continue };
-        let Some((cb, weights)) = nodes.iter().find_map(|n| {
-            let OpPlan::Conv2d(c) = &n.op else {
-                return None;
-            };
-            let cb = n
-                .cbs
-                .iter()
-                .find(|cb| cb.buffer.as_deref() == Some(b.name.as_str()))?;
-            Some((cb.clone(), c.weights == b.name))
-        }) else {
-            continue;
+        let unstageable = |why| PlanError::Unstageable {
+            buffer: b.name.clone(),
+            why,
         };
+        let (cb, weights) = nodes
+            .iter()
+            .find_map(|n| {
+                let OpPlan::Conv2d(c) = &n.op else {
+                    return None;
+                };
+                let cb = n
+                    .cbs
+                    .iter()
+                    .find(|cb| cb.buffer.as_deref() == Some(b.name.as_str()))?;
+                Some((cb.clone(), c.weights == b.name))
+            })
+            .ok_or_else(|| unstageable("no conv's CB lives in its slot"))?;
         let (id, name) = if weights {
             STAGE_WEIGHTS_CB
         } else {
             STAGE_BIAS_CB
         };
-        if let Some(node) = nodes.iter_mut().find(|n| &n.name == stager) {
-            node.cbs.push(CbPlan {
-                id,
-                name: name.to_string(),
-                pages: b.pages,
-                page_bytes: b.page_bytes,
-                kind: CbKind::Scratch,
-                ..cb
-            });
-        }
+        let node = nodes
+            .iter_mut()
+            .find(|n| &n.name == stager)
+            .ok_or_else(|| unstageable("its stager is not a step of the plan"))?;
+        node.cbs.push(CbPlan {
+            id,
+            name: name.to_string(),
+            pages: b.pages,
+            page_bytes: b.page_bytes,
+            kind: CbKind::Scratch,
+            ..cb
+        });
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -201,6 +210,36 @@ mod tests {
                 assert!(in_buffer(BIAS_CB_NAME, &c.bias), "{}", n.name);
             }
         }
+    }
+
+    /// A staged buffer whose conv does not take it from L1, or whose stager is no step, is
+    /// refused by name instead of leaving a slot unfilled.
+    #[test]
+    fn a_slot_no_step_fills_or_reads_is_refused() {
+        let (base, with, _) = staged(Grid::ETH_DISPATCH);
+        let marked = |plan: &Plan, stager: &str| {
+            let mut buffers = plan.buffers.clone();
+            for b in buffers.iter_mut().filter(|b| b.name == "conv3a.weight") {
+                b.staged_by = Some(stager.to_string());
+            }
+            let mut nodes = plan.nodes.clone();
+            add_stage_cbs(&mut nodes, &buffers)
+        };
+        let refused = |why| {
+            Err(PlanError::Unstageable {
+                buffer: "conv3a.weight".to_string(),
+                why,
+            })
+        };
+        assert_eq!(
+            marked(&base, "conv2b"),
+            refused("no conv's CB lives in its slot")
+        );
+        assert_eq!(
+            marked(&with, "nope"),
+            refused("its stager is not a step of the plan")
+        );
+        assert_eq!(marked(&with, "conv2b"), Ok(()));
     }
 
     /// conv3a's weights (k tiles 64·9/32 = 18 by 128/32 = 4 output tiles of 2048 B: 147,456 B)
