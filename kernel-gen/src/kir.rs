@@ -205,6 +205,10 @@ impl CountSource {
     }
 }
 
+/// The faces of a whole tile, which an SFPU operation works on unless it names a vector mode
+/// ([`Call::Sfpu`]).
+pub const ALL_FACES: u32 = 4;
+
 /// An SFPU operation on DST tiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -320,9 +324,12 @@ pub enum Call {
     Copy {
         tiles: u32,
     },
+    /// `tiles` SFPU operations, each on `faces` of its DST tile's four 16×16 faces (4:
+    /// `VectorMode::RC`, the default; 2: `VectorMode::R`, rows 0-15, or `C`, columns 0-15).
     Sfpu {
         op: SfpuOp,
         tiles: u32,
+        faces: u32,
     },
     /// `reduce_tile` of `tiles` CB tiles accumulated into one DST tile.
     Reduce {

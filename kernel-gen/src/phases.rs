@@ -72,7 +72,7 @@ fn weight(call: &Call) -> f64 {
         | Call::Pack { tiles, .. }
         | Call::Reduce { tiles, .. } => f64::from(*tiles) * 32.0,
         Call::Binary { tiles, .. } => f64::from(*tiles) * 64.0,
-        Call::Sfpu { tiles, .. } => f64::from(*tiles) * 124.0,
+        Call::Sfpu { tiles, faces, .. } => f64::from(*tiles) * f64::from(*faces) / 4.0 * 124.0,
         _ => 0.0,
     }
 }

@@ -39,8 +39,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "port",
-        timeline_us: 361.0,
-        stage_bound_us: 295.6,
+        timeline_us: 357.0,
+        stage_bound_us: 291.6,
         total_us: 255.0,
         without_scalar_us: 252.0,
         at_bound_us: 375.4,
@@ -49,8 +49,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "port",
-        timeline_us: 401.6,
-        stage_bound_us: 322.4,
+        timeline_us: 397.6,
+        stage_bound_us: 318.4,
         total_us: 284.7,
         without_scalar_us: 281.7,
         at_bound_us: 405.1,
@@ -59,8 +59,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "accurate",
-        timeline_us: 2149.3,
-        stage_bound_us: 2102.1,
+        timeline_us: 2145.4,
+        stage_bound_us: 2098.5,
         total_us: 1995.2,
         without_scalar_us: 1348.1,
         at_bound_us: 2114.5,
@@ -69,8 +69,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "accurate",
-        timeline_us: 2253.4,
-        stage_bound_us: 2183.1,
+        timeline_us: 2249.5,
+        stage_bound_us: 2179.6,
         total_us: 2072.3,
         without_scalar_us: 1332.8,
         at_bound_us: 2191.8,
@@ -138,12 +138,12 @@ const FOLDERS: [Files; 2] = [
     Files {
         folder: "kernel-gen/artifacts",
         files: 45,
-        bytes: 1_077_701,
+        bytes: 1_078_109,
     },
     Files {
         folder: "snapshots",
         files: 37,
-        bytes: 364_220,
+        bytes: 364_628,
     },
 ];
 

@@ -105,7 +105,7 @@ enum { TTR_NOC_SIZE_CLASSES = 10 };
 typedef struct ttr_counters {
     uint64_t runs;                                      /* kernel instances that ran to completion */
     uint64_t tile_ops[TTR_OP_COUNT][TTR_FIDELITY_COUNT]; /* by kind and by the kernel's fidelity */
-    uint64_t sfpu_ops[TTR_SFPU_COUNT];
+    uint64_t sfpu_faces[TTR_SFPU_COUNT];                /* SFPU work by kind, in 16x16 faces (4 a whole tile) */
     uint64_t noc_reads[TTR_NOC_SIZE_CLASSES];
     uint64_t noc_read_bytes[TTR_NOC_SIZE_CLASSES];
     uint64_t noc_writes[TTR_NOC_SIZE_CLASSES];           /* unicast writes */

@@ -94,8 +94,9 @@ pub struct Counters {
     pub runs: u64,
     /// Tile operations by [`TileOp`] and by the kernel's [`MathFidelity`].
     pub tile_ops: [[u64; 4]; 11],
-    /// SFPU instructions by [`SfpuOp`].
-    pub sfpu_ops: [u64; 7],
+    /// SFPU work by [`SfpuOp`], in 16×16 faces: 4 for an op over a whole tile, 2 for one in
+    /// `VectorMode::R` or `C` (the faces it works on).
+    pub sfpu_faces: [u64; 7],
     /// NoC reads by size class.
     pub noc_reads: [u64; NOC_SIZE_CLASSES],
     /// NoC read bytes by size class.
@@ -153,9 +154,14 @@ impl Counters {
         self.tile_ops[op as usize][fidelity as usize]
     }
 
-    /// SFPU instructions of one kind.
-    pub fn sfpu(&self, op: SfpuOp) -> u64 {
-        self.sfpu_ops[op as usize]
+    /// SFPU work of one kind, in tiles (faces / 4).
+    pub fn sfpu_tiles(&self, op: SfpuOp) -> f64 {
+        self.sfpu_faces[op as usize] as f64 / 4.0
+    }
+
+    /// SFPU work of every kind, in tiles.
+    pub fn all_sfpu_tiles(&self) -> f64 {
+        self.sfpu_faces.iter().sum::<u64>() as f64 / 4.0
     }
 
     /// Inits or reconfigs of one kind.
@@ -182,7 +188,7 @@ impl Counters {
         Counters {
             runs: c.runs,
             tile_ops: c.tile_ops,
-            sfpu_ops: c.sfpu_ops,
+            sfpu_faces: c.sfpu_faces,
             noc_reads: c.noc_reads,
             noc_read_bytes: c.noc_read_bytes,
             noc_writes: c.noc_writes,

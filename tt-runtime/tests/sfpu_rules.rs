@@ -2,7 +2,9 @@
 //! LLK, each against hand-computed values (docs/ttsim.md, "Emulator audit"): div_unary_tile
 //! multiplies by its scalar; binary_max/min and the MAX reduce order values by sign and magnitude;
 //! an SFPU result stored into a bf16 DST keeps its top 16 bits unless the LLK rounds first; the MAX
-//! reduce ignores math fidelity and reads a zero datum as +0.
+//! reduce ignores math fidelity and reads a zero datum as +0; an op in `VectorMode::R` or `C`
+//! works on two of the tile's four faces, as tt-llk's vector modes walk them, and counts as half
+//! a tile.
 
 mod common;
 
@@ -201,6 +203,82 @@ fn max_reduce_with_a_scaler_other_than_one_is_refused() {
     let err = expect_err(reduce_max(&[1.0; 1024], 2.0)).to_string();
     assert!(
         err.contains("MAX with a scaler of 2") && err.contains("GMPOOL"),
+        "{err}"
+    );
+}
+
+/// Runs `op` on Float32 tiles x and y (fp32 DST) and returns the output values and the SFPU work
+/// counted, in faces.
+fn sfpu_counted(op: &str, x: f32, y: f32) -> tt_runtime::Result<(Vec<f32>, u64)> {
+    let input = [vec![x; 1024], vec![y; 1024]].concat();
+    let bytes = to_f32_bytes(&input);
+    let src = SFPU.replace("OP;", &format!("{op};"));
+    let mut p = Pipeline::new(&bytes, DataFormat::Float32, &src);
+    p.fp32_dest = true;
+    p.out_format = DataFormat::Float32;
+    let (out, counters) = p.run()?;
+    Ok((from_f32_bytes(&out), counters.sfpu_faces.iter().sum()))
+}
+
+/// The faces (0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right) whose every element of
+/// `out` is `value`.
+fn faces_equal_to(out: &[f32], value: f32) -> Vec<u32> {
+    (0..4u32)
+        .filter(|&f| {
+            (0..256u32).all(|k| {
+                let (i, j) = (f / 2 * 16 + k / 16, f % 2 * 16 + k % 16);
+                out[face_index(i as usize, j as usize)] == value
+            })
+        })
+        .collect()
+}
+
+/// tt-llk's `_llk_math_eltwise_sfpu_apply_vector_mode_` (Blackhole, pinned): RC walks the four
+/// faces, R faces 0 and 1 (rows 0-15), C faces 0 and 2 (columns 0-15); the faces left out keep
+/// their values. exp(0) = 1 where the op ran, 0 where it did not; max(-1, 3) = 3 likewise.
+#[test]
+fn vector_modes_work_on_their_faces_and_count_them() {
+    let exp = |mode: &str| {
+        sfpu_counted(
+            &format!("exp_tile_init(); exp_tile(0, VectorMode::{mode})"),
+            0.0,
+            0.0,
+        )
+        .unwrap()
+    };
+    let (out, faces) = exp("RC");
+    assert_eq!((faces_equal_to(&out, 1.0), faces), (vec![0, 1, 2, 3], 4));
+    let (out, faces) = exp("R");
+    assert_eq!((faces_equal_to(&out, 1.0), faces), (vec![0, 1], 2));
+    assert_eq!(faces_equal_to(&out, 0.0), vec![2, 3]);
+    let (out, faces) = exp("C");
+    assert_eq!((faces_equal_to(&out, 1.0), faces), (vec![0, 2], 2));
+    assert_eq!(faces_equal_to(&out, 0.0), vec![1, 3]);
+    let (out, faces) = sfpu_counted(
+        "binary_max_tile_init(); binary_max_tile(0, 1, 0, VectorMode::R)",
+        -1.0,
+        3.0,
+    )
+    .unwrap();
+    assert_eq!((faces_equal_to(&out, 3.0), faces), (vec![0, 1], 2));
+    assert_eq!(faces_equal_to(&out, -1.0), vec![2, 3]);
+    let (out, faces) =
+        sfpu_counted("recip_tile_init(); recip_tile(0, VectorMode::C)", 4.0, 0.0).unwrap();
+    assert_eq!((faces_equal_to(&out, 0.25), faces), (vec![0, 2], 2));
+    assert_eq!(faces_equal_to(&out, 4.0), vec![1, 3]);
+}
+
+/// The modes whose face walk is the op's own (None, RC_custom) are not emulated: refused.
+#[test]
+fn other_vector_modes_are_refused() {
+    let err = expect_err(sfpu_counted(
+        "exp_tile_init(); exp_tile(0, VectorMode::None)",
+        0.0,
+        0.0,
+    ))
+    .to_string();
+    assert!(
+        err.contains("exp_tile") && err.contains("vector mode"),
         "{err}"
     );
 }

@@ -31,6 +31,7 @@
 use crate::device::Format;
 use crate::kir::{
     args, blocks, cb_id, format_args, Call, CompileArg, Kernel, KirError, Role, SfpuOp, Trips,
+    ALL_FACES,
 };
 use crate::plan::{ConvPlan, NodePlan};
 
@@ -67,6 +68,7 @@ pub(crate) fn kernels(
         Call::Sfpu {
             op: SfpuOp::Max,
             tiles: c.group,
+            faces: ALL_FACES,
         },
     ];
     let lower_pair = [

@@ -17,7 +17,7 @@
 use crate::kir::{
     args, blocks, cb_format, cb_id, exact_fp32_copies, filled_pages, format_args, input, names,
     per_core, reduce_scaler, share_args, Arg, BinaryOp, Call, Kernel, KirError, Lowering, ReduceOp,
-    Role, SfpuOp, Trips,
+    Role, SfpuOp, Trips, ALL_FACES,
 };
 use crate::plan::l2_normalize::L2NormalizePlan;
 use crate::plan::NodePlan;
@@ -178,10 +178,12 @@ fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirError
                             Call::Sfpu {
                                 op: SfpuOp::Max,
                                 tiles: 1,
+                                faces: ALL_FACES,
                             },
                             Call::Sfpu {
                                 op: SfpuOp::Rsqrt,
                                 tiles: 1,
+                                faces: ALL_FACES,
                             },
                             Call::Pack {
                                 cb: factor,

@@ -5,7 +5,7 @@
 
 use crate::kir::{
     args, blocks, cb_format, cb_id, exact_fp32_copies, format_args, input, names, per_core,
-    share_args, Arg, Call, CompileArg, Kernel, KirError, Lowering, Role, SfpuOp, Trips,
+    share_args, Arg, Call, CompileArg, Kernel, KirError, Lowering, Role, SfpuOp, Trips, ALL_FACES,
 };
 use crate::plan::{NodePlan, PoolPlan};
 
@@ -95,6 +95,7 @@ fn pool_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, KirError> 
                             Call::Sfpu {
                                 op: SfpuOp::Max,
                                 tiles: 3,
+                                faces: ALL_FACES,
                             },
                             Call::Pack { cb: out, tiles: 1 },
                         ],
@@ -200,6 +201,7 @@ pub(crate) fn select_tiles(out: u32, tiles: u32) -> Vec<Call> {
                 Call::Sfpu {
                     op: SfpuOp::Max,
                     tiles,
+                    faces: ALL_FACES,
                 },
                 Call::Pack { cb: out, tiles },
             ],
@@ -303,6 +305,7 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                                     Call::Sfpu {
                                         op: SfpuOp::Max,
                                         tiles: 2,
+                                        faces: ALL_FACES,
                                     },
                                     Call::Pack { cb: vmax, tiles: 2 },
                                 ],

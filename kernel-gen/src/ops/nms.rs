@@ -64,6 +64,7 @@ use crate::device::Core;
 use crate::kir::{
     args, blocks, cb_id, exact_fp32_copies, first_core, input, names, per_core, share_args, Arg,
     Call, CompileArg, CoreArgs, CountSource, Kernel, KirError, Lowering, Role, SfpuOp, Trips,
+    ALL_FACES,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::plan::nms::{NmsPlan, FACE_ROW_BYTES};
@@ -277,6 +278,7 @@ fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
         calls.push(Call::Sfpu {
             op: SfpuOp::Max,
             tiles: taps - 1,
+            faces: ALL_FACES,
         });
         calls
     };
@@ -313,10 +315,12 @@ fn kernels(node: &NodePlan, p: &NmsPlan) -> Result<Vec<Kernel>, KirError> {
         Call::Sfpu {
             op: SfpuOp::Eq,
             tiles: 1,
+            faces: ALL_FACES,
         },
         Call::Sfpu {
             op: SfpuOp::Where,
             tiles: 1,
+            faces: ALL_FACES,
         },
     ]);
     let (template, mut body, compute_args) = if bits {
@@ -367,10 +371,12 @@ fn bits_compute(
         Call::Sfpu {
             op: SfpuOp::Max,
             tiles: 1,
+            faces: ALL_FACES,
         },
         Call::Sfpu {
             op: SfpuOp::Eq,
             tiles: 1,
+            faces: ALL_FACES,
         },
         Call::CbReserve { cb: out, pages: 1 },
         Call::CbReserve { cb: mask, pages: 1 },

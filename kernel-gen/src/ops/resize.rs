@@ -59,7 +59,7 @@
 use crate::device::Format;
 use crate::kir::{
     args, blocks, cb_format, cb_id, format_args, input, names, per_core, share_args, Arg, Call,
-    Kernel, KirError, Lowering, Role, SfpuOp, Trips,
+    Kernel, KirError, Lowering, Role, SfpuOp, Trips, ALL_FACES,
 };
 use crate::plan::resize::ResizePlan;
 use crate::plan::resize_filter::PARTS;
@@ -88,7 +88,11 @@ pub fn pack_plane(plane: &superpoint_graph::Tensor<u8>) -> Vec<u8> {
 }
 
 fn sfpu(op: SfpuOp) -> Call {
-    Call::Sfpu { op, tiles: 1 }
+    Call::Sfpu {
+        op,
+        tiles: 1,
+        faces: ALL_FACES,
+    }
 }
 
 /// Pillow's rounding of DST 0 (A) + DST 1 (B) into DST 0, DST 2 holding q (module docs).

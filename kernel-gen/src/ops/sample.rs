@@ -42,7 +42,7 @@
 //! neighbourhood of map rows once when its count is large (cuts the DRAM bytes).
 
 use crate::kir::{
-    self, Arg, Call, CoreArgs, Kernel, KirError, Lowering, ReduceOp, Role, SfpuOp, Trips,
+    self, Arg, Call, CoreArgs, Kernel, KirError, Lowering, ReduceOp, Role, SfpuOp, Trips, ALL_FACES,
 };
 use crate::layout::tensor::{CANDIDATE_BYTES, COUNT_STRIDE};
 use crate::plan::sample::{SamplePlan, CORNERS, PER_TILE};
@@ -278,10 +278,12 @@ fn kernels(node: &NodePlan, s: &SamplePlan) -> Result<Vec<Kernel>, KirError> {
                         Call::Sfpu {
                             op: SfpuOp::AddScalar,
                             tiles: 1,
+                            faces: ALL_FACES,
                         },
                         Call::Sfpu {
                             op: SfpuOp::Rsqrt,
                             tiles: 1,
+                            faces: ALL_FACES,
                         },
                         Call::Pack { cb: inv, tiles: 1 },
                     ],

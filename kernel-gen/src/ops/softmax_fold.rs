@@ -3,8 +3,9 @@
 //! layout (Float32 32×32 spatial tiles). The probabilities are never stored channels-last.
 //!
 //! Work unit: one map tile = 4×4 cells = rows 0..15 of a tile row of cells (rows 16..31 hold no
-//! cell: twice the compute per cell, which is small, for a finer split — 300 map tiles on 120
-//! cores are at most 3 per core where 150 pairs were 2 pairs = 4 tiles); map tiles are split over
+//! cell: twice the FPU work per cell, for a finer split — 300 map tiles on 120 cores are at most
+//! 3 per core where 150 pairs were 2 pairs = 4 tiles; the SFPU passes, the exp above all, work on
+//! rows 0..15 only, [`ROWS_0_15`]); map tiles are split over
 //! the cores like every other node. The reader gathers each map tile's
 //! cells into a channels-last tile row (one cell row of a map tile is 4 consecutive cells of one
 //! input block; a 4-slot cache keeps the block of each cell row), copying the rows of whole
@@ -30,6 +31,10 @@ use crate::kir::{
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::plan::softmax_fold::{SoftmaxFoldPlan, CELLS_PER_TILE_SIDE};
 use crate::plan::NodePlan;
+
+/// The faces of a tile the compute's SFPU passes work on: 0 and 1, rows 0..15, the map tile's
+/// cells (`VectorMode::R`, half of each tile's SFPU work).
+const ROWS_0_15: u32 = 2;
 
 impl Lowering for SoftmaxFoldPlan {
     fn op(&self) -> &'static str {
@@ -193,6 +198,7 @@ fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirError
                             Call::Sfpu {
                                 op: SfpuOp::Exp,
                                 tiles: t,
+                                faces: ROWS_0_15,
                             },
                             Call::Pack { cb: exp, tiles: t },
                         ],
@@ -218,6 +224,7 @@ fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirError
                             Call::Sfpu {
                                 op: SfpuOp::Recip,
                                 tiles: 1,
+                                faces: ROWS_0_15,
                             },
                             Call::Pack {
                                 cb: recip,

@@ -112,9 +112,10 @@ impl CostModel {
         cycles
     }
 
-    /// SFPU cycles of a compute kernel.
+    /// SFPU cycles of a compute kernel: its SFPU work in tiles (an op over half the faces is
+    /// half a tile).
     pub fn sfpu_cycles(&self, c: &Counters) -> f64 {
-        c.tile_ops(TileOp::Sfpu) as f64 * self.sfpu_cycles
+        c.all_sfpu_tiles() * self.sfpu_cycles
     }
 
     /// Packer cycles of a compute kernel.
@@ -461,10 +462,12 @@ mod tests {
 
     #[test]
     fn sfpu_adds_to_the_fpu_on_the_math_thread() {
-        let mut c = tiles(TileOp::Sfpu, MathFidelity::HiFi4, 10);
-        c.tile_ops[TileOp::Add as usize][MathFidelity::HiFi4 as usize] = 10;
+        // 10 whole-tile SFPU ops (40 faces) and 4 over half a tile (8 faces): 12 tiles.
+        let mut c = tiles(TileOp::Sfpu, MathFidelity::HiFi4, 14);
+        c.sfpu_faces[crate::SfpuOp::Relu as usize] = 48;
+        c.tile_ops[TileOp::Add as usize][MathFidelity::HiFi4 as usize] = 12;
         let core = M.core(&[work(KernelRole::Compute, c)]);
-        close(core.compute(), 320.0 + 80.0);
+        close(core.compute(), 384.0 + 96.0);
         assert_eq!(core.bound(), Bound::Sfpu);
     }
 

@@ -228,12 +228,13 @@ impl TimelineModel {
         cycles
     }
 
-    /// SFPU cycles of a compute kernel, by kind.
+    /// SFPU cycles of a compute kernel, by kind: an op over some of a tile's faces
+    /// (`VectorMode::R` or `C`) is charged their share of the tile's cycles.
     pub fn sfpu_cycles(&self, c: &Counters) -> f64 {
-        c.sfpu_ops
+        c.sfpu_faces
             .iter()
             .zip(self.sfpu_cycles)
-            .map(|(&n, cycles)| n as f64 * cycles)
+            .map(|(&faces, cycles)| faces as f64 / 4.0 * cycles)
             .sum()
     }
 
@@ -916,9 +917,12 @@ mod tests {
     fn sfpu_is_charged_by_kind() {
         use crate::SfpuOp;
         let mut c = Counters::default();
-        c.sfpu_ops[SfpuOp::Relu as usize] = 2;
-        c.sfpu_ops[SfpuOp::Exp as usize] = 1;
+        c.sfpu_faces[SfpuOp::Relu as usize] = 8;
+        c.sfpu_faces[SfpuOp::Exp as usize] = 4;
         close(M.sfpu_cycles(&c), 2.0 * 124.0 + 1150.0);
+        // An exp over faces 0 and 1 only (VectorMode::R): half a tile.
+        c.sfpu_faces[SfpuOp::Exp as usize] += 2;
+        close(M.sfpu_cycles(&c), 2.0 * 124.0 + 1.5 * 1150.0);
     }
 
     #[test]

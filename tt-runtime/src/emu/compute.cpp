@@ -587,16 +587,27 @@ float bits_to_float(uint32_t u) {
     return f;
 }
 
+// Whether element i (row-major) of a DST tile lies in one of the 16x16 `faces` (bit f: face f,
+// numbered top-left, top-right, bottom-left, bottom-right). The faces an SFPU op leaves out keep
+// their values, as tt-llk's vector modes skip them.
+bool in_faces(uint32_t i, uint32_t faces) {
+    const uint32_t face = i / 32 / 16 * 2 + i % 32 / 16;
+    return (faces >> face & 1u) != 0;
+}
+
 // where_tile on a 32-bit format: the LLK loads the condition, true and false tiles as raw 32-bit
 // words and keeps the true word where the condition word is nonzero (SFPSETCC tests the integer,
 // so a -0.0 condition counts as true). A bf16 DST holds no 32-bit words.
-void where(Ctx &c, const float *cond, const float *if_true, uint32_t false_dst, float *out) {
+void where(Ctx &c, const float *cond, const float *if_true, uint32_t false_dst, float *out, uint32_t faces) {
     if (!c.def->build.fp32_dest) {
         kfail("where_tile: a 32-bit format needs an fp32 DST on %s", who(c).c_str());
     }
     check_dst(c, false_dst, 1, "where_tile");
     const float *if_false = c.cs->dst[false_dst];
     for (uint32_t i = 0; i < TILE; ++i) {
+        if (!in_faces(i, faces)) {
+            continue;
+        }
         uint32_t bits;
         memcpy(&bits, &cond[i], 4);
         out[i] = bits != 0 ? if_true[i] : if_false[i];
@@ -658,7 +669,7 @@ float sfpu_value(uint32_t sop, float v, float y, float p) {
     }
 }
 
-void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t param) {
+void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t param, uint32_t faces) {
     Ctx &c = current();
     static const char *const NAMES[] = {"relu_tile",      "exp_tile",       "recip_tile",     "sqrt_tile",
                                         "rsqrt_tile",     "binary_max_tile", "add_unary_tile", "sub_unary_tile",
@@ -673,14 +684,21 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
     check_dst(c, d0, 1, op);
     check_dst(c, d1, 1, op);
     check_dst(c, odst, 1, op);
+    if (faces == 0 || faces > 0xFu) {
+        kfail("%s: a vector mode other than RC, R or C (faces 0x%x) is not emulated on %s", op, faces,
+              who(c).c_str());
+    }
     const float p = bits_to_float(param);
     float *x = c.cs->dst[d0];
     const float *y = c.cs->dst[d1];
     float *o = c.cs->dst[odst];
     if (sop == ttr_emu::SFPU_WHERE) {
-        where(c, x, y, param, o);
+        where(c, x, y, param, o, faces);
     } else {
         for (uint32_t i = 0; i < TILE; ++i) {
+            if (!in_faces(i, faces)) {
+                continue;
+            }
             o[i] = sfpu_store(c, sop, param, sfpu_value(sop, x[i], y[i], p));
         }
     }
@@ -690,7 +708,8 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
                                     TTR_SFPU_SCALAR, TTR_SFPU_SCALAR, TTR_SFPU_RELU,   TTR_SFPU_MAX,
                                     TTR_SFPU_MAX,    TTR_SFPU_MAX,    TTR_SFPU_MAX,    TTR_SFPU_MAX};
     static_assert(sizeof KIND / sizeof KIND[0] == OPS, "one counter kind per SFPU op");
-    c.counters->sfpu_ops[sop < OPS ? KIND[sop] : static_cast<uint32_t>(TTR_SFPU_SCALAR)]++;
+    c.counters->sfpu_faces[sop < OPS ? KIND[sop] : static_cast<uint32_t>(TTR_SFPU_SCALAR)] +=
+        static_cast<uint64_t>(__builtin_popcount(faces));
     c.counters->tile_ops[TTR_OP_SFPU][fidelity(c)]++;
 }
 

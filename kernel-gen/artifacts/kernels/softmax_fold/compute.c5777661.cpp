@@ -5,6 +5,10 @@
 // all channel tiles (reduce MAX), exp(x - max) (subtract with the column broadcast, SFPU exp),
 // row sum (reduce SUM) and its reciprocal, then the first out_tiles channel tiles times the
 // reciprocal (the dustbin tile only enters the sum). Intermediates stay Float32.
+// A map tile's cells are rows 0..15 (softmax_fold/reader.cpp.tera); rows 16..31 hold the
+// reader's fill, which is never written out, so the SFPU passes (exp, reciprocal) work on faces
+// 0 and 1 only (VectorMode::R: half the SFPU work). Rows 16..31 stay finite: x - max is 0 there,
+// the exp leaves it 0, so the sum and the reciprocal left there are 0 and the product is 0.
 #include "api/compute/reduce.h"
 #include "api/compute/bcast.h"
 #include "api/compute/eltwise_unary/exp.h"
@@ -56,7 +60,7 @@ void kernel_main() {
         }
         exp_tile_init();
         for (uint32_t t = 0; t < in_tiles; ++t) {
-            exp_tile(t);
+            exp_tile(t, VectorMode::R);
         }
         tile_regs_commit();
         cb_reserve_back(cb_exp, in_tiles);
@@ -78,7 +82,7 @@ void kernel_main() {
         }
         reduce_uninit();
         recip_tile_init();
-        recip_tile(0);
+        recip_tile(0, VectorMode::R);
         tile_regs_commit();
         cb_reserve_back(cb_recip, 1);
         tile_regs_wait();

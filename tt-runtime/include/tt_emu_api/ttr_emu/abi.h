@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#define TTR_EMU_ABI_VERSION 3u
+#define TTR_EMU_ABI_VERSION 4u
 
 namespace ttr_emu {
 
@@ -122,7 +122,8 @@ struct Abi {
     void (*reduce)(uint32_t pool, uint32_t dim, uint32_t cb, uint32_t scaler_cb, uint32_t tile, uint32_t scaler_tile,
                    uint32_t dst);
     void (*transpose)(uint32_t cb, uint32_t tile, uint32_t dst);
-    void (*sfpu)(uint32_t op, uint32_t dst0, uint32_t dst1, uint32_t odst, uint32_t param);
+    // `faces`: the 16x16 faces of the tiles it works on, bit f for face f (VectorMode).
+    void (*sfpu)(uint32_t op, uint32_t dst0, uint32_t dst1, uint32_t odst, uint32_t param, uint32_t faces);
     void (*pack)(uint32_t dst, uint32_t cb, uint32_t out_index, uint32_t out_of_order);
     void (*tilize_block)(uint32_t icb, uint32_t block, uint32_t ocb);
     void (*untilize_block)(uint32_t icb, uint32_t block, uint32_t ocb);

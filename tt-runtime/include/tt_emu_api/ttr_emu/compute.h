@@ -84,6 +84,14 @@ constexpr uint32_t dim(ReduceDim d) {
            : d == ReduceDim::REDUCE_COL ? ttr_emu::REDUCE_COL
                                         : ttr_emu::REDUCE_SCALAR;
 }
+// The 16x16 faces an SFPU op with `vector_mode` works on, one bit each (bit f: face f), as
+// tt-llk's _llk_math_eltwise_sfpu_apply_vector_mode_ walks them: RC all four, R faces 0 and 1
+// (rows 0-15), C faces 0 and 2 (columns 0-15). 0 for the modes the emulator does not model
+// (None, RC_custom: the op's own face walk), which it refuses.
+constexpr uint32_t ALL_FACES = 0xFu;
+constexpr uint32_t faces(VectorMode m) {
+    return m == VectorMode::RC ? ALL_FACES : m == VectorMode::R ? 0x3u : m == VectorMode::C ? 0x5u : 0u;
+}
 }  // namespace ttr_detail
 
 // Circular buffers, as the compute API spells them.
@@ -471,7 +479,7 @@ ALWI void pack_relu_config(const ReluConfig &config) {
 
 // SFPU, in place on DST tiles, in f32.
 ALWI void relu_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_RELU); }
-ALWI void relu_tile(uint32_t idst) { ttr_detail::api().sfpu(ttr_emu::SFPU_RELU, idst, idst, idst, 0); }
+ALWI void relu_tile(uint32_t idst) { ttr_detail::api().sfpu(ttr_emu::SFPU_RELU, idst, idst, idst, 0, ttr_detail::ALL_FACES); }
 template <bool approx = false, uint32_t scale = 0x3F800000, InputClamping input_clamping = InputClamping::ClampToNegative,
           bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void exp_tile_init() {
@@ -481,9 +489,8 @@ template <bool approx = false, bool scale_en = false, InputClamping input_clampi
           int iterations = 8, bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void exp_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC,
                    uint16_t scale = p_sfpu::kCONST_1_FP16B) {
-    (void)vector_mode;
     (void)scale;
-    ttr_detail::api().sfpu(ttr_emu::SFPU_EXP, idst, idst, idst, 0);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_EXP, idst, idst, idst, 0, ttr_detail::faces(vector_mode));
 }
 template <bool legacy_compat = true, bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void recip_tile_init() {
@@ -491,13 +498,12 @@ ALWI void recip_tile_init() {
 }
 template <bool legacy_compat = true, bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void recip_tile(uint32_t idst, VectorMode vector_mode = VectorMode::RC) {
-    (void)vector_mode;
-    ttr_detail::api().sfpu(ttr_emu::SFPU_RECIP, idst, idst, idst, 0);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_RECIP, idst, idst, idst, 0, ttr_detail::faces(vector_mode));
 }
 ALWI void sqrt_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_SQRT); }
 template <bool FAST_APPROX = false, bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void sqrt_tile(uint32_t idst) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_SQRT, idst, idst, idst, 0);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_SQRT, idst, idst, idst, 0, ttr_detail::ALL_FACES);
 }
 template <bool legacy_compat = false>
 ALWI void rsqrt_tile_init() {
@@ -505,21 +511,19 @@ ALWI void rsqrt_tile_init() {
 }
 template <bool legacy_compat = false, bool FAST_APPROX = false, bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void rsqrt_tile(uint32_t idst) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_RSQRT, idst, idst, idst, 0);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_RSQRT, idst, idst, idst, 0, ttr_detail::ALL_FACES);
 }
 ALWI void relu_max_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_RELU_MAX); }
 ALWI void relu_max_tile(uint32_t idst, uint32_t param0) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_RELU_MAX, idst, idst, idst, param0);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_RELU_MAX, idst, idst, idst, param0, ttr_detail::ALL_FACES);
 }
 ALWI void binary_max_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_MAX); }
 ALWI void binary_max_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, VectorMode vector_mode = VectorMode::RC) {
-    (void)vector_mode;
-    ttr_detail::api().sfpu(ttr_emu::SFPU_MAX, idst0, idst1, odst, 0);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_MAX, idst0, idst1, odst, 0, ttr_detail::faces(vector_mode));
 }
 ALWI void binary_min_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_MIN); }
 ALWI void binary_min_tile(uint32_t idst0, uint32_t idst1, uint32_t odst, VectorMode vector_mode = VectorMode::RC) {
-    (void)vector_mode;
-    ttr_detail::api().sfpu(ttr_emu::SFPU_MIN, idst0, idst1, odst, 0);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_MIN, idst0, idst1, odst, 0, ttr_detail::faces(vector_mode));
 }
 ALWI void binop_with_scalar_tile_init() {
     ttr_detail::api().sfpu_init(ttr_emu::SFPU_ADD_SCALAR);
@@ -529,21 +533,21 @@ ALWI void binop_with_scalar_tile_init() {
 }
 template <bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void add_unary_tile(uint32_t idst, uint32_t param1) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_ADD_SCALAR, idst, idst, idst, param1);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_ADD_SCALAR, idst, idst, idst, param1, ttr_detail::ALL_FACES);
 }
 template <bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void sub_unary_tile(uint32_t idst, uint32_t param1) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_SUB_SCALAR, idst, idst, idst, param1);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_SUB_SCALAR, idst, idst, idst, param1, ttr_detail::ALL_FACES);
 }
 template <bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void mul_unary_tile(uint32_t idst, uint32_t param1) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_MUL_SCALAR, idst, idst, idst, param1);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_MUL_SCALAR, idst, idst, idst, param1, ttr_detail::ALL_FACES);
 }
 // As the LLK defines it, div_unary_tile multiplies by its scalar: the host passes the reciprocal of
 // the divisor (ttnn inverts it; ckernel_sfpu_binop_with_unary.h computes val * parameter).
 template <bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void div_unary_tile(uint32_t idst, uint32_t param1) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_DIV_SCALAR, idst, idst, idst, param1);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_DIV_SCALAR, idst, idst, idst, param1, ttr_detail::ALL_FACES);
 }
 // Binary SFPU ops of two DST tiles (eltwise_binary_sfpu.h), in f32. The rounding mode only affects a
 // bf16 DST: Default keeps the top 16 bits of the f32 result (the SFPU store truncates), NearestEven
@@ -554,19 +558,19 @@ ALWI void sub_binary_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_SUB
 template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,
           bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void add_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_ADD_BINARY, idst0, idst1, odst, static_cast<uint32_t>(dst_rounding_mode));
+    ttr_detail::api().sfpu(ttr_emu::SFPU_ADD_BINARY, idst0, idst1, odst, static_cast<uint32_t>(dst_rounding_mode), ttr_detail::ALL_FACES);
 }
 template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,
           bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void sub_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_SUB_BINARY, idst0, idst1, odst, static_cast<uint32_t>(dst_rounding_mode));
+    ttr_detail::api().sfpu(ttr_emu::SFPU_SUB_BINARY, idst0, idst1, odst, static_cast<uint32_t>(dst_rounding_mode), ttr_detail::ALL_FACES);
 }
 
 // IEEE equality of two DST tiles (eltwise_binary_sfpu.h): 1.0 where equal, 0.0 elsewhere. As the
 // LLK computes it: identical bits and no NaN, or both ±0 / subnormal.
 ALWI void eq_binary_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_EQ_BINARY); }
 ALWI void eq_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_EQ_BINARY, idst0, idst1, odst, 0);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_EQ_BINARY, idst0, idst1, odst, 0, ttr_detail::ALL_FACES);
 }
 // Select (eltwise_unary/where.h): the bits of tile idst1 where the bits of the condition tile
 // idst0 are nonzero, those of idst2 elsewhere. The emulator implements the 32-bit formats, which
@@ -577,7 +581,7 @@ ALWI void where_tile(uint32_t idst0, uint32_t idst1, uint32_t idst2, uint32_t od
     static_assert(data_format == DataFormat::Float32 || data_format == DataFormat::Int32 ||
                       data_format == DataFormat::UInt32,
                   "the emulator's where_tile moves 32-bit words: Float32, Int32 or UInt32");
-    ttr_detail::api().sfpu(ttr_emu::SFPU_WHERE, idst0, idst1, odst, idst2);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_WHERE, idst0, idst1, odst, idst2, ttr_detail::ALL_FACES);
 }
 
 }  // namespace ckernel
