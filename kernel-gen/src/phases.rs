@@ -8,7 +8,7 @@
 //! last waits for them ([`landed_wait`]). The emulator's counters give the totals; these facts
 //! say how they spread over time.
 
-use crate::kir::{self, Call, OnCore, Trips};
+use crate::kir::{self, Call, OnCore, ReduceOp, Trips};
 use crate::multicast::{LOADED, VALID};
 use crate::plan::staged::{STAGE_BIAS_CB, STAGE_WEIGHTS_CB};
 
@@ -67,6 +67,10 @@ fn weight(call: &Call) -> f64 {
         Call::L1Copy { tiles, .. } => noc(f64::from(*tiles) * TILE),
         Call::L1Gather { bytes } => f64::from(*bytes) / 4.0 * 5.0,
         Call::Matmul { ct, rt, kt } => f64::from(ct * rt * kt) * 32.0,
+        Call::Reduce {
+            op: ReduceOp::MaxRow,
+            tiles,
+        } => f64::from(*tiles) * 98.0,
         Call::Copy { tiles }
         | Call::Transpose { tiles }
         | Call::Pack { tiles, .. }

@@ -74,7 +74,8 @@ enum {
     TTR_OP_UNTILIZE = 8,  /* per tile */
     TTR_OP_PACK = 9,      /* DST tile -> CB */
     TTR_OP_SFPU = 10,     /* one SFPU instruction over one tile */
-    TTR_OP_COUNT = 11
+    TTR_OP_REDUCE_MAX_ROW = 11, /* a reduce_tile<MAX, REDUCE_ROW> (the others count as TTR_OP_REDUCE) */
+    TTR_OP_COUNT = 12
 };
 enum {
     TTR_SFPU_RELU = 0,

@@ -28,6 +28,10 @@ pub enum TileOp {
     Pack = 9,
     /// One SFPU instruction over one tile.
     Sfpu = 10,
+    /// A row-wise MAX reduce of a tile (`reduce_tile<MAX, REDUCE_ROW>`; the other reduces count
+    /// as [`TileOp::Reduce`]): on Blackhole it also moves each face's pooled row through SrcB
+    /// and back, which costs more ([`crate::TimelineModel::reduce_max_row_cycles`]).
+    ReduceMaxRow = 11,
 }
 
 /// SFPU operations by kind.
@@ -93,7 +97,7 @@ pub struct Counters {
     /// Kernel instances that ran to completion.
     pub runs: u64,
     /// Tile operations by [`TileOp`] and by the kernel's [`MathFidelity`].
-    pub tile_ops: [[u64; 4]; 11],
+    pub tile_ops: [[u64; 4]; 12],
     /// SFPU work by [`SfpuOp`], in 16×16 faces: 4 for an op over a whole tile, 2 for one in
     /// `VectorMode::R` or `C` (the faces it works on).
     pub sfpu_faces: [u64; 7],

@@ -517,6 +517,13 @@ const CASES: &[Case] = &[
         "exp_tile called without its _init() on core (0,0) compute 'probe'",
     ),
     case(
+        "%s: a vector mode other than RC, R or C (faces 0x%x) is not emulated on %s",
+        Compute(
+            "compute_kernel_hw_startup(0, 16); tile_regs_acquire(); exp_tile_init(); exp_tile(0, VectorMode::RC_custom);",
+        ),
+        "exp_tile: a vector mode other than RC, R or C (faces 0x0) is not emulated on core (0,0) compute 'probe'",
+    ),
+    case(
         "%s: block of 0 tiles on %s",
         Compute("compute_kernel_hw_startup(0, 16); tilize_init(0, 1, 16); tilize_block(0, 0, 16);"),
         "tilize_block: block of 0 tiles",

@@ -4,13 +4,14 @@
 //! an SFPU result stored into a bf16 DST keeps its top 16 bits unless the LLK rounds first; the MAX
 //! reduce ignores math fidelity and reads a zero datum as +0; an op in `VectorMode::R` or `C`
 //! works on two of the tile's four faces, as tt-llk's vector modes walk them, and counts as half
-//! a tile.
+//! a tile; a row-wise MAX reduce is counted apart from the other reduces (it costs more on
+//! Blackhole).
 
 mod common;
 
 use common::{expect_err, Pipeline};
 use tt_runtime::host::{face_index, from_bf16_bytes, from_f32_bytes, to_bf16_bytes, to_f32_bytes};
-use tt_runtime::{DataFormat, MathFidelity};
+use tt_runtime::{DataFormat, MathFidelity, TileOp};
 
 // Tile 0 of cb 0 (and tile 1 for the binary ops) goes through OP; the result is packed from DST 0.
 const SFPU: &str = r#"
@@ -171,15 +172,41 @@ void kernel_main() {
 "#;
 
 fn reduce_max(data: &[f32], scaler: f32) -> tt_runtime::Result<Vec<f32>> {
+    Ok(reduce_counted(REDUCE_MAX, data, scaler)?.0)
+}
+
+/// Runs the reduce kernel `src` on tile `data` with every scaler element `scaler`; returns the
+/// output and the counters.
+fn reduce_counted(
+    src: &str,
+    data: &[f32],
+    scaler: f32,
+) -> tt_runtime::Result<(Vec<f32>, tt_runtime::Counters)> {
     let a = to_f32_bytes(data);
     let b = to_f32_bytes(&[scaler; 1024]);
-    let mut p = Pipeline::new(&a, DataFormat::Float32, REDUCE_MAX);
+    let mut p = Pipeline::new(&a, DataFormat::Float32, src);
     p.b = Some((&b[..], DataFormat::Float32));
     p.fp32_dest = true;
     p.out_format = DataFormat::Float32;
     p.fidelity = MathFidelity::LoFi;
-    let (out, _) = p.run()?;
-    Ok(from_f32_bytes(&out))
+    let (out, counters) = p.run()?;
+    Ok((from_f32_bytes(&out), counters))
+}
+
+/// `reduce_tile<MAX, REDUCE_ROW>` counts as `TileOp::ReduceMaxRow`, the column MAX and the row
+/// SUM as `TileOp::Reduce` (the timeline model charges the first its measured 97.94 cycles).
+#[test]
+fn a_row_max_reduce_is_counted_apart() {
+    let count = |pool: &str, dim: &str| {
+        let src = REDUCE_MAX
+            .replace("PoolType::MAX", &format!("PoolType::{pool}"))
+            .replace("ReduceDim::REDUCE_ROW", &format!("ReduceDim::{dim}"));
+        let (_, c) = reduce_counted(&src, &[1.0; 1024], 1.0).unwrap();
+        (c.tile_ops(TileOp::ReduceMaxRow), c.tile_ops(TileOp::Reduce))
+    };
+    assert_eq!(count("MAX", "REDUCE_ROW"), (1, 0));
+    assert_eq!(count("MAX", "REDUCE_COL"), (0, 1));
+    assert_eq!(count("SUM", "REDUCE_ROW"), (0, 1));
 }
 
 #[test]

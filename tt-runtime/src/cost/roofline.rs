@@ -98,7 +98,9 @@ impl CostModel {
             let phases = (fidelity as u32 + 1) as f64;
             let at = |op| c.tile_ops_at(op, fidelity) as f64;
             cycles += at(TileOp::Matmul) * self.matmul_cycles_per_phase * phases;
-            cycles += (at(TileOp::Mul) + at(TileOp::Reduce)) * self.eltwise_cycles * phases;
+            cycles += (at(TileOp::Mul) + at(TileOp::Reduce) + at(TileOp::ReduceMaxRow))
+                * self.eltwise_cycles
+                * phases;
             let plain = [
                 TileOp::Add,
                 TileOp::Sub,

@@ -58,6 +58,8 @@ pub struct TimelineModel {
     pub unpack_bytes_per_cycle: f64,
     /// Bytes per cycle the packer writes to L1.
     pub pack_bytes_per_cycle: f64,
+    /// Math cycles of one row-wise MAX reduce of a tile ([`TileOp::ReduceMaxRow`]).
+    pub reduce_max_row_cycles: f64,
     /// SFPU cycles per tile by [`SfpuOp`](crate::SfpuOp) kind.
     pub sfpu_cycles: [f64; 7],
     /// NoC bytes per cycle of one transfer by size class (the roofline's table; an upper bound).
@@ -133,6 +135,7 @@ impl TimelineModel {
         eltwise_cycles: 8.0,
         unpack_bytes_per_cycle: 64.0,
         pack_bytes_per_cycle: 64.0,
+        reduce_max_row_cycles: 97.94,
         // Relu, Exp, Recip, Sqrt, Rsqrt, Max, Scalar.
         sfpu_cycles: [124.0, 1150.0, 124.0, 124.0, 124.0, 193.0, 124.0],
         noc_bytes_per_cycle: CostModel::BLACKHOLE.noc_bytes_per_cycle,
@@ -216,6 +219,8 @@ impl TimelineModel {
                 (at(TileOp::Add) + at(TileOp::Sub)) * self.eltwise_cycles.max(self.unpack(2.0));
             // One operand unpacked (the reduce's scaler stays in SrcB).
             cycles += at(TileOp::Reduce) * (self.eltwise_cycles * phases).max(self.unpack(1.0));
+            // The row-wise MAX reduce at its measured math cycles (fidelity-free: GMPOOL).
+            cycles += at(TileOp::ReduceMaxRow) * self.reduce_max_row_cycles.max(self.unpack(1.0));
             let one = [
                 TileOp::Copy,
                 TileOp::Transpose,
@@ -911,6 +916,16 @@ mod tests {
         let mut add = Counters::default();
         add.tile_ops[TileOp::Add as usize][0] = 10;
         close(M.fpu_cycles(&add), 640.0);
+    }
+
+    #[test]
+    fn a_row_max_reduce_costs_its_measured_cycles() {
+        // tt-metal PR #55053: 97.94 cycles a tile on Blackhole's math thread, above the 32 of
+        // the unpack and of the other reduces.
+        let mut c = Counters::default();
+        c.tile_ops[TileOp::ReduceMaxRow as usize][MathFidelity::HiFi4 as usize] = 3;
+        c.tile_ops[TileOp::Reduce as usize][MathFidelity::LoFi as usize] = 2;
+        close(M.fpu_cycles(&c), 3.0 * 97.94 + 2.0 * 32.0);
     }
 
     #[test]

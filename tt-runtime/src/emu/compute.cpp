@@ -578,7 +578,7 @@ void api_reduce(uint32_t pool, uint32_t dim, uint32_t cb, uint32_t scb, uint32_t
         combine(0, acc);
     }
     c.cs->written[idst] = true;
-    c.counters->tile_ops[TTR_OP_REDUCE][fid]++;
+    c.counters->tile_ops[is_max && dim == ttr_emu::REDUCE_ROW ? TTR_OP_REDUCE_MAX_ROW : TTR_OP_REDUCE][fid]++;
 }
 
 float bits_to_float(uint32_t u) {
