@@ -39,8 +39,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "port",
-        timeline_us: 357.5,
-        stage_bound_us: 292.0,
+        timeline_us: 345.2,
+        stage_bound_us: 278.7,
         total_us: 255.0,
         without_scalar_us: 252.0,
         at_bound_us: 375.4,
@@ -49,8 +49,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "port",
-        timeline_us: 398.0,
-        stage_bound_us: 318.8,
+        timeline_us: 383.4,
+        stage_bound_us: 308.0,
         total_us: 284.7,
         without_scalar_us: 281.7,
         at_bound_us: 405.1,
@@ -59,8 +59,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "accurate",
-        timeline_us: 2145.8,
-        stage_bound_us: 2098.5,
+        timeline_us: 2142.1,
+        stage_bound_us: 2095.4,
         total_us: 1995.2,
         without_scalar_us: 1348.1,
         at_bound_us: 2114.5,
@@ -69,8 +69,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "accurate",
-        timeline_us: 2249.9,
-        stage_bound_us: 2179.6,
+        timeline_us: 2246.1,
+        stage_bound_us: 2176.4,
         total_us: 2072.3,
         without_scalar_us: 1332.8,
         at_bound_us: 2191.8,

@@ -83,9 +83,10 @@ enum {
     TTR_SFPU_RECIP = 2,
     TTR_SFPU_SQRT = 3,
     TTR_SFPU_RSQRT = 4,
-    TTR_SFPU_MAX = 5,    /* binary max/min, add/sub, eq of two DST tiles; where of three */
+    TTR_SFPU_MAX = 5,    /* binary max/min of two DST tiles */
     TTR_SFPU_SCALAR = 6, /* add/sub/mul/div by a scalar */
-    TTR_SFPU_COUNT = 7
+    TTR_SFPU_BINARY = 7, /* add/sub, eq of two DST tiles; where of three */
+    TTR_SFPU_COUNT = 8
 };
 /* Op inits and format reconfigs by kind (what each one programs differs, so does its cost). */
 enum {

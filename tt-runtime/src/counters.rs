@@ -51,6 +51,8 @@ pub enum SfpuOp {
     Max = 5,
     /// Add, subtract, multiply or divide by a scalar.
     Scalar = 6,
+    /// Add or subtract two DST tiles, compare them for equality, or select between them.
+    Binary = 7,
 }
 
 /// Op inits and data format reconfigs by what they program (each costs differently).
@@ -100,7 +102,7 @@ pub struct Counters {
     pub tile_ops: [[u64; 4]; 12],
     /// SFPU work by [`SfpuOp`], in 16×16 faces: 4 for an op over a whole tile, 2 for one in
     /// `VectorMode::R` or `C` (the faces it works on).
-    pub sfpu_faces: [u64; 7],
+    pub sfpu_faces: [u64; 8],
     /// NoC reads by size class.
     pub noc_reads: [u64; NOC_SIZE_CLASSES],
     /// NoC read bytes by size class.

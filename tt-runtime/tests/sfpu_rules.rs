@@ -11,7 +11,7 @@ mod common;
 
 use common::{expect_err, Pipeline};
 use tt_runtime::host::{face_index, from_bf16_bytes, from_f32_bytes, to_bf16_bytes, to_f32_bytes};
-use tt_runtime::{DataFormat, MathFidelity, TileOp};
+use tt_runtime::{DataFormat, MathFidelity, SfpuOp, TileOp};
 
 // Tile 0 of cb 0 (and tile 1 for the binary ops) goes through OP; the result is packed from DST 0.
 const SFPU: &str = r#"
@@ -237,6 +237,12 @@ fn max_reduce_with_a_scaler_other_than_one_is_refused() {
 /// Runs `op` on Float32 tiles x and y (fp32 DST) and returns the output values and the SFPU work
 /// counted, in faces.
 fn sfpu_counted(op: &str, x: f32, y: f32) -> tt_runtime::Result<(Vec<f32>, u64)> {
+    let (out, counters) = sfpu_run(op, x, y)?;
+    Ok((out, counters.sfpu_faces.iter().sum()))
+}
+
+/// Runs `op` on Float32 tiles x and y (fp32 DST): the output values and the counters.
+fn sfpu_run(op: &str, x: f32, y: f32) -> tt_runtime::Result<(Vec<f32>, tt_runtime::Counters)> {
     let input = [vec![x; 1024], vec![y; 1024]].concat();
     let bytes = to_f32_bytes(&input);
     let src = SFPU.replace("OP;", &format!("{op};"));
@@ -244,7 +250,36 @@ fn sfpu_counted(op: &str, x: f32, y: f32) -> tt_runtime::Result<(Vec<f32>, u64)>
     p.fp32_dest = true;
     p.out_format = DataFormat::Float32;
     let (out, counters) = p.run()?;
-    Ok((from_f32_bytes(&out), counters.sfpu_faces.iter().sum()))
+    Ok((from_f32_bytes(&out), counters))
+}
+
+/// Binary max and min count as `SfpuOp::Max` (the pinned LLK runs them through SFPLOADMACRO, 3
+/// cycles a row), the other two-operand ops as `SfpuOp::Binary` (plain loops, 6 a row).
+#[test]
+fn binary_max_is_counted_apart_from_the_other_two_operand_ops() {
+    let faces = |op: &str| {
+        let (_, c) = sfpu_run(op, 1.0, 2.0).unwrap();
+        (
+            c.sfpu_faces[SfpuOp::Max as usize],
+            c.sfpu_faces[SfpuOp::Binary as usize],
+        )
+    };
+    assert_eq!(
+        faces("binary_max_tile_init(); binary_max_tile(0, 1, 0)"),
+        (4, 0)
+    );
+    assert_eq!(
+        faces("binary_min_tile_init(); binary_min_tile(0, 1, 0)"),
+        (4, 0)
+    );
+    assert_eq!(
+        faces("add_binary_tile_init(); add_binary_tile(0, 1, 0)"),
+        (0, 4)
+    );
+    assert_eq!(
+        faces("sub_binary_tile_init(); sub_binary_tile(0, 1, 0)"),
+        (0, 4)
+    );
 }
 
 /// The faces (0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right) whose every element of

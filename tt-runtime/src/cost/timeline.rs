@@ -61,7 +61,7 @@ pub struct TimelineModel {
     /// Math cycles of one row-wise MAX reduce of a tile ([`TileOp::ReduceMaxRow`]).
     pub reduce_max_row_cycles: f64,
     /// SFPU cycles per tile by [`SfpuOp`](crate::SfpuOp) kind.
-    pub sfpu_cycles: [f64; 7],
+    pub sfpu_cycles: [f64; 8],
     /// NoC bytes per cycle of one transfer by size class (the roofline's table; an upper bound).
     pub noc_bytes_per_cycle: [f64; NOC_SIZE_CLASSES],
     /// Measured bulk rates, bytes per cycle: one core reading DRAM.
@@ -136,8 +136,8 @@ impl TimelineModel {
         unpack_bytes_per_cycle: 64.0,
         pack_bytes_per_cycle: 64.0,
         reduce_max_row_cycles: 97.94,
-        // Relu, Exp, Recip, Sqrt, Rsqrt, Max, Scalar.
-        sfpu_cycles: [124.0, 1150.0, 124.0, 124.0, 124.0, 193.0, 124.0],
+        // Relu, Exp, Recip, Sqrt, Rsqrt, Max, Scalar, Binary.
+        sfpu_cycles: [124.0, 1150.0, 124.0, 124.0, 124.0, 109.0, 124.0, 193.0],
         noc_bytes_per_cycle: CostModel::BLACKHOLE.noc_bytes_per_cycle,
         dram_read_bytes_per_cycle: 33.0,
         dram_write_bytes_per_cycle: 34.0,

@@ -706,7 +706,7 @@ void api_sfpu(uint32_t sop, uint32_t d0, uint32_t d1, uint32_t odst, uint32_t pa
     static const uint32_t KIND[] = {TTR_SFPU_RELU,   TTR_SFPU_EXP,    TTR_SFPU_RECIP,  TTR_SFPU_SQRT,
                                     TTR_SFPU_RSQRT,  TTR_SFPU_MAX,    TTR_SFPU_SCALAR, TTR_SFPU_SCALAR,
                                     TTR_SFPU_SCALAR, TTR_SFPU_SCALAR, TTR_SFPU_RELU,   TTR_SFPU_MAX,
-                                    TTR_SFPU_MAX,    TTR_SFPU_MAX,    TTR_SFPU_MAX,    TTR_SFPU_MAX};
+                                    TTR_SFPU_BINARY, TTR_SFPU_BINARY, TTR_SFPU_BINARY, TTR_SFPU_BINARY};
     static_assert(sizeof KIND / sizeof KIND[0] == OPS, "one counter kind per SFPU op");
     c.counters->sfpu_faces[sop < OPS ? KIND[sop] : static_cast<uint32_t>(TTR_SFPU_SCALAR)] +=
         static_cast<uint64_t>(__builtin_popcount(faces));
