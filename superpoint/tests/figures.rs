@@ -39,7 +39,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "port",
-        timeline_us: 345.2,
+        timeline_us: 344.4,
         stage_bound_us: 278.7,
         total_us: 255.0,
         without_scalar_us: 252.0,
@@ -49,7 +49,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "port",
-        timeline_us: 383.4,
+        timeline_us: 382.6,
         stage_bound_us: 308.0,
         total_us: 284.7,
         without_scalar_us: 281.7,
@@ -59,8 +59,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "accurate",
-        timeline_us: 2142.1,
-        stage_bound_us: 2095.4,
+        timeline_us: 2140.7,
+        stage_bound_us: 2094.8,
         total_us: 1995.2,
         without_scalar_us: 1348.1,
         at_bound_us: 2114.5,
@@ -69,8 +69,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "accurate",
-        timeline_us: 2246.1,
-        stage_bound_us: 2176.4,
+        timeline_us: 2244.7,
+        stage_bound_us: 2175.9,
         total_us: 2072.3,
         without_scalar_us: 1332.8,
         at_bound_us: 2191.8,
@@ -138,12 +138,12 @@ const FOLDERS: [Files; 2] = [
     Files {
         folder: "kernel-gen/artifacts",
         files: 45,
-        bytes: 1_078_109,
+        bytes: 1_078_384,
     },
     Files {
         folder: "snapshots",
         files: 37,
-        bytes: 364_628,
+        bytes: 364_903,
     },
 ];
 

@@ -43,9 +43,11 @@
 //!   are S_dx·Fᵀ transposed, S_dx a 0/1 tile the reader builds whose row x picks row x + dx of Fᵀ
 //!   (exact: Fᵀ sits in SrcA, one product per element). The unpacker cuts Float32 to TF32 on
 //!   the way into SrcA, which keeps integers but not level/255, so a Float32 frame's `cb_final`
-//!   holds the u8 levels and each copy is scaled by 1/255 in DST (a bf16 frame is scaled once,
-//!   before the copies: bf16 passes SrcA whole); each is packed
-//!   untilized, the three side by side, and the writer puts each 32-value row stretch at its
+//!   holds the u8 levels and the copies are scaled by 1/255 in DST (a bf16 frame is scaled once,
+//!   before the copies: bf16 passes SrcA whole). Both shifted products go through `cb_tmp` in
+//!   one acquire, and the three copies sit in DST 0..2 together, packed untilized in one pack
+//!   as the row of three tiles (one matmul, transpose and untilize init a block, not one a
+//!   copy); the writer puts each 32-value row stretch at its
 //!   place in the frame page of its image row. Shifting on the matrix unit is what lets conv1a
 //!   build its taps from whole rows: a one-pixel shift is 2 bytes, which no NoC copy can do.
 //!
@@ -263,11 +265,15 @@ fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError> {
             kt: 1,
         }],
     };
-    // The 1/255 scaling: once before the copies of a bf16 frame, after each copy of a Float32
+    // The 1/255 scaling: once before the copies of a bf16 frame, after the three copies of a Float32
     // one (whose copies move the u8 levels, exact through SrcA; module docs).
-    let scaled = |before_copies: bool| -> Vec<Call> {
+    let scaled = |before_copies: bool, tiles: u32| -> Vec<Call> {
         if before_copies == (format == Format::Bf16) {
-            vec![sfpu(SfpuOp::MulScalar)]
+            vec![Call::Sfpu {
+                op: SfpuOp::MulScalar,
+                tiles,
+                faces: ALL_FACES,
+            }]
         } else {
             Vec::new()
         }
@@ -345,7 +351,7 @@ fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError> {
                         body: [
                             vec![matmuls(parts * k2)],
                             round_half_up(),
-                            scaled(true),
+                            scaled(true, 1),
                             vec![Call::Pack {
                                 cb: cb_final,
                                 tiles: 1,
@@ -373,66 +379,53 @@ fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError> {
                         cb: cb_out,
                         pages: 3,
                     },
-                    // Copies ∓1: S_dx·Fᵀ through cb_tmp, transposed, packed untilized.
-                    Call::Loop {
-                        trips: Trips::Fixed(2),
+                    // Copies ∓1: S_-1·Fᵀ and S_+1·Fᵀ in one acquire, through cb_tmp.
+                    Call::CbReserve {
+                        cb: cb_tmp,
+                        pages: 2,
+                    },
+                    Call::Dst {
+                        tiles: 2,
                         body: vec![
-                            Call::CbReserve {
+                            matmuls(2),
+                            Call::Pack {
                                 cb: cb_tmp,
-                                pages: 1,
-                            },
-                            Call::Dst {
-                                tiles: 1,
-                                body: vec![
-                                    matmuls(1),
-                                    Call::Pack {
-                                        cb: cb_tmp,
-                                        tiles: 1,
-                                    },
-                                ],
-                            },
-                            Call::CbPush {
-                                cb: cb_tmp,
-                                pages: 1,
-                            },
-                            Call::CbWait {
-                                cb: cb_tmp,
-                                pages: 1,
-                            },
-                            Call::Dst {
-                                tiles: 1,
-                                body: [
-                                    vec![Call::Transpose { tiles: 1 }],
-                                    scaled(false),
-                                    vec![Call::Pack {
-                                        cb: cb_out,
-                                        tiles: 1,
-                                    }],
-                                ]
-                                .concat(),
-                            },
-                            Call::CbPop {
-                                cb: cb_tmp,
-                                pages: 1,
+                                tiles: 2,
                             },
                         ],
                     },
-                    // Copy 0: F, or Fᵀ transposed.
+                    Call::CbPush {
+                        cb: cb_tmp,
+                        pages: 2,
+                    },
+                    Call::CbWait {
+                        cb: cb_tmp,
+                        pages: 2,
+                    },
+                    // The three copies in one acquire (those two transposed, F or Fᵀ), packed
+                    // untilized as one row of three tiles.
                     Call::Dst {
-                        tiles: 1,
+                        tiles: 3,
                         body: [
-                            vec![if r.vertical_first {
-                                Call::Transpose { tiles: 1 }
-                            } else {
-                                Call::Copy { tiles: 1 }
-                            }],
-                            scaled(false),
+                            vec![
+                                Call::Transpose { tiles: 2 },
+                                if r.vertical_first {
+                                    Call::Transpose { tiles: 1 }
+                                } else {
+                                    Call::Copy { tiles: 1 }
+                                },
+                            ],
+                            scaled(false, 3),
                             vec![Call::Pack {
                                 cb: cb_out,
-                                tiles: 1,
+                                tiles: 3,
                             }],
                         ]
                         .concat(),
+                    },
+                    Call::CbPop {
+                        cb: cb_tmp,
+                        pages: 2,
                     },
                     Call::CbPush {
                         cb: cb_out,

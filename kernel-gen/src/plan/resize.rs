@@ -271,7 +271,7 @@ pub fn plan_node(
                 format,
                 CbKind::Stream,
             ),
-            stream(9, "cb_tmp", 1, format.tile_bytes(), format, CbKind::Stream),
+            stream(9, "cb_tmp", 2, format.tile_bytes(), format, CbKind::Stream),
             stream(16, "cb_out", 6, format.tile_bytes(), format, CbKind::Stream),
         ],
         op: OpPlan::Resize(ResizePlan {

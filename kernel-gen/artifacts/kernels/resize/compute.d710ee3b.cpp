@@ -87,57 +87,61 @@ void round_half_up() {
     relu_max_tile(0, U8_MAX);
 }
 
-// DST 0 times 1/255.
-void scale_to_frame() {
+// DST tiles 0..tiles times 1/255.
+void scale_to_frame(uint32_t tiles) {
     binop_with_scalar_tile_init();
-    mul_unary_tile(0, INV_255);
+    for (uint32_t t = 0; t < tiles; ++t) {
+        mul_unary_tile(t, INV_255);
+    }
 }
 
-// Copy `copy` (dx = copy - 1) of the block's frame rows from cb_final into column tile `copy` of
-// cb_out's untilized row of three tiles. A Float32 frame's values are Pillow's u8 levels until
-// here: the unpacker cuts Float32 to TF32 on the way into SrcA, which keeps integers but not
-// level / 255, so they are scaled in DST after the copy.
-void frame_copy(uint32_t copy) {
-    uint32_t source = cb_final;
-    bool transpose = vertical_first != 0;
-    if (copy != 1) {
-        reconfig_data_format(cb_final, cb_shift);
-        pack_reconfig_data_format(cb_tmp);
-        cb_reserve_back(cb_tmp, 1);
-        tile_regs_acquire();
-        matmul_block_init(cb_shift, cb_final, final_transpose, 1, 1, 1);
-        matmul_block(cb_shift, cb_final, copy / 2, 0, 0, final_transpose, 1, 1, 1);
-        tile_regs_commit();
-        tile_regs_wait();
-        pack_tile(0, cb_tmp);
-        tile_regs_release();
-        cb_push_back(cb_tmp, 1);
-        cb_wait_front(cb_tmp, 1);
-        source = cb_tmp;
-        transpose = true;
-    }
-    reconfig_data_format_srca(source);
-    pack_reconfig_data_format(cb_out);
+// The block's frame rows from cb_final into cb_out's untilized row of three tiles, copies
+// dx = -1, 0, +1 (column tile c is copy dx = c - 1), in one pack: S_-1 * F^T and S_+1 * F^T (shift
+// tiles 0 and 1) into DST 0 and 1 in one acquire, packed to cb_tmp; then DST c holds copy c: the
+// two transposed from cb_tmp, copy 1 from cb_final (F^T transposed, or F copied). A Float32
+// frame's values are Pillow's u8 levels until here: the unpacker cuts Float32 to TF32 on the way
+// into SrcA, which keeps integers but not level / 255, so they are scaled in DST after the copies.
+void frame_copies() {
+    reconfig_data_format(cb_final, cb_shift);
+    pack_reconfig_data_format(cb_tmp);
+    cb_reserve_back(cb_tmp, 2);
     tile_regs_acquire();
-    if (transpose) {
-        transpose_wh_init_short(source);
-        transpose_wh_tile(source, 0, 0);
-    } else {
-        copy_init(source);
-        copy_tile(source, 0, 0);
-    }
-    if constexpr (fp32 != 0) {
-        scale_to_frame();
+    matmul_block_init(cb_shift, cb_final, final_transpose, 1, 1, 1);
+    for (uint32_t side = 0; side < 2; ++side) {
+        matmul_block(cb_shift, cb_final, side, 0, side, final_transpose, 1, 1, 1);
     }
     tile_regs_commit();
     tile_regs_wait();
-    pack_untilize_dest_init<1, 3>(cb_out);
-    pack_untilize_dest<1, 3>(cb_out, 1, copy);
+    pack_tile(0, cb_tmp);
+    pack_tile(1, cb_tmp);
+    tile_regs_release();
+    cb_push_back(cb_tmp, 2);
+    cb_wait_front(cb_tmp, 2);
+
+    reconfig_data_format_srca(cb_tmp);
+    pack_reconfig_data_format(cb_out);
+    tile_regs_acquire();
+    transpose_wh_init_short(cb_tmp);
+    transpose_wh_tile(cb_tmp, 0, 0);
+    transpose_wh_tile(cb_tmp, 1, 2);
+    reconfig_data_format_srca(cb_tmp, cb_final);
+    if constexpr (vertical_first != 0) {
+        transpose_wh_init_short(cb_final);
+        transpose_wh_tile(cb_final, 0, 1);
+    } else {
+        copy_init(cb_final);
+        copy_tile(cb_final, 0, 1);
+    }
+    if constexpr (fp32 != 0) {
+        scale_to_frame(3);
+    }
+    tile_regs_commit();
+    tile_regs_wait();
+    pack_untilize_dest_init<3, 3>(cb_out);
+    pack_untilize_dest<3, 3>(cb_out, 1, 0);
     pack_untilize_uninit(cb_out);
     tile_regs_release();
-    if (copy != 1) {
-        cb_pop_front(cb_tmp, 1);
-    }
+    cb_pop_front(cb_tmp, 2);
 }
 
 }  // namespace
@@ -186,7 +190,7 @@ void kernel_main() {
         }
         round_half_up();
         if constexpr (fp32 == 0) {
-            scale_to_frame();
+            scale_to_frame(1);
         }
         tile_regs_commit();
         tile_regs_wait();
@@ -198,9 +202,7 @@ void kernel_main() {
 
         cb_wait_front(cb_final, 1);
         cb_reserve_back(cb_out, 3);
-        for (uint32_t copy = 0; copy < 3; ++copy) {
-            frame_copy(copy);
-        }
+        frame_copies();
         cb_push_back(cb_out, 3);
         cb_pop_front(cb_final, 1);
     }
