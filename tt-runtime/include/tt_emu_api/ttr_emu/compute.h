@@ -479,7 +479,9 @@ ALWI void pack_relu_config(const ReluConfig &config) {
 
 // SFPU, in place on DST tiles, in f32.
 ALWI void relu_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_RELU); }
-ALWI void relu_tile(uint32_t idst) { ttr_detail::api().sfpu(ttr_emu::SFPU_RELU, idst, idst, idst, 0, ttr_detail::ALL_FACES); }
+ALWI void relu_tile(uint32_t idst) {
+    ttr_detail::api().sfpu(ttr_emu::SFPU_RELU, idst, idst, idst, 0, ttr_detail::ALL_FACES);
+}
 template <bool approx = false, uint32_t scale = 0x3F800000, InputClamping input_clamping = InputClamping::ClampToNegative,
           bool fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void exp_tile_init() {
@@ -558,12 +560,14 @@ ALWI void sub_binary_tile_init() { ttr_detail::api().sfpu_init(ttr_emu::SFPU_SUB
 template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,
           bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void add_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_ADD_BINARY, idst0, idst1, odst, static_cast<uint32_t>(dst_rounding_mode), ttr_detail::ALL_FACES);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_ADD_BINARY, idst0, idst1, odst, static_cast<uint32_t>(dst_rounding_mode),
+                           ttr_detail::ALL_FACES);
 }
 template <ckernel::DstRoundingMode dst_rounding_mode = ckernel::DstRoundingMode::Default,
           bool is_fp32_dest_acc_en = DST_ACCUM_MODE>
 ALWI void sub_binary_tile(uint32_t idst0, uint32_t idst1, uint32_t odst) {
-    ttr_detail::api().sfpu(ttr_emu::SFPU_SUB_BINARY, idst0, idst1, odst, static_cast<uint32_t>(dst_rounding_mode), ttr_detail::ALL_FACES);
+    ttr_detail::api().sfpu(ttr_emu::SFPU_SUB_BINARY, idst0, idst1, odst, static_cast<uint32_t>(dst_rounding_mode),
+                           ttr_detail::ALL_FACES);
 }
 
 // IEEE equality of two DST tiles (eltwise_binary_sfpu.h): 1.0 where equal, 0.0 elsewhere. As the
