@@ -13,7 +13,8 @@
 //! * the compute kernel tilizes the block into W/32 tiles T_j (row k = tap k, column c =
 //!   output pixel 32j + c) and, for each batch of output blocks (as many as `cb_im2col` holds
 //!   and divide W/32), transposes their T_j into im2col tiles (row c = pixel, column k = tap;
-//!   exact) under one transpose init, packs them, and runs the conv's block
+//!   exact) under one transpose init, a DST acquire's worth at a time (`transpose_tiles`),
+//!   packs them, and runs the conv's block
 //!   (`conv2d/block.cpp.tera`: bias, matmul, ReLU) for each, the same operands as the generic
 //!   reader's; the packer's ReLU is switched on and off once per batch. With bf16 at HiFi2 or
 //!   above the bias enters DST as the identity tile (which the reader writes once) times the
@@ -144,21 +145,26 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     };
     add_conv_weights_fill(&mut reader, node, c)?;
     let batch = largest_divisor_within(row_tiles, cb_plan(node, "cb_im2col")?.pages);
-    let block = vec![
-        Call::CbReserve {
-            cb: im2col,
-            pages: batch,
-        },
-        Call::Dst {
-            tiles: batch,
-            body: vec![
-                Call::Transpose { tiles: batch },
-                Call::Pack {
-                    cb: im2col,
-                    tiles: batch,
-                },
-            ],
-        },
+    // The batch's transposes, a DST acquire's worth at a time (the template's transpose_tiles).
+    let transpose_tiles = node.precision.dst_tiles();
+    let transposes = |tiles: u32| Call::Dst {
+        tiles,
+        body: vec![Call::Transpose { tiles }, Call::Pack { cb: im2col, tiles }],
+    };
+    let mut block = vec![Call::CbReserve {
+        cb: im2col,
+        pages: batch,
+    }];
+    if batch >= transpose_tiles {
+        block.push(Call::Loop {
+            trips: Trips::Fixed(batch / transpose_tiles),
+            body: vec![transposes(transpose_tiles)],
+        });
+    }
+    if batch % transpose_tiles != 0 {
+        block.push(transposes(batch % transpose_tiles));
+    }
+    block.extend([
         Call::CbPush {
             cb: im2col,
             pages: batch,
@@ -181,7 +187,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             cb: im2col,
             pages: batch,
         },
-    ];
+    ]);
     // The image rows: each tilized, then transposed and convolved a batch at a time.
     let image_rows = blocks(
         Trips::Blocks,
@@ -228,7 +234,11 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         role: Role::Compute,
         template: "conv2d/frame_compute.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
-        compile_args: [shape.clone(), args(&[("batch", batch)])].concat(),
+        compile_args: [
+            shape.clone(),
+            args(&[("batch", batch), ("transpose_tiles", transpose_tiles)]),
+        ]
+        .concat(),
         runtime_arg_names: names(&["row_count"]),
         runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
         precision: Some(node.precision),

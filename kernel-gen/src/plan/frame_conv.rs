@@ -57,9 +57,14 @@ pub fn input_shape(
     }))
 }
 
+/// The DST acquires of transposes a batch of the frame conv's output blocks may take: 640-wide
+/// frames (20 blocks a row) get batches of 10 at 4 fp32 DST tiles, two per row instead of five.
+pub const BATCH_ACQUIRES: u32 = 3;
+
 /// The frame conv's node: split by image rows, its CBs. `cb_im2col` holds one batch of output
-/// blocks' im2col tiles, as many as one DST acquire transposes and divide an image row's blocks
-/// (the compute's per-batch inits and ReLU switches are paid once per batch); with bf16
+/// blocks' im2col tiles: the most that divide an image row's blocks within
+/// [`BATCH_ACQUIRES`] DST acquires of transposes (the compute's per-batch inits and ReLU switches
+/// are paid once per batch, the transposes share one init across the acquires); with bf16
 /// activations at HiFi2 or above the bias enters DST by the identity tile of `cb_identity`
 /// ([`ConvPlan::identity_bias`]). With an even count of blocks a row and a batch (W a multiple of
 /// 64), the odd blocks' output tiles go through `cb_out_odd` to the reader, which writes them on
@@ -70,7 +75,7 @@ pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) 
     let row_tiles = conv.width / 32;
     let weight_pages = conv.weight_parts * conv.k_tiles * conv.out_tiles;
     let identity_bias = identity_bias_exact(precision);
-    let batch = largest_divisor_within(row_tiles, precision.dst_tiles());
+    let batch = largest_divisor_within(row_tiles, BATCH_ACQUIRES * precision.dst_tiles());
     let mut cbs = vec![
         cb_of(format, 0, "cb_im2col", batch, CbKind::Stream),
         cb(1, WEIGHTS_CB_NAME, weight_pages, CbKind::Resident),
