@@ -89,10 +89,11 @@ pub fn pack_plane(plane: &superpoint_graph::Tensor<u8>) -> Vec<u8> {
     out
 }
 
-fn sfpu(op: SfpuOp) -> Call {
+/// `op` over `tiles` whole DST tiles.
+fn sfpu(op: SfpuOp, tiles: u32) -> Call {
     Call::Sfpu {
         op,
-        tiles: 1,
+        tiles,
         faces: ALL_FACES,
     }
 }
@@ -112,7 +113,7 @@ fn round_half_up() -> Vec<Call> {
         SfpuOp::ReluMax,
     ]
     .into_iter()
-    .map(sfpu)
+    .map(|op| sfpu(op, 1))
     .collect()
 }
 
@@ -269,11 +270,7 @@ fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError> {
     // one (whose copies move the u8 levels, exact through SrcA; module docs).
     let scaled = |before_copies: bool, tiles: u32| -> Vec<Call> {
         if before_copies == (format == Format::Bf16) {
-            vec![Call::Sfpu {
-                op: SfpuOp::MulScalar,
-                tiles,
-                faces: ALL_FACES,
-            }]
+            vec![sfpu(SfpuOp::MulScalar, tiles)]
         } else {
             Vec::new()
         }
