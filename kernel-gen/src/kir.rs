@@ -293,12 +293,14 @@ pub enum Call {
     },
     /// `tiles` pages of CB `cb` built by NoC reads inside the core's own L1 (from CB `from`
     /// and a zero tile), each a whole number of `row_bytes`-byte rows at offsets that are
-    /// multiples of `row_bytes`; no RISC-V element loop.
+    /// multiples of `row_bytes`; no RISC-V element loop. `transfers`: the NoC reads the kernel
+    /// issues for them (for the timeline's phase split, [`crate::phases`]).
     L1Copy {
         from: u32,
         cb: u32,
         tiles: u32,
         row_bytes: u32,
+        transfers: u32,
     },
     /// `transfers` NoC transfers of `bytes` bytes between pages of `buffer` and CB `cb` (DRAM →
     /// L1, or L1 → DRAM when `write`), each at an offset within its page that is a multiple of
@@ -613,9 +615,21 @@ pub(crate) fn share_args(node: &NodePlan, buffers: &[&str]) -> Vec<CoreArgs> {
     })
 }
 
-/// `fill_words` (`common/zero_fill.cpp.tera`) of `pages` pages of CB `cb`, one call each: 64
-/// bytes stored, doubled by local NoC copies.
-pub(crate) fn filled_pages(cb: u32, pages: u32) -> [Call; 2] {
+/// The local NoC copies of one `fill_words` (`common/zero_fill.cpp.tera`) of `bytes` bytes:
+/// each doubles the filled run from the 64 stored bytes.
+pub(crate) fn fill_copies(bytes: u32) -> u32 {
+    let mut done = 64u32;
+    let mut copies = 0;
+    while done < bytes {
+        done = done.saturating_mul(2);
+        copies += 1;
+    }
+    copies
+}
+
+/// `fill_words` (`common/zero_fill.cpp.tera`) of `pages` pages of CB `cb`, `page_bytes` each,
+/// one call each: 64 bytes stored, doubled by local NoC copies.
+pub(crate) fn filled_pages(cb: u32, pages: u32, page_bytes: u32) -> [Call; 2] {
     [
         Call::L1Gather { bytes: 64 * pages },
         Call::L1Copy {
@@ -623,6 +637,7 @@ pub(crate) fn filled_pages(cb: u32, pages: u32) -> [Call; 2] {
             cb,
             tiles: pages,
             row_bytes: 64,
+            transfers: pages * fill_copies(page_bytes),
         },
     ]
 }
@@ -630,7 +645,7 @@ pub(crate) fn filled_pages(cb: u32, pages: u32) -> [Call; 2] {
 /// `fill_reduce_scaler` (`common/reduce_scaler.cpp.tera`) of CB `cb`: a zeroed bf16 tile and
 /// 8 words of 1.0 pairs per face.
 pub(crate) fn reduce_scaler(cb: u32) -> Vec<Call> {
-    let mut calls = filled_pages(cb, 1).to_vec();
+    let mut calls = filled_pages(cb, 1, 2048).to_vec();
     calls.push(Call::L1Gather { bytes: 4 * 8 * 4 });
     calls
 }

@@ -331,6 +331,21 @@ pub struct NodeTimeline {
     pub node: String,
     pub op: String,
     pub step: TimelineStep,
+    /// Per core and kernel, the work its phase split comes from against what the model
+    /// charges its counters.
+    pub phase_work: Vec<PhaseWork>,
+}
+
+/// One kernel's work on one core two ways: the cycles of its kernel IR's calls by the weights
+/// its phases are split with ([`crate::phases::Phases::work`]), and the cycles the timeline model charges the
+/// emulator's counters of the same run. Far apart, the IR misdescribes the kernel and the split
+/// is off.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PhaseWork {
+    pub core: Core,
+    pub role: KernelRole,
+    pub ir_cycles: f64,
+    pub counted_cycles: f64,
 }
 
 /// Models every step that ran with the timeline model (v2): the same counters and scalar work
@@ -372,6 +387,7 @@ pub fn timeline(
                         }),
                     )
                 });
+            let mut phase_work = Vec::new();
             let cores: Vec<Vec<PhasedKernel>> = n
                 .work
                 .iter()
@@ -385,13 +401,13 @@ pub fn timeline(
                                 .find(|k| runtime_role(k.role) == w.role)
                                 .map(|k| &k.body[..])
                                 .unwrap_or(&[]);
-                            let p = on.map(|on| phases(body, on));
+                            let p = on.map(|on| phases(body, on, &kir.arena));
                             let h = on
                                 .zip(linked.iter().find(|(role, _)| *role == w.role))
                                 .map_or(Handoffs::WHOLE_BLOCK, |(on, (_, [next, previous]))| {
-                                    handoffs(body, on, next, previous)
+                                    handoffs(body, on, next, previous, &kir.arena)
                                 });
-                            PhasedKernel {
+                            let kernel = PhasedKernel {
                                 role: w.role,
                                 counters: w.counters,
                                 scalar_cycles: w.scalar_cycles,
@@ -411,8 +427,15 @@ pub fn timeline(
                                 waits_first_round: p.is_some_and(|p| p.waits_first_round),
                                 first_signal_share: p.map_or(0.0, |p| p.first_signal_share),
                                 landed_wait_share: on
-                                    .and_then(|on| landed_wait(body, on, &resident)),
-                            }
+                                    .and_then(|on| landed_wait(body, on, &resident, &kir.arena)),
+                            };
+                            phase_work.push(PhaseWork {
+                                core: *core,
+                                role: w.role,
+                                ir_cycles: p.map_or(0.0, |p| p.work),
+                                counted_cycles: model.kernel_cycles(&kernel).total(),
+                            });
+                            kernel
                         })
                         .collect()
                 })
@@ -421,6 +444,7 @@ pub fn timeline(
                 node: n.node,
                 op: n.op,
                 step: model.contended_step(&cores, &counted.occupancy),
+                phase_work,
             })
         })
         .collect()

@@ -8,7 +8,9 @@
 //! last waits for them ([`landed_wait`]). The emulator's counters give the totals; these facts
 //! say how they spread over time.
 
-use crate::kir::{self, Call, OnCore, ReduceOp, Trips};
+use tt_runtime::{noc_size_class, TimelineModel};
+
+use crate::kir::{self, Arena, Call, OnCore, ReduceOp, Trips};
 use crate::multicast::{LOADED, VALID};
 use crate::plan::staged::{STAGE_BIAS_CB, STAGE_WEIGHTS_CB};
 
@@ -18,6 +20,8 @@ const STAGE_CBS: [u32; 2] = [STAGE_WEIGHTS_CB.0, STAGE_BIAS_CB.0];
 /// The timeline facts of one kernel body on one core.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Phases {
+    /// The body's work on the core by the weights the shares come from (cycles; [`weight`]).
+    pub work: f64,
     /// Share (0..=1) of the body's work before its first block loop.
     pub prologue_share: f64,
     /// Trips of that block loop on the core (0: no block loop).
@@ -45,26 +49,84 @@ pub struct Phases {
     pub first_signal_share: f64,
 }
 
-/// Rough cycles of one call, only to split a body's work between its phases: NoC bytes at the
-/// measured DRAM rate (33 B/cycle), RISC-V stores at 5 cycles a word, tile operations at their
-/// FPU, unpack or SFPU cycles.
-fn weight(call: &Call) -> f64 {
+/// Cycles of `n` NoC transfers moving `bytes` in all, as the timeline model charges counted
+/// ones ([`TimelineModel::noc_cycles`]): an issue each, and the bytes at the rate of their
+/// (mean) size's class, at most `bulk` bytes a cycle.
+fn transfers(n: u32, bytes: f64, bulk: f64) -> f64 {
+    let model = &TimelineModel::BLACKHOLE;
+    if n == 0 {
+        return 0.0;
+    }
+    let size = (bytes / f64::from(n)).ceil() as u64;
+    let rate = model.noc_bytes_per_cycle[noc_size_class(size)].min(bulk);
+    f64::from(n) * model.noc_issue_cycles + bytes / rate
+}
+
+/// Cycles of one call, only to split a body's work between its phases: NoC transfers as the
+/// timeline model charges them (an issue each, their size's rate, at most the measured DRAM
+/// rates for a buffer in DRAM and the core-to-core rate for one in L1 or a copy inside the
+/// core, multicasts at the DRAM read rate), RISC-V stores at 5 cycles a word, tile operations
+/// at their FPU, unpack or SFPU cycles.
+fn weight(call: &Call, arena: &Arena) -> f64 {
     const TILE: f64 = 2048.0;
-    let noc = |bytes: f64| bytes / 33.0;
+    let model = &TimelineModel::BLACKHOLE;
+    let bulk = |buffer: &str, dram: f64| {
+        if arena.holds(buffer) {
+            model.l1_bytes_per_cycle
+        } else {
+            dram
+        }
+    };
+    let bytes = |n: u32, size: u32| f64::from(n) * f64::from(size);
     match call {
         Call::DramRead {
-            pages, page_bytes, ..
-        }
-        | Call::DramWrite {
-            pages, page_bytes, ..
-        }
-        | Call::McastWrite {
-            pages, page_bytes, ..
-        } => noc(f64::from(*pages) * f64::from(*page_bytes)),
+            buffer,
+            pages,
+            page_bytes,
+            ..
+        } => transfers(
+            *pages,
+            bytes(*pages, *page_bytes),
+            bulk(buffer, model.dram_read_bytes_per_cycle),
+        ),
+        Call::DramWrite {
+            buffer,
+            pages,
+            page_bytes,
+            ..
+        } => transfers(
+            *pages,
+            bytes(*pages, *page_bytes),
+            bulk(buffer, model.dram_write_bytes_per_cycle),
+        ),
         Call::DramPart {
-            transfers, bytes, ..
-        } => noc(f64::from(*transfers) * f64::from(*bytes)),
-        Call::L1Copy { tiles, .. } => noc(f64::from(*tiles) * TILE),
+            buffer,
+            write,
+            transfers: n,
+            bytes: size,
+            ..
+        } => {
+            let dram = if *write {
+                model.dram_write_bytes_per_cycle
+            } else {
+                model.dram_read_bytes_per_cycle
+            };
+            transfers(*n, bytes(*n, *size), bulk(buffer, dram))
+        }
+        Call::McastWrite {
+            pages, page_bytes, ..
+        } => bytes(*pages, *page_bytes) / model.dram_read_bytes_per_cycle,
+        // Whole pages, or rows (a page's first or last rows fixed, `tiles` 0) at least.
+        Call::L1Copy {
+            tiles,
+            row_bytes,
+            transfers: n,
+            ..
+        } => transfers(
+            *n,
+            (f64::from(*tiles) * TILE).max(bytes(*n, *row_bytes)),
+            model.l1_bytes_per_cycle,
+        ),
         Call::L1Gather { bytes } => f64::from(*bytes) / 4.0 * 5.0,
         Call::Matmul { ct, rt, kt } => f64::from(ct * rt * kt) * 32.0,
         Call::Reduce {
@@ -94,7 +156,7 @@ fn block_trips(trips: &Trips, on: OnCore) -> Option<u64> {
 }
 
 /// The phase facts of `body` on core `on`.
-pub fn phases(body: &[Call], on: OnCore) -> Phases {
+pub fn phases(body: &[Call], on: OnCore, arena: &Arena) -> Phases {
     let split = body
         .iter()
         .position(|c| matches!(c, Call::Loop { trips, .. } if block_trips(trips, on).is_some()));
@@ -132,12 +194,12 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
         .sum::<u64>();
     let mut in_first = 0.0;
     kir::walk(&rest[..leading], on, 1, &mut |call, times| {
-        in_first += times as f64 * weight(call);
+        in_first += times as f64 * weight(call, arena);
     });
     let (mut before, mut before_wait, mut loaded, mut signal) = (0.0, 0.0, None, None);
     let (mut waits, mut sends, mut later_rounds) = (false, false, false);
     kir::walk(prologue, on, 1, &mut |call, times| {
-        before += times as f64 * weight(call);
+        before += times as f64 * weight(call, arena);
         match call {
             // A sender waits only for the other senders of its group (their VALID).
             Call::SemWait { sem, value } if times > 0 && (!on.sender || *sem == VALID) => {
@@ -165,10 +227,11 @@ pub fn phases(body: &[Call], on: OnCore) -> Phases {
     });
     let mut all = 0.0;
     kir::walk(body, on, 1, &mut |call, times| {
-        all += times as f64 * weight(call);
+        all += times as f64 * weight(call, arena);
     });
     let share = |work: f64| if all > 0.0 { work / all } else { 0.0 };
     Phases {
+        work: all,
         prologue_share: share(before),
         before_wait_share: share(before_wait),
         loads_share: if sends {
@@ -217,18 +280,18 @@ struct Span {
     last: Option<f64>,
 }
 
-fn span(calls: &[Call], on: OnCore, hit: &dyn Fn(&Call) -> bool) -> Span {
+fn span(calls: &[Call], on: OnCore, arena: &Arena, hit: &dyn Fn(&Call) -> bool) -> Span {
     let mut s = Span::default();
     for call in calls {
         let (inner, trips) = match call {
-            Call::Loop { trips, body } => (span(body, on, hit), f64::from(trips.on(on))),
-            Call::Dst { body, .. } => (span(body, on, hit), 1.0),
+            Call::Loop { trips, body } => (span(body, on, arena, hit), f64::from(trips.on(on))),
+            Call::Dst { body, .. } => (span(body, on, arena, hit), 1.0),
             _ => {
                 if hit(call) {
                     s.first.get_or_insert(s.work);
                     s.last = Some(s.work);
                 }
-                s.work += weight(call);
+                s.work += weight(call, arena);
                 continue;
             }
         };
@@ -281,12 +344,12 @@ fn first_unit(body: &[Call], on: OnCore) -> Option<(&[Call], u32)> {
 /// runs once per unit of `n` blocks ([`Trips::FirstUnit`]: the fused pool's compute) spreads a
 /// unit's work over its `n` blocks, so its first block is the first `1/n` of its first unit's
 /// work (at most all of that block). `None` when the first block waits for none.
-pub fn landed_wait(body: &[Call], on: OnCore, landed: &[u32]) -> Option<f64> {
+pub fn landed_wait(body: &[Call], on: OnCore, landed: &[u32], arena: &Arena) -> Option<f64> {
     let (block, per_block) = match first_block(body, on) {
         Some(block) => (block, 1),
         None => first_unit(body, on)?,
     };
-    let waited = span(block, on, &|c| match c {
+    let waited = span(block, on, arena, &|c| match c {
         Call::SemWait { sem, .. } => *sem == VALID,
         Call::CbWait { cb, .. } => landed.contains(cb),
         _ => false,
@@ -304,18 +367,26 @@ pub fn landed_wait(body: &[Call], on: OnCore, landed: &[u32]) -> Option<f64> {
 /// waits on, `waits` the CBs the previous stage pushes (the first block: of the
 /// [`Trips::FirstBlocks`] loop when it runs on the core, else of the [`Trips::LaterBlocks`] one). A body without a loop over single
 /// blocks (none, or one trip per several blocks) hands over [`Handoffs::WHOLE_BLOCK`].
-pub fn handoffs(body: &[Call], on: OnCore, pushes: &[u32], waits: &[u32]) -> Handoffs {
+pub fn handoffs(
+    body: &[Call],
+    on: OnCore,
+    pushes: &[u32],
+    waits: &[u32],
+    arena: &Arena,
+) -> Handoffs {
     let Some(block) = first_block(body, on) else {
         return Handoffs::WHOLE_BLOCK;
     };
     let pushed = span(
         block,
         on,
+        arena,
         &|c| matches!(c, Call::CbPush { cb, .. } if pushes.contains(cb)),
     );
     let waited = span(
         block,
         on,
+        arena,
         &|c| matches!(c, Call::CbWait { cb, .. } if waits.contains(cb)),
     );
     let share = |at: Option<f64>, work: f64| at.filter(|_| work > 0.0).map(|at| at / work);
@@ -369,32 +440,73 @@ mod tests {
     }
 
     #[test]
+    fn transfers_weigh_their_issue_and_their_size_rate() {
+        // Prologue: one 2 KiB page from DRAM, 8 + 2048 / 33 cycles (the DRAM read rate binds
+        // below the 2 KiB class's 58 B/cycle); from a buffer in L1, 8 + 2048 / 58.
+        // Each block: 16 row fixes of 32 bytes inside L1, 16 · (8 + 32 / 3) cycles (the
+        // 64-byte class's 3 B/cycle), the bytes taken from the rows since no page is whole.
+        let body = |buffer: &str| {
+            vec![
+                Call::DramRead {
+                    buffer: buffer.into(),
+                    pages: 1,
+                    page_bytes: 2048,
+                    cb: 0,
+                },
+                Call::Loop {
+                    trips: Trips::Blocks,
+                    body: vec![Call::L1Copy {
+                        from: 0,
+                        cb: 0,
+                        tiles: 0,
+                        row_bytes: 32,
+                        transfers: 16,
+                    }],
+                },
+            ]
+        };
+        let fixes = 4.0 * 16.0 * (8.0 + 32.0 / 3.0);
+        let in_dram = phases(&body("in"), on(4, false), &Arena::default());
+        let read = 8.0 + 2048.0 / 33.0;
+        assert!((in_dram.work - (read + fixes)).abs() < 1e-9);
+        assert!((in_dram.prologue_share - read / (read + fixes)).abs() < 1e-12);
+        let arena = Arena {
+            bytes: 4096,
+            offsets: [("in".to_string(), 0)].into(),
+            resident: 0,
+        };
+        let in_l1 = phases(&body("in"), on(4, false), &arena);
+        let read = 8.0 + 2048.0 / 58.0;
+        assert!((in_l1.work - (read + fixes)).abs() < 1e-9);
+    }
+
+    #[test]
     fn the_prologue_is_what_comes_before_the_block_loop() {
-        let p = phases(&reader(), on(9, false));
+        let p = phases(&reader(), on(9, false), &Arena::default());
         // 3 pages before, 9 in the loop.
         assert!((p.prologue_share - 0.25).abs() < 1e-12);
         assert_eq!(p.blocks, 9);
         assert!(p.waits_for_sender);
         assert!(!p.sends);
         // The only sender does not wait for itself; one of two waits for the other.
-        assert!(!phases(&reader(), on(9, true)).waits_for_sender);
+        assert!(!phases(&reader(), on(9, true), &Arena::default()).waits_for_sender);
         let two = OnCore {
             first_sender: false,
             other_senders: 1,
             stager: false,
             ..on(9, true)
         };
-        assert!(phases(&reader(), two).waits_for_sender);
+        assert!(phases(&reader(), two, &Arena::default()).waits_for_sender);
         // Nothing before the wait.
         assert_eq!(p.before_wait_share, 0.0);
         // The ring read before the wait: all the prologue's work comes before it.
         let mut ring_first = reader();
         ring_first.swap(0, 1);
-        let p = phases(&ring_first, on(9, false));
+        let p = phases(&ring_first, on(9, false), &Arena::default());
         assert!(p.waits_for_sender);
         assert!((p.before_wait_share - 0.25).abs() < 1e-12);
         // No block loop: all prologue, no blocks.
-        let flat = phases(&reader()[..2], on(9, false));
+        let flat = phases(&reader()[..2], on(9, false), &Arena::default());
         assert_eq!((flat.prologue_share, flat.blocks), (1.0, 0));
     }
 
@@ -420,16 +532,16 @@ mod tests {
         ];
         // 9 blocks: 2 pages before the loops, 4 × 3 + 5 × 1 in them; all 9 are block steps,
         // the first 4 with 12 of the 19 pages.
-        let p = phases(&body, on(9, false));
+        let p = phases(&body, on(9, false), &Arena::default());
         assert!((p.prologue_share - 2.0 / 19.0).abs() < 1e-12);
         assert_eq!((p.blocks, p.first_blocks), (9, 4));
         assert!((p.first_blocks_share - 12.0 / 19.0).abs() < 1e-12);
         // 3 blocks, all first ones: 2 before, 9 in the loop.
-        let p = phases(&body, on(3, false));
+        let p = phases(&body, on(3, false), &Arena::default());
         assert!((p.prologue_share - 2.0 / 11.0).abs() < 1e-12);
         assert_eq!((p.blocks, p.first_blocks), (3, 3));
         // The first block hands over as the first loop's blocks do: its push after 1 of 3 pages.
-        let h = handoffs(&body, on(9, false), &[1], &[]);
+        let h = handoffs(&body, on(9, false), &[1], &[], &Arena::default());
         assert!((h.first_push_share - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(Trips::FirstBlocks(4).on(on(9, false)), 4);
         assert_eq!(Trips::LaterBlocks(4).on(on(3, false)), 0);
@@ -470,13 +582,16 @@ mod tests {
                 body: vec![read(1), push],
             },
         ];
-        let p = phases(&body, on(9, false));
+        let p = phases(&body, on(9, false), &Arena::default());
         assert_eq!((p.blocks, p.first_blocks), (9, 4));
         assert!((p.first_blocks_share - 12.0 / 19.0).abs() < 1e-12);
         assert!((p.prologue_share - 2.0 / 19.0).abs() < 1e-12);
-        assert_eq!(landed_wait(&body, on(9, false), &[]), Some(1.0));
+        assert_eq!(
+            landed_wait(&body, on(9, false), &[], &Arena::default()),
+            Some(1.0)
+        );
         // 2 blocks: the first and one of the others.
-        let p = phases(&body, on(2, false));
+        let p = phases(&body, on(2, false), &Arena::default());
         assert_eq!((p.blocks, p.first_blocks), (2, 2));
         assert_eq!(Trips::BlocksBetween(1, 4).on(on(2, false)), 1);
         assert_eq!(Trips::BlocksBetween(1, 4).on(on(0, false)), 0);
@@ -511,10 +626,10 @@ mod tests {
                 body: vec![matmuls(8)],
             },
         ];
-        let landed = landed_wait(&body, on(12, false), &[1]);
+        let landed = landed_wait(&body, on(12, false), &[1], &Arena::default());
         assert!(landed.is_some_and(|s| (s - 0.5).abs() < 1e-12));
         // Units are the block loop: 3 of them on 12 blocks, all in the loops.
-        let p = phases(&body, on(12, false));
+        let p = phases(&body, on(12, false), &Arena::default());
         assert_eq!((p.blocks, p.first_blocks), (3, 0));
         assert_eq!(p.prologue_share, 0.0);
         assert_eq!(
@@ -522,13 +637,19 @@ mod tests {
             [1, 2]
         );
         // A core without a whole unit runs neither and waits in no first block.
-        assert_eq!(landed_wait(&body, on(3, false), &[1]), None);
+        assert_eq!(
+            landed_wait(&body, on(3, false), &[1], &Arena::default()),
+            None
+        );
         // A wait past the first block's share counts as at its end.
         let late = vec![Call::Loop {
             trips: Trips::FirstUnit(4),
             body: vec![matmuls(6), Call::CbWait { cb: 1, pages: 4 }, matmuls(2)],
         }];
-        assert_eq!(landed_wait(&late, on(4, false), &[1]), Some(1.0));
+        assert_eq!(
+            landed_wait(&late, on(4, false), &[1], &Arena::default()),
+            Some(1.0)
+        );
     }
 
     #[test]
@@ -556,8 +677,11 @@ mod tests {
             },
         ];
         // 3 pages before LOADED, 9 in the loop.
-        assert!((phases(&body, on(9, true)).loads_share - 0.25).abs() < 1e-12);
-        assert_eq!(phases(&body, on(9, false)).loads_share, 0.0);
+        assert!((phases(&body, on(9, true), &Arena::default()).loads_share - 0.25).abs() < 1e-12);
+        assert_eq!(
+            phases(&body, on(9, false), &Arena::default()).loads_share,
+            0.0
+        );
     }
 
     #[test]
@@ -597,15 +721,18 @@ mod tests {
                 body: vec![read(3)],
             },
         ];
-        let p = phases(&reader, on(4, false));
+        let p = phases(&reader, on(4, false), &Arena::default());
         assert!(p.waits_for_sender && p.waits_first_round);
-        let landed = landed_wait(&reader, on(4, false), &[1]);
+        let landed = landed_wait(&reader, on(4, false), &[1], &Arena::default());
         assert!(landed.is_some_and(|s| (s - 2.0 / 3.0).abs() < 1e-12));
         // All rounds before the loop: not the first only; no wait in the first block.
         let mut all = reader[..3].to_vec();
         all.extend([valid(2), valid(3), reader[4].clone()]);
-        assert!(!phases(&all, on(4, false)).waits_first_round);
-        assert_eq!(landed_wait(&all, on(4, false), &[1]), None);
+        assert!(!phases(&all, on(4, false), &Arena::default()).waits_first_round);
+        assert_eq!(
+            landed_wait(&all, on(4, false), &[1], &Arena::default()),
+            None
+        );
         // A compute waiting on resident CB 1 in its first block after half of its matmuls.
         let matmul = Call::Matmul {
             ct: 1,
@@ -621,9 +748,12 @@ mod tests {
                 matmul,
             ],
         }];
-        let landed = landed_wait(&compute, on(4, false), &[1]);
+        let landed = landed_wait(&compute, on(4, false), &[1], &Arena::default());
         assert!(landed.is_some_and(|s| (s - 0.5).abs() < 1e-12));
-        assert_eq!(landed_wait(&compute, on(4, false), &[2]), None);
+        assert_eq!(
+            landed_wait(&compute, on(4, false), &[2], &Arena::default()),
+            None
+        );
         // A sender that multicasts two slabs of 4 pages, each followed by its VALID: it signals
         // its first after half of its multicast.
         let mcast = Call::McastWrite {
@@ -642,7 +772,7 @@ mod tests {
             trips: Trips::OnSender,
             body: vec![mcast.clone(), signal.clone(), mcast, signal],
         }];
-        let p = phases(&sender, on(0, true));
+        let p = phases(&sender, on(0, true), &Arena::default());
         assert!(p.sends);
         assert!((p.first_signal_share - 0.5).abs() < 1e-12);
         assert!((p.prologue_share - 1.0).abs() < 1e-12);
@@ -665,7 +795,7 @@ mod tests {
                 body: vec![read(3), Call::CbPush { cb: 0, pages: 3 }],
             }],
         }];
-        let h = handoffs(&reader, on(4, false), &[0], &[]);
+        let h = handoffs(&reader, on(4, false), &[0], &[], &Arena::default());
         assert!((h.first_push_share - 1.0 / 3.0).abs() < 1e-12);
         assert!((h.last_push_share - 1.0).abs() < 1e-12);
         assert_eq!((h.first_wait_share, h.last_wait_share), (0.0, 0.0));
@@ -699,7 +829,7 @@ mod tests {
             trips: Trips::Blocks,
             body: block.clone(),
         }];
-        let h = handoffs(&compute, on(4, false), &[1], &[0]);
+        let h = handoffs(&compute, on(4, false), &[1], &[0], &Arena::default());
         assert_eq!(h.first_wait_share, 0.0);
         assert!((h.last_wait_share - 6.0 / 20.0).abs() < 1e-12);
         assert!((h.first_push_share - 10.0 / 20.0).abs() < 1e-12);
@@ -707,7 +837,7 @@ mod tests {
         // A CB no other stage uses is no hand-off; no block loop, or one over several blocks,
         // hands over whole blocks.
         assert_eq!(
-            handoffs(&compute, on(4, false), &[7], &[7]),
+            handoffs(&compute, on(4, false), &[7], &[7], &Arena::default()),
             Handoffs::WHOLE_BLOCK
         );
         let units = vec![Call::Loop {
@@ -715,7 +845,7 @@ mod tests {
             body: block,
         }];
         assert_eq!(
-            handoffs(&units, on(4, false), &[1], &[0]),
+            handoffs(&units, on(4, false), &[1], &[0], &Arena::default()),
             Handoffs::WHOLE_BLOCK
         );
     }

@@ -323,9 +323,8 @@ fn noc_alignment_of_dram_reads_and_l1_pages() {
 /// The conv reader's L1 → L1 row copies: rows of a size that is not a multiple of the 16-byte
 /// NoC L1 alignment are refused, and the program the planner makes (bf16: 32-byte face rows)
 /// has its copies in its reader: at W 64 with whole channel tiles, the zero tile's 64-byte
-/// doubling copies, the shifted views' face rows (the prologue's, the first blocks' and the later
-/// blocks') and the
-/// whole-tile im2col copies.
+/// doubling copies, the shifted views' face-row moves and row fixes (the prologue's, the first
+/// blocks' and the later blocks') and the whole-tile im2col copies.
 #[test]
 fn noc_alignment_of_l1_row_copies() {
     let layers: &[Layer] = &[("c1", 1, 32, 3, true), ("c2", 32, 32, 3, true)];
@@ -352,7 +351,7 @@ fn noc_alignment_of_l1_row_copies() {
         }
     }
     row_bytes(&mut reader.body, &mut copies);
-    assert_eq!(copies, 3);
+    assert_eq!(copies, 6);
     let err = check(&k, &Limits::BLACKHOLE, Grid::ETH_DISPATCH).expect_err("24-byte rows");
     assert_eq!(
         err,

@@ -6,8 +6,8 @@
 
 use crate::device::Core;
 use crate::kir::{
-    args, blocks, cb_format, cb_id, cb_plan, exact_fp32_copies, format_args, input, names,
-    per_core, Arg, Call, CompileArg, CoreArgs, Kernel, KirError, Lowering, Role, Trips,
+    args, blocks, cb_format, cb_id, cb_plan, exact_fp32_copies, fill_copies, format_args, input,
+    names, per_core, Arg, Call, CompileArg, CoreArgs, Kernel, KirError, Lowering, Role, Trips,
 };
 use crate::multicast::{Multicast, Resident};
 use crate::plan::{ConvPlan, CoreWork, NodePlan};
@@ -643,6 +643,7 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
             cb: zero,
             tiles: 1,
             row_bytes: 64,
+            transfers: fill_copies(c.tile_bytes),
         },
         Call::CbReserve {
             cb: ring,
@@ -654,11 +655,24 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
         // side get views: W/32, one more with half rows), however the prologue and the loop
         // share them.
         let beyond = c.width / 32 + u32::from(c.half_rows());
-        let views = |blocks: u32| Call::L1Copy {
+        // A block's views: both moved by one face row (a read each), then the first or last
+        // row of each face of each view fixed (a read per 16-column half).
+        // A block's views: both moved by one face row (a read each, `start_views`), then the
+        // first or last row of each face of each view fixed (a read per 16-column half,
+        // `finish_views`).
+        let moves = |blocks: u32| Call::L1Copy {
             from: ring,
             cb: ring,
             tiles: blocks * 2 * c.in_tiles,
             row_bytes: c.tile_bytes / 64,
+            transfers: blocks * 2,
+        };
+        let fixes = |blocks: u32| Call::L1Copy {
+            from: ring,
+            cb: ring,
+            tiles: 0,
+            row_bytes: c.tile_bytes / 64,
+            transfers: blocks * 2 * 2 * 2 * c.in_tiles,
         };
         // With half rows, the half parts of the core's blocks, W/32 before and W/32 + 1 after:
         // face pairs (half tiles) of the views.
@@ -667,6 +681,7 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
             cb: ring,
             tiles: blocks * 3 * c.in_tiles,
             row_bytes: c.tile_bytes / 2,
+            transfers: blocks * 2 * 3 * c.in_tiles,
         };
         body.extend([
             // `zero_fill` of the zero slot.
@@ -676,18 +691,22 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
                 cb: ring,
                 tiles: 3 * c.in_tiles,
                 row_bytes: 64,
+                transfers: fill_copies(3 * c.in_tiles * c.tile_bytes),
             },
         ]);
-        // A block's reads and views, its page pushed; in the core's first block (`landed`) the
-        // weights' rounds of tap rows 0 and 1 before the page, the others after it.
-        let step = |blocks: u32, landed: &mut dyn FnMut(u32) -> Vec<Call>| {
+        // A block's reads (`fetched` blocks), views started and finished, its page pushed; in
+        // the core's first block (`landed`) the weights' rounds of tap rows 0 and 1 before the
+        // page, the others after it.
+        let step = |[fetched, started, finished]: [u32; 3],
+                    landed: &mut dyn FnMut(u32) -> Vec<Call>| {
             let mut step = vec![
                 Call::CbReserve {
                     cb: im2col,
                     pages: c.im2col_pages(),
                 },
-                fetch(blocks),
-                views(blocks),
+                fetch(fetched),
+                moves(started),
+                fixes(finished),
             ];
             if c.half_rows() {
                 step.push(halves(1));
@@ -704,7 +723,8 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
         if c.half_rows() {
             body.extend([
                 fetch(2 * beyond + 2),
-                views(2 * beyond),
+                moves(2 * beyond),
+                fixes(2 * beyond),
                 halves(2 * (c.width / 32) + 1),
                 Call::CbPush {
                     cb: ring,
@@ -712,42 +732,56 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
                 },
             ]);
             body.extend(first_and_later(
-                step(1, &mut |tiles| rounds.holding(tiles)),
-                step(1, none),
+                step([1; 3], &mut |tiles| rounds.holding(tiles)),
+                step([1; 3], none),
             ));
         } else {
             // Before the push (conv2d/reader.cpp.tera's three pipelines): the first blocks
-            // above, beside and below the core's (4, 4 and 3 with W/32 >= 4) read and the views
-            // of the first above and beside it built; in each of its first W/32 − 4 blocks,
-            // besides its own, the next block above and beside read and viewed. Reads before
-            // the push count one fewer (the last block reads none), views the 2 · 4 the two
-            // pipelines start: exact totals, and a split off by the views started but not
-            // finished before the push at most.
-            // The core's first block besides pushes the weights' later rounds: its own loop
-            // before the other first blocks' (`Trips::BlocksBetween`).
-            let first_reads = beyond.min(4);
-            let catch_up = beyond - first_reads;
-            let catching_up = if catch_up > 0 { 3 } else { 1 };
+            // above, beside and below the core's read (min(W/32, 4), as many and 3), the views
+            // of the first two above and beside and the first below started, those of the first
+            // above and beside finished. In block i of the core's first W/32 (`catch_up`), its
+            // own pipeline's read, start and finish, and the trailing pipelines' above and
+            // beside each: a read while i < W/32 − 4, a start while i < W/32 − 2, a finish
+            // while i < W/32 − 1; then one of each a block. Reads before the push count one
+            // fewer (the last block reads none): exact totals.
+            let rb = beyond;
+            let trailing = |i: u32| [4, 2, 1].map(|ahead| if i + ahead < rb { 3 } else { 1 });
             body.extend([
-                fetch(2 * first_reads + 2),
-                views(2 * first_reads),
+                fetch(2 * rb.min(4) + 2),
+                moves(2 * rb.min(2) + 1),
+                fixes(2),
                 Call::CbPush {
                     cb: ring,
                     pages: c.ring_pages(),
                 },
             ]);
-            let first = step(catching_up, &mut |tiles| rounds.holding(tiles));
-            let later_from = if first == step(catching_up, none) {
-                body.push(blocks(Trips::FirstBlocks(catch_up), step(3, none)));
-                catch_up
-            } else {
+            // Runs of blocks [from, to) that do the same; the core's first block also pushes
+            // the weights' later rounds (its own loop when that makes it differ).
+            let mut bounds: Vec<u32> = [0, rb.saturating_sub(4), rb.saturating_sub(2), rb - 1]
+                .into_iter()
+                .filter(|b| *b < rb)
+                .collect();
+            bounds.dedup();
+            let first = step(trailing(0), &mut |tiles| rounds.holding(tiles));
+            let own_first = first != step(trailing(0), none);
+            if own_first {
                 body.push(blocks(Trips::FirstBlocks(1), first));
-                if catch_up > 1 {
-                    body.push(blocks(Trips::BlocksBetween(1, catch_up), step(3, none)));
+            }
+            for (n, &from) in bounds.iter().enumerate() {
+                let to = bounds.get(n + 1).copied().unwrap_or(rb);
+                let from_here = if own_first { from.max(1) } else { from };
+                if trailing(from) == [1; 3] || from_here >= to {
+                    continue;
                 }
-                catch_up.max(1)
-            };
-            body.push(blocks(Trips::LaterBlocks(later_from), step(1, none)));
+                let trips = if from_here == 0 {
+                    Trips::FirstBlocks(to)
+                } else {
+                    Trips::BlocksBetween(from_here, to)
+                };
+                body.push(blocks(trips, step(trailing(from), none)));
+            }
+            let later_from = (rb - 1).max(u32::from(own_first));
+            body.push(blocks(Trips::LaterBlocks(later_from), step([1; 3], none)));
         }
         return body;
     }
@@ -775,6 +809,7 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
                 cb: im2col,
                 tiles: handoff,
                 row_bytes: c.tile_bytes / 64,
+                transfers: row_run_transfers(c),
             };
             let count = c.k_tiles / handoff;
             let rounds: Vec<Vec<Call>> = (1..=count)
@@ -800,6 +835,7 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
                     cb: im2col,
                     tiles: c.k_tiles,
                     row_bytes: c.tile_bytes / 64,
+                    transfers: c.k_tiles,
                 },
                 Call::L1Gather {
                     bytes: 32 * c.kernel * c.kernel * c.in_channels * element_bytes,
@@ -816,6 +852,21 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
         block(&mut |_| Vec::new()),
     ));
     body
+}
+
+/// About the NoC reads of one row-run hand-off (`conv2d/reader.cpp.tera`'s `copy_rows`): a
+/// 1×1 conv's channel tile is one whole-tile read; a tap's channel tile comes in at most two
+/// runs of rows, each split where it crosses a face on either side (about 4 reads); a 3×3
+/// pad-1 tap row adds to its middle tap's the two side moves and, per side and channel tile,
+/// the first or last row of both face rows in both halves (4 reads).
+fn row_run_transfers(c: &ConvPlan) -> u32 {
+    if c.kernel == 1 {
+        1
+    } else if c.kernel == 3 && c.pad == 1 {
+        2 + (4 + 2 * 4) * c.in_tiles
+    } else {
+        4 * c.in_tiles
+    }
 }
 
 /// A block loop whose first block does `first` and the others `later`: one loop when they are

@@ -26,8 +26,8 @@
 //!   waits for it), which halves the output bytes each NoC's links carry.
 
 use crate::kir::{
-    args, blocks, cb_id, cb_plan, exact_fp32_copies, format_args, input, names, per_core,
-    share_args, Arg, Call, Kernel, KirError, Role, Trips,
+    args, blocks, cb_id, cb_plan, exact_fp32_copies, fill_copies, format_args, input, names,
+    per_core, share_args, Arg, Call, Kernel, KirError, Role, Trips,
 };
 use crate::plan::frame_conv::OUT_ODD_CB_NAME;
 use crate::plan::{largest_divisor_within, ConvPlan, NodePlan};
@@ -109,6 +109,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
                     cb: rows,
                     tiles: 2 * row_tiles,
                     row_bytes: 64,
+                    transfers: fill_copies(2 * row_tiles * 2048),
                 },
             ],
             vec![blocks(

@@ -78,7 +78,7 @@ fn kernels(node: &NodePlan, p: &L2NormalizePlan) -> Result<Vec<Kernel>, KirError
                     pages: 1,
                 },
             ],
-            filled_pages(floor, 1).to_vec(),
+            filled_pages(floor, 1, 4096).to_vec(),
             vec![
                 Call::CbPush {
                     cb: floor,

@@ -4,8 +4,9 @@
 //! pieces are shared with the pool fused into a conv ([`super::conv_pool`]).
 
 use crate::kir::{
-    args, blocks, cb_format, cb_id, exact_fp32_copies, format_args, input, names, per_core,
-    share_args, Arg, Call, CompileArg, Kernel, KirError, Lowering, Role, SfpuOp, Trips, ALL_FACES,
+    args, blocks, cb_format, cb_id, exact_fp32_copies, fill_copies, format_args, input, names,
+    per_core, share_args, Arg, Call, CompileArg, Kernel, KirError, Lowering, Role, SfpuOp, Trips,
+    ALL_FACES,
 };
 use crate::plan::{NodePlan, PoolPlan};
 
@@ -173,6 +174,7 @@ pub(crate) fn ones_fill(cb: u32, tiles: u32, ones: u32) -> Vec<Call> {
             cb,
             tiles,
             row_bytes: 64,
+            transfers: fill_copies(tiles * 2048),
         },
         Call::CbPush { cb, pages: tiles },
     ]

@@ -60,8 +60,8 @@
 
 use crate::device::Format;
 use crate::kir::{
-    args, blocks, cb_format, cb_id, format_args, input, names, per_core, share_args, Arg, Call,
-    Kernel, KirError, Lowering, Role, SfpuOp, Trips, ALL_FACES,
+    args, blocks, cb_format, cb_id, fill_copies, format_args, input, names, per_core, share_args,
+    Arg, Call, Kernel, KirError, Lowering, Role, SfpuOp, Trips, ALL_FACES,
 };
 use crate::plan::resize::ResizePlan;
 use crate::plan::resize_filter::PARTS;
@@ -219,6 +219,7 @@ fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError> {
                 cb: cb_shift,
                 tiles: 2,
                 row_bytes: 64,
+                transfers: fill_copies(2 * 2048),
             },
             Call::CbPush {
                 cb: cb_shift,
@@ -254,6 +255,7 @@ fn kernels(node: &NodePlan, r: &ResizePlan) -> Result<Vec<Kernel>, KirError> {
                 cb: cb_plane,
                 tiles: 2 * kv * kh,
                 row_bytes: 64,
+                transfers: fill_copies(2 * kv * kh * 2048),
             },
             blocks(Trips::Blocks, per_block),
         ],

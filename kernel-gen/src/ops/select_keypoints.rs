@@ -19,8 +19,8 @@ use superpoint_graph::reference::select::order_and_cut;
 use superpoint_graph::Keypoint;
 
 use crate::kir::{
-    args, cb_id, filled_pages, input, names, Arg, Call, CompileArg, CoreArgs, CountSource, Kernel,
-    KirError, Lowering, Role, Trips,
+    args, cb_id, cb_plan, filled_pages, input, names, Arg, Call, CompileArg, CoreArgs, CountSource,
+    Kernel, KirError, Lowering, Role, Trips,
 };
 use crate::layout::host::decode_candidates;
 use crate::layout::tensor::{CANDIDATE_BYTES, COUNT_STRIDE, MAP_PAGE_BYTES};
@@ -85,13 +85,14 @@ pub fn count_source(p: &SelectPlan) -> CountSource {
 /// (`fill_words`) and the bit weights (`zero_fill`, then one word per weight row), each pushed
 /// once for the compute kernel.
 pub fn bit_fills(node: &NodePlan) -> Result<Vec<Call>, KirError> {
-    let threshold = cb_id(node, "cb_threshold")?;
-    let weights = cb_id(node, "cb_bit_weights")?;
+    let (threshold, threshold_bytes) =
+        cb_plan(node, "cb_threshold").map(|c| (c.id, c.page_bytes))?;
+    let (weights, weights_bytes) = cb_plan(node, "cb_bit_weights").map(|c| (c.id, c.page_bytes))?;
     let mut calls = vec![Call::CbReserve {
         cb: threshold,
         pages: 1,
     }];
-    calls.extend(filled_pages(threshold, 1));
+    calls.extend(filled_pages(threshold, 1, threshold_bytes));
     calls.extend([
         Call::CbPush {
             cb: threshold,
@@ -102,7 +103,7 @@ pub fn bit_fills(node: &NodePlan) -> Result<Vec<Call>, KirError> {
             pages: 1,
         },
     ]);
-    calls.extend(filled_pages(weights, 1));
+    calls.extend(filled_pages(weights, 1, weights_bytes));
     calls.extend([
         Call::L1Gather { bytes: 32 * 4 },
         Call::CbPush {

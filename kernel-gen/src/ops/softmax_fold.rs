@@ -25,8 +25,9 @@
 //! final multiply puts the broadcast reciprocal in SrcB, which HiFi2 truncates to 7 bits (up to
 //! 1.6 % per pixel).
 use crate::kir::{
-    args, blocks, cb_format, cb_id, format_args, input, names, per_core, reduce_scaler, share_args,
-    Arg, BinaryOp, Call, Kernel, KirError, Lowering, ReduceOp, Role, SfpuOp, Trips,
+    args, blocks, cb_format, cb_id, fill_copies, format_args, input, names, per_core,
+    reduce_scaler, share_args, Arg, BinaryOp, Call, Kernel, KirError, Lowering, ReduceOp, Role,
+    SfpuOp, Trips,
 };
 use crate::layout::tensor::MAP_PAGE_BYTES;
 use crate::plan::softmax_fold::{SoftmaxFoldPlan, CELLS_PER_TILE_SIDE};
@@ -113,6 +114,7 @@ fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirError
                     cb: cb_in,
                     tiles: 2 * t,
                     row_bytes: 64,
+                    transfers: fill_copies(2 * t * tile),
                 },
             ],
             vec![
@@ -139,6 +141,8 @@ fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirError
                             cb: cb_in,
                             tiles: whole,
                             row_bytes: tile / 64,
+                            // Two face rows for each of a cell row's 16 pixels.
+                            transfers: 32 * whole,
                         },
                         Call::L1Gather {
                             bytes: 32 * partial * element,
@@ -286,6 +290,8 @@ fn kernels(node: &NodePlan, p: &SoftmaxFoldPlan) -> Result<Vec<Kernel>, KirError
                         cb: map,
                         tiles: 1,
                         row_bytes: 32,
+                        // 8 runs for each of the 16 cells.
+                        transfers: 128,
                     },
                     Call::DramWrite {
                         buffer: node.output.clone(),

@@ -1,0 +1,141 @@
+//! The timeline model (v2) takes each kernel's work from the emulator's counters and splits it
+//! into a prologue, first blocks and later blocks by the kernel IR's calls
+//! (`kernel_gen::phases`). That split is only as good as the IR's description of what the
+//! kernel does: this runs a chain of convs whose readers build shifted views (one output row a
+//! core, as conv3a/conv3b do at 640×480) on the emulator and checks, core by core, that their
+//! IR's work comes within 10 % of what the model charges their counted transfers; and that an
+//! IR which leaves out the views' row fixes (about a third of those readers' work) fails it.
+
+mod common;
+
+use common::{bf16_rounded, chain, random_tensor, weight_inputs, weights, Layer};
+use kernel_gen::kir::{Call, Kir, Role};
+use kernel_gen::model::{self, Counts, NodeTimeline};
+use kernel_gen::runner::{Loaded, StepCounters};
+use kernel_gen::{compile, lower, plan, Format, PlanParams};
+use tt_runtime::{KernelRole, TimelineModel};
+
+const WIDTH: usize = 160;
+const HEIGHT: usize = 128;
+const LAYERS: &[Layer] = &[
+    ("c1", 1, 64, 3, true),
+    ("c2", 64, 64, 3, true),
+    ("c3", 64, 128, 3, true),
+    ("c4", 128, 128, 3, true),
+];
+/// The convs whose readers build shifted views (whole channel tiles in).
+const SHIFTED: [&str; 3] = ["c2", "c3", "c4"];
+const TOLERANCE: f64 = 0.10;
+
+/// The chain's kernel IR and the counters of one run of it on the emulator.
+fn run() -> (Kir, Vec<StepCounters>) {
+    let graph = chain(WIDTH, HEIGHT, LAYERS);
+    let params = PlanParams::default();
+    let compiled = compile(&graph, &params).expect("compiles");
+    let kir = lower::lower(&plan::plan(&graph, &params).expect("plans")).expect("lowers");
+    let dev = common::open(&compiled);
+    let loaded = Loaded::load(&dev, &compiled).expect("loads");
+    for (name, bytes) in weight_inputs(&compiled, &weights(LAYERS, 3)) {
+        loaded.write(&name, &bytes).expect("weights");
+    }
+    let frame = bf16_rounded(&random_tensor(1, HEIGHT, WIDTH, 11));
+    loaded
+        .write("frame", &common::pack_input("frame", &frame, Format::Bf16))
+        .expect("frame");
+    for (name, ..) in LAYERS {
+        loaded.run_nodes(&dev, &[name]).expect("runs");
+    }
+    (kir, loaded.counters().expect("counters"))
+}
+
+/// Per shifted conv, its readers' IR work over their counted work, lowest and highest, on the
+/// cores whose blocks have a row of blocks above and below them in the image. (The IR counts
+/// the reads and views of the rows outside the image too, which the edge cores skip, and the
+/// cores without blocks only send weights.)
+fn reader_ratios(kir: &Kir, steps: &[StepCounters]) -> Vec<(String, f64, f64)> {
+    let row_blocks = (WIDTH / 32) as u32;
+    let all_blocks = (WIDTH * HEIGHT / 32) as u32;
+    let timed: Vec<NodeTimeline> =
+        model::timeline(kir, steps, Counts::Bound, &TimelineModel::BLACKHOLE).expect("models");
+    timed
+        .iter()
+        .filter(|t| SHIFTED.contains(&t.node.as_str()))
+        .map(|t| {
+            let node = kir.nodes.iter().find(|n| n.node == t.node).expect("its IR");
+            let mut start = 0;
+            let interior: Vec<_> = node
+                .blocks
+                .iter()
+                .filter_map(|&(core, count)| {
+                    let inside = count > 0
+                        && start >= row_blocks
+                        && start + count + row_blocks <= all_blocks;
+                    start += count;
+                    inside.then_some(core)
+                })
+                .collect();
+            assert!(!interior.is_empty(), "{}: no interior core", t.node);
+            let ratios = t
+                .phase_work
+                .iter()
+                .filter(|w| w.role == KernelRole::Reader && interior.contains(&w.core))
+                .map(|w| w.ir_cycles / w.counted_cycles);
+            let (low, high) = ratios.fold((f64::MAX, 0.0f64), |(l, h), r| (l.min(r), h.max(r)));
+            (t.node.clone(), low, high)
+        })
+        .collect()
+}
+
+/// `calls` with the transfers of every row fix (an [`Call::L1Copy`] of no whole page) removed.
+fn without_row_fixes(calls: &mut [Call]) -> usize {
+    let mut removed = 0;
+    for call in calls {
+        match call {
+            Call::L1Copy {
+                tiles: 0,
+                transfers,
+                ..
+            } => {
+                *transfers = 0;
+                removed += 1;
+            }
+            Call::Loop { body, .. } | Call::Dst { body, .. } => removed += without_row_fixes(body),
+            _ => {}
+        }
+    }
+    removed
+}
+
+#[test]
+fn the_shifted_conv_readers_ir_describes_their_counted_work() {
+    let (kir, steps) = run();
+    let ratios = reader_ratios(&kir, &steps);
+    println!("IR work / counted work of the readers, lowest and highest core: {ratios:?}");
+    assert_eq!(ratios.len(), SHIFTED.len(), "every shifted conv modeled");
+    for (node, low, high) in &ratios {
+        assert!(
+            *low >= 1.0 - TOLERANCE && *high <= 1.0 + TOLERANCE,
+            "{node}: the reader's IR work is {low:.3}..{high:.3} of its counted work"
+        );
+    }
+
+    // The same counters against an IR without the views' row fixes: the check catches it.
+    let mut blind = kir.clone();
+    let mut removed = 0;
+    for node in blind
+        .nodes
+        .iter_mut()
+        .filter(|n| SHIFTED.contains(&n.node.as_str()))
+    {
+        for kernel in node.kernels.iter_mut().filter(|k| k.role == Role::Reader) {
+            removed += without_row_fixes(&mut kernel.body);
+        }
+    }
+    assert!(removed >= SHIFTED.len(), "each shifted reader fixes rows");
+    for (node, low, _) in reader_ratios(&blind, &steps) {
+        assert!(
+            low < 1.0 - TOLERANCE,
+            "{node}: without its row fixes the IR should fall short, at {low:.3}"
+        );
+    }
+}
