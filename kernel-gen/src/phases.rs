@@ -8,9 +8,9 @@
 //! last waits for them ([`landed_wait`]). The emulator's counters give the totals; these facts
 //! say how they spread over time.
 
-use tt_runtime::{noc_size_class, TimelineModel};
+use tt_runtime::{noc_size_class, SfpuOp as CountedSfpu, TimelineModel};
 
-use crate::kir::{self, Arena, Call, OnCore, ReduceOp, Trips};
+use crate::kir::{self, Arena, Call, OnCore, ReduceOp, SfpuOp, Trips};
 use crate::multicast::{LOADED, VALID};
 use crate::plan::staged::{STAGE_BIAS_CB, STAGE_WEIGHTS_CB};
 
@@ -62,11 +62,25 @@ fn transfers(n: u32, bytes: f64, bulk: f64) -> f64 {
     f64::from(n) * model.noc_issue_cycles + bytes / rate
 }
 
+/// The kind the emulator counts an SFPU operation as, whose cycles the timeline charges.
+fn sfpu_kind(op: SfpuOp) -> CountedSfpu {
+    match op {
+        SfpuOp::Max => CountedSfpu::Max,
+        SfpuOp::Exp => CountedSfpu::Exp,
+        SfpuOp::Recip => CountedSfpu::Recip,
+        SfpuOp::Rsqrt => CountedSfpu::Rsqrt,
+        SfpuOp::AddScalar | SfpuOp::MulScalar => CountedSfpu::Scalar,
+        SfpuOp::ReluMax => CountedSfpu::Relu,
+        SfpuOp::AddBinary | SfpuOp::SubBinary | SfpuOp::Eq | SfpuOp::Where => CountedSfpu::Binary,
+    }
+}
+
 /// Cycles of one call, only to split a body's work between its phases: NoC transfers as the
 /// timeline model charges them (an issue each, their size's rate, at most the measured DRAM
 /// rates for a buffer in DRAM and the core-to-core rate for one in L1 or a copy inside the
-/// core, multicasts at the DRAM read rate), RISC-V stores at 5 cycles a word, tile operations
-/// at their FPU, unpack or SFPU cycles.
+/// core, multicasts at their measured cost for the cores they reach), RISC-V stores at 5 cycles a word, tile operations
+/// at their FPU or unpack cycles (packing none: the packer runs beside the math, which the
+/// timeline charges instead), SFPU operations at the timeline's cycles for their kind.
 fn weight(call: &Call, arena: &Arena) -> f64 {
     const TILE: f64 = 2048.0;
     let model = &TimelineModel::BLACKHOLE;
@@ -113,9 +127,21 @@ fn weight(call: &Call, arena: &Arena) -> f64 {
             };
             transfers(*n, bytes(*n, *size), bulk(buffer, dram))
         }
+        // One unlinked multicast a destination rectangle, as the senders issue them.
         Call::McastWrite {
-            pages, page_bytes, ..
-        } => bytes(*pages, *page_bytes) / model.dram_read_bytes_per_cycle,
+            pages,
+            page_bytes,
+            dests,
+            rects,
+            ..
+        } => {
+            let rects = (*rects).max(1);
+            f64::from(rects)
+                * model.multicast_cycles(
+                    bytes(*pages, *page_bytes),
+                    f64::from(*dests) / f64::from(rects),
+                )
+        }
         // Whole pages, or rows (a page's first or last rows fixed, `tiles` 0) at least.
         Call::L1Copy {
             tiles,
@@ -133,12 +159,13 @@ fn weight(call: &Call, arena: &Arena) -> f64 {
             op: ReduceOp::MaxRow,
             tiles,
         } => f64::from(*tiles) * 98.0,
-        Call::Copy { tiles }
-        | Call::Transpose { tiles }
-        | Call::Pack { tiles, .. }
-        | Call::Reduce { tiles, .. } => f64::from(*tiles) * 32.0,
+        Call::Copy { tiles } | Call::Transpose { tiles } | Call::Reduce { tiles, .. } => {
+            f64::from(*tiles) * 32.0
+        }
         Call::Binary { tiles, .. } => f64::from(*tiles) * 64.0,
-        Call::Sfpu { tiles, faces, .. } => f64::from(*tiles) * f64::from(*faces) / 4.0 * 124.0,
+        Call::Sfpu { op, tiles, faces } => {
+            f64::from(*tiles) * f64::from(*faces) / 4.0 * model.sfpu_cycles[sfpu_kind(*op) as usize]
+        }
         _ => 0.0,
     }
 }
@@ -481,6 +508,34 @@ mod tests {
     }
 
     #[test]
+    fn sfpu_ops_weigh_their_kinds_cycles_over_their_faces() {
+        // Prologue: the accurate exp on faces 0 and 1 of a tile, 1150 / 2; each block a binary
+        // maximum of a whole tile, 109 (the timeline's constants), and a pack, which weighs
+        // nothing.
+        let body = vec![
+            Call::Sfpu {
+                op: SfpuOp::Exp,
+                tiles: 1,
+                faces: 2,
+            },
+            Call::Loop {
+                trips: Trips::Blocks,
+                body: vec![
+                    Call::Sfpu {
+                        op: SfpuOp::Max,
+                        tiles: 1,
+                        faces: 4,
+                    },
+                    Call::Pack { cb: 0, tiles: 1 },
+                ],
+            },
+        ];
+        let p = phases(&body, on(4, false), &Arena::default());
+        assert!((p.work - (575.0 + 4.0 * 109.0)).abs() < 1e-9);
+        assert!((p.prologue_share - 575.0 / 1011.0).abs() < 1e-12);
+    }
+
+    #[test]
     fn the_prologue_is_what_comes_before_the_block_loop() {
         let p = phases(&reader(), on(9, false), &Arena::default());
         // 3 pages before, 9 in the loop.
@@ -799,10 +854,10 @@ mod tests {
         assert!((h.first_push_share - 1.0 / 3.0).abs() < 1e-12);
         assert!((h.last_push_share - 1.0).abs() < 1e-12);
         assert_eq!((h.first_wait_share, h.last_wait_share), (0.0, 0.0));
-        // A compute of two groups (each 9 matmuls of 1×1, 32 cycles, then a 1-tile pack, 32)
-        // that waits for CB 0 before each of its first group's three thirds of K and pushes CB 1
-        // after each group: its waits come after 0 and 6 of its 20 tile operations, its pushes
-        // after 10 and 20.
+        // A compute of two groups (each 9 matmuls of 1×1, 32 cycles, then a 1-tile pack, which
+        // runs beside the math and weighs nothing) that waits for CB 0 before each of its first
+        // group's three thirds of K and pushes CB 1 after each group: its waits come after 0 and
+        // 6 of its 18 matmuls, its pushes after 9 and 18.
         let matmuls = |n| Call::Loop {
             trips: Trips::Fixed(n),
             body: vec![Call::Matmul {
@@ -831,8 +886,8 @@ mod tests {
         }];
         let h = handoffs(&compute, on(4, false), &[1], &[0], &Arena::default());
         assert_eq!(h.first_wait_share, 0.0);
-        assert!((h.last_wait_share - 6.0 / 20.0).abs() < 1e-12);
-        assert!((h.first_push_share - 10.0 / 20.0).abs() < 1e-12);
+        assert!((h.last_wait_share - 6.0 / 18.0).abs() < 1e-12);
+        assert!((h.first_push_share - 9.0 / 18.0).abs() < 1e-12);
         assert!((h.last_push_share - 1.0).abs() < 1e-12);
         // A CB no other stage uses is no hand-off; no block loop, or one over several blocks,
         // hands over whole blocks.

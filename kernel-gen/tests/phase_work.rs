@@ -3,8 +3,8 @@
 //! (`kernel_gen::phases`). That split is only as good as the IR's description of what the
 //! kernel does: this runs a chain of convs whose readers build shifted views (one output row a
 //! core, as conv3a/conv3b do at 640×480) on the emulator and checks, core by core, that their
-//! IR's work comes within 10 % of what the model charges their counted transfers; and that an
-//! IR which leaves out the views' row fixes (about a third of those readers' work) fails it.
+//! readers' and computes' IR work comes within 10 % of what the model charges their counters;
+//! and that a reader IR which leaves out the views' row fixes (about a third of its work) fails.
 
 mod common;
 
@@ -48,11 +48,11 @@ fn run() -> (Kir, Vec<StepCounters>) {
     (kir, loaded.counters().expect("counters"))
 }
 
-/// Per shifted conv, its readers' IR work over their counted work, lowest and highest, on the
+/// Per shifted conv, its `role` kernels' IR work over their counted work, lowest and highest, on the
 /// cores whose blocks have a row of blocks above and below them in the image. (The IR counts
 /// the reads and views of the rows outside the image too, which the edge cores skip, and the
 /// cores without blocks only send weights.)
-fn reader_ratios(kir: &Kir, steps: &[StepCounters]) -> Vec<(String, f64, f64)> {
+fn ratios(kir: &Kir, steps: &[StepCounters], role: KernelRole) -> Vec<(String, f64, f64)> {
     let row_blocks = (WIDTH / 32) as u32;
     let all_blocks = (WIDTH * HEIGHT / 32) as u32;
     let timed: Vec<NodeTimeline> =
@@ -78,7 +78,7 @@ fn reader_ratios(kir: &Kir, steps: &[StepCounters]) -> Vec<(String, f64, f64)> {
             let ratios = t
                 .phase_work
                 .iter()
-                .filter(|w| w.role == KernelRole::Reader && interior.contains(&w.core))
+                .filter(|w| w.role == role && interior.contains(&w.core))
                 .map(|w| w.ir_cycles / w.counted_cycles);
             let (low, high) = ratios.fold((f64::MAX, 0.0f64), |(l, h), r| (l.min(r), h.max(r)));
             (t.node.clone(), low, high)
@@ -107,16 +107,18 @@ fn without_row_fixes(calls: &mut [Call]) -> usize {
 }
 
 #[test]
-fn the_shifted_conv_readers_ir_describes_their_counted_work() {
+fn the_shifted_convs_ir_describes_their_counted_work() {
     let (kir, steps) = run();
-    let ratios = reader_ratios(&kir, &steps);
-    println!("IR work / counted work of the readers, lowest and highest core: {ratios:?}");
-    assert_eq!(ratios.len(), SHIFTED.len(), "every shifted conv modeled");
-    for (node, low, high) in &ratios {
-        assert!(
-            *low >= 1.0 - TOLERANCE && *high <= 1.0 + TOLERANCE,
-            "{node}: the reader's IR work is {low:.3}..{high:.3} of its counted work"
-        );
+    for role in [KernelRole::Reader, KernelRole::Compute] {
+        let ratios = ratios(&kir, &steps, role);
+        println!("IR work / counted work of the {role:?}s, lowest and highest core: {ratios:?}");
+        assert_eq!(ratios.len(), SHIFTED.len(), "every shifted conv modeled");
+        for (node, low, high) in &ratios {
+            assert!(
+                *low >= 1.0 - TOLERANCE && *high <= 1.0 + TOLERANCE,
+                "{node}: the {role:?}'s IR work is {low:.3}..{high:.3} of its counted work"
+            );
+        }
     }
 
     // The same counters against an IR without the views' row fixes: the check catches it.
@@ -132,7 +134,7 @@ fn the_shifted_conv_readers_ir_describes_their_counted_work() {
         }
     }
     assert!(removed >= SHIFTED.len(), "each shifted reader fixes rows");
-    for (node, low, _) in reader_ratios(&blind, &steps) {
+    for (node, low, _) in ratios(&blind, &steps, KernelRole::Reader) {
         assert!(
             low < 1.0 - TOLERANCE,
             "{node}: without its row fixes the IR should fall short, at {low:.3}"

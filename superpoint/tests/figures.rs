@@ -39,7 +39,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "port",
-        timeline_us: 335.9,
+        timeline_us: 335.8,
         stage_bound_us: 278.7,
         total_us: 255.0,
         without_scalar_us: 252.0,
@@ -49,7 +49,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "port",
-        timeline_us: 375.9,
+        timeline_us: 375.8,
         stage_bound_us: 307.0,
         total_us: 284.7,
         without_scalar_us: 281.7,
@@ -59,7 +59,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "accurate",
-        timeline_us: 2138.1,
+        timeline_us: 2138.3,
         stage_bound_us: 2094.8,
         total_us: 1995.2,
         without_scalar_us: 1348.1,
@@ -69,7 +69,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "accurate",
-        timeline_us: 2230.2,
+        timeline_us: 2230.1,
         stage_bound_us: 2175.9,
         total_us: 2072.3,
         without_scalar_us: 1332.8,
