@@ -294,7 +294,8 @@ pub enum Call {
     /// `tiles` pages of CB `cb` built by NoC reads inside the core's own L1 (from CB `from`
     /// and a zero tile), each a whole number of `row_bytes`-byte rows at offsets that are
     /// multiples of `row_bytes`; no RISC-V element loop. `transfers`: the NoC reads the kernel
-    /// issues for them (for the timeline's phase split, [`crate::phases`]).
+    /// issues for them (for the timeline's phase split, [`crate::phases`]); with `tiles` 0,
+    /// that many single rows fixed in pages built before.
     L1Copy {
         from: u32,
         cb: u32,

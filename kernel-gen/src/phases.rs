@@ -78,9 +78,10 @@ fn sfpu_kind(op: SfpuOp) -> CountedSfpu {
 /// Cycles of one call, only to split a body's work between its phases: NoC transfers as the
 /// timeline model charges them (an issue each, their size's rate, at most the measured DRAM
 /// rates for a buffer in DRAM and the core-to-core rate for one in L1 or a copy inside the
-/// core, multicasts at their measured cost for the cores they reach), RISC-V stores at 5 cycles a word, tile operations
-/// at their FPU or unpack cycles (packing none: the packer runs beside the math, which the
-/// timeline charges instead), SFPU operations at the timeline's cycles for their kind.
+/// core; multicasts at their measured cost for the cores they reach), RISC-V stores at 5 cycles
+/// a word, tile operations at their FPU or unpack cycles (packing none: the packer runs beside
+/// the math, which the timeline charges instead), SFPU operations at the timeline's cycles for
+/// their kind. The NoC flight of barriers has no call and is not weighed.
 fn weight(call: &Call, arena: &Arena) -> f64 {
     const TILE: f64 = 2048.0;
     let model = &TimelineModel::BLACKHOLE;

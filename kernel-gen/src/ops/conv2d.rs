@@ -655,8 +655,6 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
         // side get views: W/32, one more with half rows), however the prologue and the loop
         // share them.
         let beyond = c.width / 32 + u32::from(c.half_rows());
-        // A block's views: both moved by one face row (a read each), then the first or last
-        // row of each face of each view fixed (a read per 16-column half).
         // A block's views: both moved by one face row (a read each, `start_views`), then the
         // first or last row of each face of each view fixed (a read per 16-column half,
         // `finish_views`).
@@ -757,7 +755,8 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
             ]);
             // Runs of blocks [from, to) that do the same; the core's first block also pushes
             // the weights' later rounds (its own loop when that makes it differ).
-            let mut bounds: Vec<u32> = [0, rb.saturating_sub(4), rb.saturating_sub(2), rb - 1]
+            let last = rb.saturating_sub(1);
+            let mut bounds: Vec<u32> = [0, rb.saturating_sub(4), rb.saturating_sub(2), last]
                 .into_iter()
                 .filter(|b| *b < rb)
                 .collect();
@@ -780,7 +779,7 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
                 };
                 body.push(blocks(trips, step(trailing(from), none)));
             }
-            let later_from = (rb - 1).max(u32::from(own_first));
+            let later_from = last.max(u32::from(own_first));
             body.push(blocks(Trips::LaterBlocks(later_from), step([1; 3], none)));
         }
         return body;
