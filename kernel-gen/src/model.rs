@@ -337,15 +337,17 @@ pub struct NodeTimeline {
 }
 
 /// One kernel's work on one core two ways: the cycles of its kernel IR's calls by the weights
-/// its phases are split with ([`crate::phases::Phases::work`]), and the cycles the timeline model charges the
-/// emulator's counters of the same run. Far apart, the IR misdescribes the kernel and the split
-/// is off.
+/// its phases are split with ([`crate::phases::Phases::work`]), and the cycles the timeline
+/// model charges the emulator's counters of the same run, of which `flight_cycles` are its
+/// barriers' and semaphore waits' NoC flight (the IR has no call for them). Far apart, the IR
+/// misdescribes the kernel and the split is off.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PhaseWork {
     pub core: Core,
     pub role: KernelRole,
     pub ir_cycles: f64,
     pub counted_cycles: f64,
+    pub flight_cycles: f64,
 }
 
 /// Models every step that ran with the timeline model (v2): the same counters and scalar work
@@ -434,6 +436,7 @@ pub fn timeline(
                                 role: w.role,
                                 ir_cycles: p.map_or(0.0, |p| p.work),
                                 counted_cycles: model.kernel_cycles(&kernel).total(),
+                                flight_cycles: model.flight_cycles(&w.counters),
                             });
                             kernel
                         })
