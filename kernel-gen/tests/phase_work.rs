@@ -1,9 +1,10 @@
 //! The timeline model (v2) takes each kernel's work from the emulator's counters and splits it
 //! into a prologue, first blocks and later blocks by the kernel IR's calls
 //! (`kernel_gen::phases`). That split is only as good as the IR's description of what the
-//! kernel does: this runs chains of convs whose readers build shifted views on the emulator, at
+//! kernel does: this runs chains of convs on the emulator whose readers build shifted views, at
 //! widths of 2, 5 and 10 blocks a row (about a row a core at 160 wide, as conv3a/conv3b at
-//! 640×480; the runs of the readers' first blocks differ with the width), and checks, core by
+//! 640×480; the runs of the readers' first blocks differ with the width), or im2col tap rows by
+//! runs of rows, at 2.5 (after a pool, as conv4a/conv4b and convPa), and checks, core by
 //! core, that their readers' and computes' IR work comes within 10 % of what the model charges
 //! their counters, less the NoC flight it charges their barriers (the IR has no call for it: 5
 //! to 15 % of these readers' work, the more the fewer blocks a row); and that a reader IR which
@@ -18,57 +19,96 @@ use kernel_gen::runner::{Loaded, StepCounters};
 use kernel_gen::{compile, lower, plan, Format, PlanParams};
 use tt_runtime::{KernelRole, TimelineModel};
 
-/// Frame widths (W/32 = 2, 5, 10 blocks a row), all 128 rows high.
-const WIDTHS: [usize; 3] = [64, 160, 320];
-const HEIGHT: usize = 128;
 const LAYERS: &[Layer] = &[
     ("c1", 1, 64, 3, true),
     ("c2", 64, 64, 3, true),
     ("c3", 64, 128, 3, true),
     ("c4", 128, 128, 3, true),
 ];
-/// The convs whose readers build shifted views (whole channel tiles in).
-const SHIFTED: [&str; 3] = ["c2", "c3", "c4"];
+/// The same convs after a pool: at half the frame's width, which for a 160-wide frame is 2.5
+/// blocks a row, where the planner takes tap rows by runs over half-block shifted views (as on
+/// conv4a/conv4b and convPa at 640×480).
+const POOLED: &[Layer] = &[
+    ("c1", 1, 64, 3, true),
+    ("pool", 0, 0, 0, false),
+    ("c2", 64, 64, 3, true),
+    ("c3", 64, 128, 3, true),
+    ("c4", 128, 128, 3, true),
+];
+/// One chain: its frame, its layers, and the width and height its convs after the first run at.
+struct Case {
+    frame: (usize, usize),
+    layers: &'static [Layer],
+    conv: (usize, usize),
+}
+/// 2, 5 and 10 blocks a row, and 2.5.
+const CASES: [Case; 4] = [
+    Case {
+        frame: (64, 128),
+        layers: LAYERS,
+        conv: (64, 128),
+    },
+    Case {
+        frame: (160, 128),
+        layers: LAYERS,
+        conv: (160, 128),
+    },
+    Case {
+        frame: (320, 128),
+        layers: LAYERS,
+        conv: (320, 128),
+    },
+    Case {
+        frame: (160, 256),
+        layers: POOLED,
+        conv: (80, 128),
+    },
+];
+/// The convs whose readers copy rows inside L1 (whole channel tiles in): shifted views, or tap
+/// rows by runs.
+const CONVS: [&str; 3] = ["c2", "c3", "c4"];
 const TOLERANCE: f64 = 0.10;
 
-/// The chain's kernel IR at `width` and the counters of one run of it on the emulator.
-fn run(width: usize) -> (Kir, Vec<StepCounters>) {
-    let graph = chain(width, HEIGHT, LAYERS);
+/// The chain's kernel IR and the counters of one run of it on the emulator.
+fn run(case: &Case) -> (Kir, Vec<StepCounters>) {
+    let (width, height) = case.frame;
+    let graph = chain(width, height, case.layers);
     let params = PlanParams::default();
     let compiled = compile(&graph, &params).expect("compiles");
     let kir = lower::lower(&plan::plan(&graph, &params).expect("plans")).expect("lowers");
     let dev = common::open(&compiled);
     let loaded = Loaded::load(&dev, &compiled).expect("loads");
-    for (name, bytes) in weight_inputs(&compiled, &weights(LAYERS, 3)) {
+    for (name, bytes) in weight_inputs(&compiled, &weights(case.layers, 3)) {
         loaded.write(&name, &bytes).expect("weights");
     }
-    let frame = bf16_rounded(&random_tensor(1, HEIGHT, width, 11));
+    let frame = bf16_rounded(&random_tensor(1, height, width, 11));
     loaded
         .write("frame", &common::pack_input("frame", &frame, Format::Bf16))
         .expect("frame");
-    for (name, ..) in LAYERS {
+    for (name, ..) in case.layers {
         loaded.run_nodes(&dev, &[name]).expect("runs");
     }
     (kir, loaded.counters().expect("counters"))
 }
 
-/// Per shifted conv, its `role` kernels' IR work over their counted work, lowest and highest, on the
+/// Per conv of [`CONVS`], its `role` kernels' IR work over their counted work, lowest and highest, on the
 /// cores whose blocks have a row of blocks above and below them in the image. (The IR counts
 /// the reads and views of the rows outside the image too, which the edge cores skip, and the
 /// cores without blocks only send weights.)
 fn ratios(
     kir: &Kir,
     steps: &[StepCounters],
-    width: usize,
+    case: &Case,
     role: KernelRole,
 ) -> Vec<(String, f64, f64)> {
-    let row_blocks = (width / 32) as u32;
-    let all_blocks = (width * HEIGHT / 32) as u32;
+    let (width, height) = case.conv;
+    let row_blocks = width.div_ceil(32) as u32;
+    let all_blocks = (width * height / 32) as u32;
     let timed: Vec<NodeTimeline> =
         model::timeline(kir, steps, Counts::Bound, &TimelineModel::BLACKHOLE).expect("models");
     timed
         .iter()
-        .filter(|t| SHIFTED.contains(&t.node.as_str()))
+        .filter(|t| CONVS.contains(&t.node.as_str()))
         .map(|t| {
             let node = kir.nodes.iter().find(|n| n.node == t.node).expect("its IR");
             let mut start = 0;
@@ -116,13 +156,14 @@ fn without_row_fixes(calls: &mut [Call]) -> usize {
 }
 
 #[test]
-fn the_shifted_convs_ir_describes_their_counted_work() {
-    for width in WIDTHS {
-        let (kir, steps) = run(width);
+fn the_conv_readers_and_computes_ir_describes_their_counted_work() {
+    for case in &CASES {
+        let (kir, steps) = run(case);
+        let width = case.conv.0;
         for role in [KernelRole::Reader, KernelRole::Compute] {
-            let ratios = ratios(&kir, &steps, width, role);
+            let ratios = ratios(&kir, &steps, case, role);
             println!("{width} wide, IR work / counted work of the {role:?}s, lowest and highest core: {ratios:?}");
-            assert_eq!(ratios.len(), SHIFTED.len(), "every shifted conv modeled");
+            assert_eq!(ratios.len(), CONVS.len(), "every conv modeled");
             for (node, low, high) in &ratios {
                 assert!(
                     *low >= 1.0 - TOLERANCE && *high <= 1.0 + TOLERANCE,
@@ -131,8 +172,8 @@ fn the_shifted_convs_ir_describes_their_counted_work() {
             }
         }
     }
-    let width = WIDTHS[1];
-    let (kir, steps) = run(width);
+    let case = &CASES[1];
+    let (kir, steps) = run(case);
 
     // The same counters against an IR without the views' row fixes: the check catches it.
     let mut blind = kir.clone();
@@ -140,14 +181,14 @@ fn the_shifted_convs_ir_describes_their_counted_work() {
     for node in blind
         .nodes
         .iter_mut()
-        .filter(|n| SHIFTED.contains(&n.node.as_str()))
+        .filter(|n| CONVS.contains(&n.node.as_str()))
     {
         for kernel in node.kernels.iter_mut().filter(|k| k.role == Role::Reader) {
             removed += without_row_fixes(&mut kernel.body);
         }
     }
-    assert!(removed >= SHIFTED.len(), "each shifted reader fixes rows");
-    for (node, low, _) in ratios(&blind, &steps, width, KernelRole::Reader) {
+    assert!(removed >= CONVS.len(), "each reader fixes rows");
+    for (node, low, _) in ratios(&blind, &steps, case, KernelRole::Reader) {
         assert!(
             low < 1.0 - TOLERANCE,
             "{node}: without its row fixes the IR should fall short, at {low:.3}"

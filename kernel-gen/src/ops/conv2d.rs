@@ -803,13 +803,7 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
             pages: c.k_tiles,
         }];
         if c.copies_rows() {
-            let copy = Call::L1Copy {
-                from: ring,
-                cb: im2col,
-                tiles: handoff,
-                row_bytes: c.tile_bytes / 64,
-                transfers: row_run_transfers(c),
-            };
+            let copy = row_run_copies(c, ring, im2col);
             let count = c.k_tiles / handoff;
             let rounds: Vec<Vec<Call>> = (1..=count)
                 .map(|h| landed(h * handoff * c.slice_tiles()))
@@ -817,11 +811,11 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
             if rounds.iter().all(Vec::is_empty) {
                 block.push(Call::Loop {
                     trips: Trips::Fixed(count),
-                    body: vec![copy, push.clone()],
+                    body: [copy, vec![push.clone()]].concat(),
                 });
             } else {
                 for landed in rounds {
-                    block.push(copy.clone());
+                    block.extend(copy.iter().cloned());
                     block.extend(landed);
                     block.push(push.clone());
                 }
@@ -853,18 +847,31 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
     body
 }
 
-/// About the NoC reads of one row-run hand-off (`conv2d/reader.cpp.tera`'s `copy_rows`): a
-/// 1×1 conv's channel tile is one whole-tile read; a tap's channel tile comes in at most two
-/// runs of rows, each split where it crosses a face on either side (about 4 reads); a 3×3
-/// pad-1 tap row adds to its middle tap's the two side moves and, per side and channel tile,
-/// the first or last row of both face rows in both halves (4 reads).
-fn row_run_transfers(c: &ConvPlan) -> u32 {
+/// The L1 → L1 copies of one row-run hand-off ([`ConvPlan::im2col_handoff_tiles`] tiles of
+/// CB `im2col` from the ring, `conv2d/reader.cpp.tera`'s `copy_rows`), as the reader issues
+/// them: a 1×1 conv's channel tile is one whole-tile read; a tap's channel tiles come by runs of
+/// rows, each run split where it crosses a face on either side (about two reads a tile, half a
+/// tile each); a 3×3 pad-1 tap row is its middle tap so, its two side taps each one read of
+/// the middle moved by a face row, and per side and channel tile the first or last row of both
+/// face rows fixed in both halves (4 reads of a row each).
+fn row_run_copies(c: &ConvPlan, ring: u32, im2col: u32) -> Vec<Call> {
+    let copy = |tiles: u32, transfers: u32| Call::L1Copy {
+        from: ring,
+        cb: im2col,
+        tiles,
+        row_bytes: c.tile_bytes / 64,
+        transfers,
+    };
     if c.kernel == 1 {
-        1
+        vec![copy(1, 1)]
     } else if c.kernel == 3 && c.pad == 1 {
-        2 + (4 + 2 * 4) * c.in_tiles
+        vec![
+            copy(c.in_tiles, 2 * c.in_tiles),
+            copy(2 * c.in_tiles, 2),
+            copy(0, 2 * 4 * c.in_tiles),
+        ]
     } else {
-        4 * c.in_tiles
+        vec![copy(c.in_tiles, 2 * c.in_tiles)]
     }
 }
 
