@@ -85,11 +85,14 @@ fn sfpu_kind(op: SfpuOp) -> CountedSfpu {
 fn weight(call: &Call, arena: &Arena) -> f64 {
     const TILE: f64 = 2048.0;
     let model = &TimelineModel::BLACKHOLE;
-    let bulk = |buffer: &str, dram: f64| {
+    // The most bytes a cycle of a transfer between L1 and `buffer`, written to it or read.
+    let bulk = |buffer: &str, write: bool| {
         if arena.holds(buffer) {
             model.l1_bytes_per_cycle
+        } else if write {
+            model.dram_write_bytes_per_cycle
         } else {
-            dram
+            model.dram_read_bytes_per_cycle
         }
     };
     let bytes = |n: u32, size: u32| f64::from(n) * f64::from(size);
@@ -99,12 +102,8 @@ fn weight(call: &Call, arena: &Arena) -> f64 {
             pages,
             page_bytes,
             ..
-        } => transfers(
-            *pages,
-            bytes(*pages, *page_bytes),
-            bulk(buffer, model.dram_read_bytes_per_cycle),
-        ),
-        Call::DramWrite {
+        }
+        | Call::DramWrite {
             buffer,
             pages,
             page_bytes,
@@ -112,7 +111,7 @@ fn weight(call: &Call, arena: &Arena) -> f64 {
         } => transfers(
             *pages,
             bytes(*pages, *page_bytes),
-            bulk(buffer, model.dram_write_bytes_per_cycle),
+            bulk(buffer, matches!(call, Call::DramWrite { .. })),
         ),
         Call::DramPart {
             buffer,
@@ -120,14 +119,7 @@ fn weight(call: &Call, arena: &Arena) -> f64 {
             transfers: n,
             bytes: size,
             ..
-        } => {
-            let dram = if *write {
-                model.dram_write_bytes_per_cycle
-            } else {
-                model.dram_read_bytes_per_cycle
-            };
-            transfers(*n, bytes(*n, *size), bulk(buffer, dram))
-        }
+        } => transfers(*n, bytes(*n, *size), bulk(buffer, *write)),
         // One unlinked multicast a destination rectangle, as the senders issue them.
         Call::McastWrite {
             pages,
