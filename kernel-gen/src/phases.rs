@@ -8,7 +8,7 @@
 //! last waits for them ([`landed_wait`]). The emulator's counters give the totals; these facts
 //! say how they spread over time.
 
-use tt_runtime::{noc_size_class, SfpuOp as CountedSfpu, TimelineModel};
+use tt_runtime::{SfpuOp as CountedSfpu, TimelineModel};
 
 use crate::kir::{self, Arena, Call, OnCore, ReduceOp, SfpuOp, Trips};
 use crate::multicast::{LOADED, VALID};
@@ -49,17 +49,10 @@ pub struct Phases {
     pub first_signal_share: f64,
 }
 
-/// Cycles of `n` NoC transfers moving `bytes` in all, as the timeline model charges counted
-/// ones ([`TimelineModel::noc_cycles`]): an issue each, and the bytes at the rate of their
-/// (mean) size's class, at most `bulk` bytes a cycle.
+/// Cycles of `n` NoC transfers moving `bytes` in all, at most `bulk` bytes a cycle, as the
+/// timeline model charges counted ones ([`TimelineModel::transfer_cycles`]).
 fn transfers(n: u32, bytes: f64, bulk: f64) -> f64 {
-    let model = &TimelineModel::BLACKHOLE;
-    if n == 0 {
-        return 0.0;
-    }
-    let size = (bytes / f64::from(n)).ceil() as u64;
-    let rate = model.noc_bytes_per_cycle[noc_size_class(size)].min(bulk);
-    f64::from(n) * model.noc_issue_cycles + bytes / rate
+    TimelineModel::BLACKHOLE.transfer_cycles(u64::from(n), bytes, bulk)
 }
 
 /// The kind the emulator counts an SFPU operation as, whose cycles the timeline charges.

@@ -39,7 +39,7 @@
 //! aggregate DRAM rate (and, built by [`TimelineModel::contended_step`], its busiest link's and
 //! bank's bytes at one link's and one bank's rate), plus the dispatch of one program.
 
-use crate::counters::{Counters, TileOp, INIT_KINDS, NOC_SIZE_CLASSES};
+use crate::counters::{noc_size_class, Counters, TileOp, INIT_KINDS, NOC_SIZE_CLASSES};
 use crate::program::{KernelRole, MathFidelity};
 
 use super::contention::Contention;
@@ -258,6 +258,22 @@ impl TimelineModel {
         c.tile_ops(TileOp::Pack) as f64 * self.tile_bytes / self.pack_bytes_per_cycle
     }
 
+    /// Bytes per cycle of a transfer in size class `class` whose kind moves at most `bulk`.
+    fn class_rate(&self, class: usize, bulk: f64) -> f64 {
+        self.noc_bytes_per_cycle[class].min(bulk)
+    }
+
+    /// Cycles of `n` transfers moving `bytes` in all, as [`TimelineModel::noc_cycles`] charges
+    /// counted ones: the bytes at their (mean) size class's rate, at most `bulk` bytes a cycle,
+    /// and an issue each (no flight).
+    pub fn transfer_cycles(&self, n: u64, bytes: f64, bulk: f64) -> f64 {
+        if n == 0 {
+            return 0.0;
+        }
+        let size = (bytes / n as f64).ceil() as u64;
+        n as f64 * self.noc_issue_cycles + bytes / self.class_rate(noc_size_class(size), bulk)
+    }
+
     /// Cycles of a data-movement kernel's NoC transfers, issue and flight.
     pub fn noc_cycles(&self, c: &Counters) -> f64 {
         let read: u64 = c.noc_read_bytes.iter().sum();
@@ -275,8 +291,7 @@ impl TimelineModel {
         );
         let mut cycles = 0.0;
         for class in 0..NOC_SIZE_CLASSES {
-            let size = self.noc_bytes_per_cycle[class];
-            let rate = |bulk: f64| size.min(bulk);
+            let rate = |bulk: f64| self.class_rate(class, bulk);
             let l1 = rate(self.l1_bytes_per_cycle);
             let r = c.noc_read_bytes[class] as f64;
             let w = c.noc_write_bytes[class] as f64;
