@@ -9,7 +9,7 @@ use superpoint_graph::ConvWeights;
 
 use super::conv::{Epilogue, Geometry};
 use super::isa::Isa;
-use super::simd::{dispatch, grid, vectors, Kernel, Simd};
+use super::simd::{dispatch, vectors, Kernel, Simd};
 use super::tensor::Hwc;
 use super::winograd::{Source, IN};
 
@@ -133,24 +133,22 @@ impl Source for DirectSource<'_> {
     }
 
     #[inline(always)]
-    fn block<S: Simd>(&self, s: S, tile: &Patch, cb: usize, _n: usize) -> [[S::V; IN]; IN] {
+    fn column<S: Simd>(&self, s: S, tile: &Patch, cb: usize, _n: usize, j: usize) -> [S::V; IN] {
         let width = self.w.width;
         let taps = &self.w.lanes[(cb / width) * 9 * width + cb % width..];
         let w: [S::V; 9] = vectors(s, |t| s.load(&taps[t * width..]));
-        grid(s, |i| {
-            vectors(s, |j| {
-                if !(tile.rows[i] && tile.cols[j]) {
-                    return s.zero();
+        vectors(s, |i| {
+            if !(tile.rows[i] && tile.cols[j]) {
+                return s.zero();
+            }
+            let mut acc = s.zero();
+            for ky in 0..3 {
+                for kx in 0..3 {
+                    let x = s.splat(tile.values[(i + ky) * PATCH + j + kx]);
+                    acc = s.mul_add(w[ky * 3 + kx], x, acc);
                 }
-                let mut acc = s.zero();
-                for ky in 0..3 {
-                    for kx in 0..3 {
-                        let x = s.splat(tile.values[(i + ky) * PATCH + j + kx]);
-                        acc = s.mul_add(w[ky * 3 + kx], x, acc);
-                    }
-                }
-                self.epilogue.vector(s, cb, acc)
-            })
+            }
+            self.epilogue.vector(s, cb, acc)
         })
     }
 }

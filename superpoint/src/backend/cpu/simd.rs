@@ -108,20 +108,23 @@ pub(crate) fn vectors<S: Simd, const N: usize>(
     out
 }
 
-/// `[f(0), …, f(N − 1)]` for rows of vectors (a tile of a transform). Unlike a grid first
-/// filled with zeros and then overwritten, which the compiler clears with a `memset` call for
-/// every tile once it no longer fits the registers, each row is written once.
+/// `g(&[f(0), …, f(N − 1)])` for rows of vectors (a tile of a transform), the rows built in
+/// place and the grid only lent. A grid first filled with zeros and then overwritten is cleared
+/// with a `memset` call for every tile once it no longer fits the registers, and a large one
+/// returned by value may be copied with `memcpy` (both seen with 8×8 grids); here each row is
+/// written once where it stays.
 #[inline(always)]
-pub(crate) fn grid<S: Simd, const N: usize, const M: usize>(
+pub(crate) fn with_grid<S: Simd, const N: usize, const M: usize, R>(
     _: S,
     mut f: impl FnMut(usize) -> [S::V; M],
-) -> [[S::V; M]; N] {
+    g: impl FnOnce(&[[S::V; M]; N]) -> R,
+) -> R {
     let mut out = [const { MaybeUninit::<[S::V; M]>::uninit() }; N];
     for (i, row) in out.iter_mut().enumerate() {
         row.write(f(i));
     }
     // SAFETY: every element was written above, and `MaybeUninit<T>` has the layout of `T`.
-    unsafe { std::ptr::read(out.as_ptr().cast::<[[S::V; M]; N]>()) }
+    g(unsafe { &*out.as_ptr().cast::<[[S::V; M]; N]>() })
 }
 
 /// The f32 lanes of a vector at level `isa` (as [`dispatch`] runs it).

@@ -23,6 +23,11 @@
 //! Why these points: on random 64→64 layers in f32, the largest error of F(4×4) against an
 //! f64 direct convolution is 1.6e-5 with the usual points 0, ±1, ±2 and 4.4e-6 with 0, 1, −1,
 //! 2, −½ (1.3e-5 with 0, ±1, ±½; 6.4e-6 for the F(3×3) this replaces; 2.2e-5 for F(6×6)).
+//! F(6×6) with the usual 0, ±1, ±½, ±2 (8×8 transforms built like these) takes a fifth off the
+//! GEMMs and about 7 % off the network, but fails the end-to-end gate: on `astronaut_default`
+//! two keypoints whose reference scores are 1.01e-6 apart trade places (our scores move by up to
+//! 4e-6, against ~1e-6 with F(4×4)); no symmetric set of small dyadic points errs more than a
+//! fifth less (0, ±⅝, ±1, ±³⁄₂ was the best of a search), and F(4×4) here errs 5–7× less.
 //!
 //! The bound the tests hold every output to ([`error_bound`]): the algorithm computes
 //! y = aᵢᵀ [Σ_c (G g_c Gᵀ) ⊙ (Bᵀ d_c B)] aⱼ + bias exactly in real arithmetic, a sum of
@@ -50,7 +55,7 @@ use super::conv::{Epilogue, OutPtr};
 use super::gemm::{gemm, PackedB};
 use super::isa::Isa;
 use super::recycle;
-use super::simd::{dispatch, grid, vectors, Kernel, Simd};
+use super::simd::{dispatch, vectors, with_grid, Kernel, Simd};
 use super::tensor::Hwc;
 
 /// Output pixels per tile side.
@@ -60,10 +65,11 @@ pub(crate) const IN: usize = 6;
 /// Positions of a transformed tile (IN × IN).
 const POSITIONS: usize = IN * IN;
 /// Tiles per parallel chunk at most: a multiple of the GEMM micro-kernel's rows (12 with
-/// AVX-512, 6 with AVX2), so that no block is partial, and small enough that a 64→64 chunk's V
-/// and M (2 × 330 KB) and weights (576 KB) stay in a core's L2 (36 measured faster than 24, 48,
-/// 64, 96 and 128 on a 2 MB-L2 Xeon).
-const CHUNK_TILES: usize = 36;
+/// AVX-512, 6 with AVX2), so that no block is partial. Twelve (one AVX-512 block) measured
+/// fastest on every layer against 24 and 36 on a 1 MB-L2 Zen 4 (`bench_cpu`, one thread, 5 %
+/// over the network; 8–26 % on the 128- and 256-channel layers, whose V and M at 36 tiles
+/// outgrow L2), although a chunk then reads each position's weights once per 12 tiles.
+const CHUNK_TILES: usize = 12;
 /// Chunks per worker thread at least, so that uneven chunk costs balance out.
 const MIN_CHUNKS_PER_THREAD: usize = 4;
 
@@ -147,9 +153,10 @@ pub(crate) trait Source: Sync {
     /// The tile whose pixel (i, j) is input pixel (y + i, x + j) (wrapping: `y` and `x` may
     /// be "negative" in the zero padding).
     fn tile(&self, y: usize, x: usize) -> Self::Tile;
-    /// Channels `cb..cb + n` (n ≤ lanes; zero past n) of the 6×6 pixels (i, j) of `tile`, zero
-    /// outside the input.
-    fn block<S: Simd>(&self, s: S, tile: &Self::Tile, cb: usize, n: usize) -> [[S::V; IN]; IN];
+    /// Channels `cb..cb + n` (n ≤ lanes; zero past n) of the pixels (i, j), i < [`IN`], of
+    /// column `j` of `tile`, zero outside the input.
+    fn column<S: Simd>(&self, s: S, tile: &Self::Tile, cb: usize, n: usize, j: usize)
+        -> [S::V; IN];
 }
 
 /// A tile of a [`Hwc`] source: its top-left pixel, and whether all its pixels are inside.
@@ -175,36 +182,29 @@ impl Source for Hwc {
         }
     }
     #[inline(always)]
-    fn block<S: Simd>(&self, s: S, tile: &HwcTile, cb: usize, n: usize) -> [[S::V; IN]; IN] {
-        let (y0, x0) = (tile.y, tile.x);
+    fn column<S: Simd>(&self, s: S, tile: &HwcTile, cb: usize, n: usize, j: usize) -> [S::V; IN] {
+        let (y0, x) = (tile.y, tile.x.wrapping_add(j));
         let c = self.channels();
         if tile.inside && n == S::LANES {
-            // The common case, without a check per pixel: element (y0 + i, x0 + j, cb + lane)
-            // is in bounds for i, j < IN and lane < LANES (the tile is inside, cb + LANES ≤ c).
+            // The common case, without a check per pixel: element (y0 + i, x, cb + lane) is in
+            // bounds for i < IN and lane < LANES (the tile is inside, cb + LANES ≤ c).
             let pitch = self.width() * c;
-            let base = self.data()[(y0 * self.width() + x0) * c + cb..].as_ptr();
+            let base = self.data()[(y0 * self.width() + x) * c + cb..].as_ptr();
             // SAFETY: in bounds, as above.
-            return grid(s, |i| {
-                vectors(s, |j| unsafe { s.load_ptr(base.add(i * pitch + j * c)) })
-            });
+            return vectors(s, |i| unsafe { s.load_ptr(base.add(i * pitch)) });
         }
-        grid(s, |i| {
+        vectors(s, |i| {
             let y = y0.wrapping_add(i);
-            let src = (y < self.height()).then(|| self.row(y));
-            vectors(s, |j| {
-                let x = x0.wrapping_add(j);
-                match src {
-                    Some(src) if x < self.width() => {
-                        let at = &src[x * c + cb..];
-                        if n == S::LANES {
-                            s.load(at)
-                        } else {
-                            s.load_partial(&at[..n])
-                        }
-                    }
-                    _ => s.zero(),
+            if y < self.height() && x < self.width() {
+                let at = &self.row(y)[x * c + cb..];
+                if n == S::LANES {
+                    s.load(at)
+                } else {
+                    s.load_partial(&at[..n])
                 }
-            })
+            } else {
+                s.zero()
+            }
         })
     }
 }
@@ -371,18 +371,19 @@ impl<X: Source> Layer<'_, X> {
         let dst = v.as_mut_ptr().wrapping_add(t * cin_pad);
         for cb in (0..cin).step_by(S::LANES) {
             let n = (cin - cb).min(S::LANES);
-            let d = self.x.block(s, &input, cb, n);
-            // Bᵀ over the columns (column j of d into cols[j]), then B over the rows: row i
+            // Bᵀ over the columns (column j into cols[j]), then B over the rows: row i
             // (cols[..][i]) into positions (i, ..) of V.
-            let cols: [[S::V; IN]; IN] = grid(s, |j| input_pass(s, vectors(s, |i| d[i][j])));
-            let rows: [[S::V; IN]; IN] = grid(s, |i| input_pass(s, vectors(s, |j| cols[j][i])));
-            for (i, row) in rows.into_iter().enumerate() {
-                for (j, val) in row.into_iter().enumerate() {
-                    // SAFETY: position p = i·IN + j of tile t, channels cb..cb + LANES ≤
-                    // cin_pad, is in V (the assertion above).
-                    unsafe { s.store_ptr(val, dst.add((i * IN + j) * stride + cb)) };
-                }
-            }
+            let cols = |j| input_pass(s, self.x.column(s, &input, cb, n, j));
+            with_grid(s, cols, |cols: &[[S::V; IN]; IN]| {
+                (0..IN).for_each(|i| {
+                    let row = input_pass(s, vectors(s, |j| cols[j][i]));
+                    for (j, val) in row.into_iter().enumerate() {
+                        // SAFETY: position p = i·IN + j of tile t, channels cb..cb + LANES ≤
+                        // cin_pad, is in V (the assertion above).
+                        unsafe { s.store_ptr(val, dst.add((i * IN + j) * stride + cb)) };
+                    }
+                });
+            });
         }
     }
 
@@ -416,30 +417,49 @@ impl<X: Source> Layer<'_, X> {
             // assertion above).
             let at = |p: usize| unsafe { s.load_ptr(src.add(p * stride + cb)) };
             // Aᵀ over the columns (column j of M into cols[j]), then A over the rows.
-            let cols: [[S::V; OUT]; IN] =
-                grid(s, |j| output_pass(s, vectors(s, |i| at(i * IN + j))));
-            let y: [[S::V; OUT]; OUT] = grid(s, |i| output_pass(s, vectors(s, |j| cols[j][i])));
-            if inside && n == S::LANES {
-                self.write_inside(s, side * ty, side * tx, cb, &y);
-            } else if self.pool {
-                for pi in 0..OUT / 2 {
-                    for pj in 0..OUT / 2 {
-                        let (oy, ox) = (OUT / 2 * ty + pi, OUT / 2 * tx + pj);
-                        if oy < self.out_h && ox < self.out_w {
-                            let (r, c) = (2 * pi, 2 * pj);
-                            let top = s.max(y[r][c], y[r][c + 1]);
-                            let bottom = s.max(y[r + 1][c], y[r + 1][c + 1]);
-                            self.write(s, oy, ox, cb, n, s.max(top, bottom));
-                        }
+            let cols = |j| output_pass(s, vectors(s, |i| at(i * IN + j)));
+            with_grid(s, cols, |cols: &[[S::V; OUT]; IN]| {
+                let rows = |i| output_pass(s, vectors(s, |j| cols[j][i]));
+                with_grid(s, rows, |y| self.write_tile(s, ty, tx, inside, cb, n, y));
+            });
+        }
+    }
+
+    /// Bias and activation of channels `cb..cb + n` of the tile's output pixels (pooled when
+    /// `pool`) from its conv pixels `y`; `inside` when all of them are inside the output.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn write_tile<S: Simd>(
+        &self,
+        s: S,
+        ty: usize,
+        tx: usize,
+        inside: bool,
+        cb: usize,
+        n: usize,
+        y: &[[S::V; OUT]; OUT],
+    ) {
+        let side = if self.pool { OUT / 2 } else { OUT };
+        if inside && n == S::LANES {
+            self.write_inside(s, side * ty, side * tx, cb, y);
+        } else if self.pool {
+            for pi in 0..OUT / 2 {
+                for pj in 0..OUT / 2 {
+                    let (oy, ox) = (OUT / 2 * ty + pi, OUT / 2 * tx + pj);
+                    if oy < self.out_h && ox < self.out_w {
+                        let (r, c) = (2 * pi, 2 * pj);
+                        let top = s.max(y[r][c], y[r][c + 1]);
+                        let bottom = s.max(y[r + 1][c], y[r + 1][c + 1]);
+                        self.write(s, oy, ox, cb, n, s.max(top, bottom));
                     }
                 }
-            } else {
-                for (i, row) in y.iter().enumerate() {
-                    for (j, &val) in row.iter().enumerate() {
-                        let (oy, ox) = (OUT * ty + i, OUT * tx + j);
-                        if oy < self.out_h && ox < self.out_w {
-                            self.write(s, oy, ox, cb, n, val);
-                        }
+            }
+        } else {
+            for (i, row) in y.iter().enumerate() {
+                for (j, &val) in row.iter().enumerate() {
+                    let (oy, ox) = (OUT * ty + i, OUT * tx + j);
+                    if oy < self.out_h && ox < self.out_w {
+                        self.write(s, oy, ox, cb, n, val);
                     }
                 }
             }
