@@ -28,6 +28,10 @@
 //! two keypoints whose reference scores are 1.01e-6 apart trade places (our scores move by up to
 //! 4e-6, against ~1e-6 with F(4×4)); no symmetric set of small dyadic points errs more than a
 //! fifth less (0, ±⅝, ±1, ±³⁄₂ was the best of a search), and F(4×4) here errs 5–7× less.
+//! Per layer, F(6×6) holds the gate on the 64-input-channel convs (conv1b, conv2a, conv2b,
+//! conv3a) and fails once the 128-channel ones use it too; but only conv1b, whose input
+//! transform also computes conv1a, gained (about 8 % of its time, 3 % of the network's on one
+//! thread): too little for a second tiling.
 //!
 //! The bound the tests hold every output to ([`error_bound`]): the algorithm computes
 //! y = aᵢᵀ [Σ_c (G g_c Gᵀ) ⊙ (Bᵀ d_c B)] aⱼ + bias exactly in real arithmetic, a sum of
