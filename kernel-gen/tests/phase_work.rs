@@ -35,33 +35,45 @@ const POOLED: &[Layer] = &[
     ("c3", 64, 128, 3, true),
     ("c4", 128, 128, 3, true),
 ];
-/// One chain: its frame, its layers, and the width and height its convs after the first run at.
+/// One chain: its frame and its layers.
 struct Case {
     frame: (usize, usize),
     layers: &'static [Layer],
-    conv: (usize, usize),
 }
+
+impl Case {
+    /// The width and height the convs after the first run at: the frame's, halved by the pool.
+    fn conv(&self) -> (usize, usize) {
+        let pooled = self
+            .layers
+            .iter()
+            .any(|(name, ..)| name.starts_with("pool"));
+        let (width, height) = self.frame;
+        if pooled {
+            (width / 2, height / 2)
+        } else {
+            (width, height)
+        }
+    }
+}
+
 /// 2, 5 and 10 blocks a row, and 2.5.
 const CASES: [Case; 4] = [
     Case {
         frame: (64, 128),
         layers: LAYERS,
-        conv: (64, 128),
     },
     Case {
         frame: (160, 128),
         layers: LAYERS,
-        conv: (160, 128),
     },
     Case {
         frame: (320, 128),
         layers: LAYERS,
-        conv: (320, 128),
     },
     Case {
         frame: (160, 256),
         layers: POOLED,
-        conv: (80, 128),
     },
 ];
 /// The convs whose readers copy rows inside L1 (whole channel tiles in): shifted views, or tap
@@ -101,7 +113,7 @@ fn ratios(
     case: &Case,
     role: KernelRole,
 ) -> Vec<(String, f64, f64)> {
-    let (width, height) = case.conv;
+    let (width, height) = case.conv();
     let row_blocks = width.div_ceil(32) as u32;
     let all_blocks = (width * height / 32) as u32;
     let timed: Vec<NodeTimeline> =
@@ -159,7 +171,7 @@ fn without_row_fixes(calls: &mut [Call]) -> usize {
 fn the_conv_readers_and_computes_ir_describes_their_counted_work() {
     for case in &CASES {
         let (kir, steps) = run(case);
-        let width = case.conv.0;
+        let width = case.conv().0;
         for role in [KernelRole::Reader, KernelRole::Compute] {
             let ratios = ratios(&kir, &steps, case, role);
             println!("{width} wide, IR work / counted work of the {role:?}s, lowest and highest core: {ratios:?}");
