@@ -89,6 +89,19 @@ impl Grid {
         self.x > Grid::TENSIX_DISPATCH.x
     }
 
+    /// The NoC coordinates of logical `core` as the emulator places the workers (tt-runtime's
+    /// `emu/device.cpp`): a p150's 14 Tensix columns sit at NoC x 1–7 and 10–16 of the 17×12
+    /// tori (DRAM at 0 and 9), rows at y 2–11, the two harvested columns taken as the last.
+    /// For choices that weigh routes only: a card's harvesting may shift a column, which makes
+    /// such a choice a little worse, never wrong; addresses come from the device
+    /// (`worker_core_from_logical_core`). `None` outside the 12 columns.
+    pub fn nominal_noc(&self, core: Core) -> Option<(u32, u32)> {
+        const TENSIX_NOC_X: [u32; 12] = [1, 2, 3, 4, 5, 6, 7, 10, 11, 12, 13, 14];
+        const FIRST_ROW_NOC_Y: u32 = 2;
+        let x = *TENSIX_NOC_X.get(core.x as usize)?;
+        Some((x, core.y + FIRST_ROW_NOC_Y))
+    }
+
     /// The largest command the dispatch prefetcher takes in one entry
     /// (`max_prefetch_command_size`): 32 KiB on Ethernet dispatch cores (tt-metal PR #49409),
     /// 128 KiB on Tensix ones. At the pinned tt-metal a program's CB, semaphore and

@@ -39,8 +39,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "port",
-        timeline_us: 335.8,
-        stage_bound_us: 278.7,
+        timeline_us: 332.7,
+        stage_bound_us: 272.4,
         total_us: 255.0,
         without_scalar_us: 252.0,
         at_bound_us: 375.4,
@@ -50,7 +50,7 @@ const MODELED: [Modeled; 4] = [
         grid: "11x10",
         precision: "port",
         timeline_us: 375.8,
-        stage_bound_us: 307.0,
+        stage_bound_us: 306.9,
         total_us: 284.7,
         without_scalar_us: 281.7,
         at_bound_us: 405.1,
@@ -59,8 +59,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "accurate",
-        timeline_us: 2138.3,
-        stage_bound_us: 2094.8,
+        timeline_us: 2111.8,
+        stage_bound_us: 2068.3,
         total_us: 1995.2,
         without_scalar_us: 1348.1,
         at_bound_us: 2114.5,
@@ -69,8 +69,8 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "accurate",
-        timeline_us: 2230.1,
-        stage_bound_us: 2175.9,
+        timeline_us: 2196.9,
+        stage_bound_us: 2142.7,
         total_us: 2072.3,
         without_scalar_us: 1332.8,
         at_bound_us: 2191.8,
@@ -138,12 +138,12 @@ const FOLDERS: [Files; 2] = [
     Files {
         folder: "kernel-gen/artifacts",
         files: 45,
-        bytes: 1_078_932,
+        bytes: 1_087_131,
     },
     Files {
         folder: "snapshots",
         files: 37,
-        bytes: 365_431,
+        bytes: 367_481,
     },
 ];
 

@@ -567,7 +567,9 @@ pub(crate) fn block_writes(
 /// tiles of its slice `group` at a time, to the output its slice writes (the kernel IR names
 /// the node's: a fused conv's output is placed alike, `plan::fused_convs`); a split unit is
 /// `blocks_per_unit` output blocks (1, or the image row's W/32 for the frame conv), of which it
-/// writes every `block_step`-th from the first (2: the frame conv's reader writes the others).
+/// writes every `block_step`-th (2: the frame conv's reader writes the others) from the first,
+/// or from the second on the frame conv's cores whose reader writes the even blocks
+/// ([`ConvPlan::reader_even`]).
 pub(crate) fn conv_writer(
     node: &NodePlan,
     c: &ConvPlan,
@@ -599,7 +601,11 @@ pub(crate) fn conv_writer(
         .concat(),
         runtime_arg_names: send.writer_arg_names(),
         runtime_args: send.writer_args(node, c, |w| {
-            [w.start * blocks_per_unit, w.count * blocks_per_unit]
+            let skip = u32::from(c.reader_even.contains(&w.core));
+            [
+                w.start * blocks_per_unit + skip,
+                (w.count * blocks_per_unit).saturating_sub(skip),
+            ]
         }),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),

@@ -21,15 +21,17 @@
 //!   bias tiles ([`ConvPlan::identity_bias`]), so a batch's blocks share one matmul init instead
 //!   of a copy init and a matmul init each;
 //! * the writer is the generic conv writer over the core's blocks; with an even number of blocks a
-//!   row, only over the even ones: the compute packs the odd ones' tiles to `cb_out_odd` and the
+//!   row, only over half of them: the compute packs the others' tiles to `cb_out_reader` and the
 //!   reader writes them on its NoC (after reading the next image row, so the compute never
-//!   waits for it), which halves the output bytes each NoC's links carry.
+//!   waits for it), which halves the output bytes each NoC's links carry. The reader takes the
+//!   odd blocks of each row, or the even ones on the cores where that crosses fewer NoC links
+//!   ([`ConvPlan::reader_even`]): its and the compute's runtime arg `reader_first`.
 
 use crate::kir::{
     args, blocks, cb_id, cb_plan, exact_fp32_copies, fill_copies, format_args, input, names,
-    per_core, share_args, Arg, Call, Kernel, KirError, Role, Trips,
+    per_core, share_args, Arg, Call, CoreArgs, Kernel, KirError, Role, Trips,
 };
-use crate::plan::frame_conv::OUT_ODD_CB_NAME;
+use crate::plan::frame_conv::OUT_READER_CB_NAME;
 use crate::plan::{largest_divisor_within, ConvPlan, NodePlan};
 
 use super::conv2d::{
@@ -68,13 +70,28 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     let resident = c.resident_weight_tiles();
     let pitch = c.width * element;
     let identity = identity_cb(node, c)?;
-    // The odd blocks' output tiles, which the reader writes (plan::frame_conv).
+    // The output tiles the reader writes, half a row's blocks (plan::frame_conv).
     let odd = node
         .cbs
         .iter()
-        .any(|b| b.name == OUT_ODD_CB_NAME)
-        .then(|| cb_id(node, OUT_ODD_CB_NAME))
+        .any(|b| b.name == OUT_READER_CB_NAME)
+        .then(|| cb_id(node, OUT_READER_CB_NAME))
         .transpose()?;
+    // The first block of each row the reader writes: 1 (the odd ones) or 0 (the even ones).
+    let reader_first = |core| u32::from(!c.reader_even.contains(&core));
+    let with_reader_first = |mut args: Vec<CoreArgs>| {
+        if odd.is_some() {
+            for a in &mut args {
+                a.args.push(Arg::Const(reader_first(a.core)));
+            }
+        }
+        args
+    };
+    let reader_first_name: &[&str] = if odd.is_some() {
+        &["reader_first"]
+    } else {
+        &[]
+    };
     let odd_writes = odd.map(|cb| block_writes(node, c, (cb, tile), row_tiles / 2));
     let mut buffers = vec![frame.as_str(), c.weights.as_str(), c.bias.as_str()];
     if odd.is_some() {
@@ -90,10 +107,11 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
                 &["input_addr", "weight_addr", "bias_addr"][..],
                 if odd.is_some() { &["output_addr"] } else { &[] },
                 &["row_start", "row_count"],
+                reader_first_name,
             ]
             .concat(),
         ),
-        runtime_args: share_args(node, &buffers),
+        runtime_args: with_reader_first(share_args(node, &buffers)),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: [
@@ -240,8 +258,8 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             args(&[("batch", batch), ("transpose_tiles", transpose_tiles)]),
         ]
         .concat(),
-        runtime_arg_names: names(&["row_count"]),
-        runtime_args: per_core(node, |_, count| vec![Arg::Const(count)]),
+        runtime_arg_names: names(&[&["row_count"][..], reader_first_name].concat()),
+        runtime_args: with_reader_first(per_core(node, |_, count| vec![Arg::Const(count)])),
         precision: Some(node.precision),
         unpack_to_dest_fp32: exact_fp32_copies(node, &["cb_bias"]),
         body: [
@@ -332,14 +350,14 @@ mod tests {
     }
 
     /// The output pages each kernel of conv1a writes on a core of 4 image rows: at 640 wide (20
-    /// blocks a row, 2 tiles each) the reader writes the 10 odd blocks' 20 tiles a row and the
-    /// writer the even ones' (80 pages each, 160 in all, as one writer did); at 96 wide (3
-    /// blocks a row) there is no `cb_out_odd` and the writer writes all 4 · 3 · 2 = 24.
+    /// blocks a row, 2 tiles each) the reader writes half the blocks' 20 tiles a row and the
+    /// writer the others' (80 pages each, 160 in all, as one writer did); at 96 wide (3
+    /// blocks a row) there is no `cb_out_reader` and the writer writes all 4 · 3 · 2 = 24.
     #[test]
     fn conv1a_splits_its_output_pages_between_both_nocs_when_a_row_has_even_blocks() {
         let written = |width: usize| {
             let (planned, node) = conv1a_at(width);
-            let odd = node.cbs.iter().any(|b| b.name == OUT_ODD_CB_NAME);
+            let odd = node.cbs.iter().any(|b| b.name == OUT_READER_CB_NAME);
             let kir = lower(&planned).expect("lowers");
             let conv = kir.nodes.iter().find(|n| n.node == "conv1a").expect("kir");
             let on = four_rows();

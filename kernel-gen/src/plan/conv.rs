@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use superpoint_graph::Node;
 use tt_runtime::CostModel;
 
-use crate::device::{Fidelity, Format, Grid, Precision};
+use crate::device::{Core, Fidelity, Format, Grid, Precision};
 use crate::layout::{conv_k_tiles, conv_weight_parts, tiles, ActivationShape};
 
 use super::{
@@ -91,6 +91,11 @@ pub struct ConvPlan {
     /// and no core is a sender. Only where [`ConvPlan::may_keep_weights_in_l1`].
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub weights_in_l1: bool,
+    /// The frame conv's cores whose reader writes the even output blocks of each image row
+    /// rather than the odd ones (the writer writes the others), where that crosses fewer NoC
+    /// links ([`super::frame_conv::reader_writes_even`]). Empty for every other conv.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reader_even: Vec<Core>,
 }
 
 /// A conv fused into another conv's step ([`ConvPlan::fused`]): it reads the same input with the
@@ -617,6 +622,7 @@ pub(super) fn plan_node(
             })
             .collect(),
         weights_in_l1,
+        reader_even: Vec::new(),
     };
     let identity_tiles = u32::from(row_runs.identity_bias);
     // Resident weights and bias (unless in their buffers' L1 copies), identity tile, the ring

@@ -9,8 +9,9 @@
 // (conv2d/block.cpp.tera) for each, with the packer's ReLU set once per batch. With a
 // `cb_identity` (ConvPlan::identity_bias: bf16 at HiFi2 and above) the bias enters DST as the
 // identity tile times it, so the batch's blocks share one matmul init; else it is copied. With a
-// `cb_out_odd` (an even number of blocks a row and a batch) the odd blocks' tiles go there, for
-// the reader to write, and the even ones' to cb_out, for the writer.
+// `cb_out_reader` (an even number of blocks a row and a batch) every second block's tiles from
+// `reader_first` (1: the odd blocks, 0: the even ones) go there, for the reader to write, and
+// the others' to cb_out, for the writer.
 #include "api/compute/matmul.h"
 #include "api/compute/tile_move_copy.h"
 #include "api/compute/reconfig_data_format.h"
@@ -39,7 +40,7 @@ constexpr uint32_t cb_rows = 3;
 constexpr uint32_t cb_taps = 4;
 constexpr uint32_t cb_identity = 5;
 constexpr uint32_t cb_out = 16;
-constexpr uint32_t cb_out_odd = 17;
+constexpr uint32_t cb_out_reader = 17;
 
 // One output block: for each group of `group` of the core's slice_tiles output tiles (its slice
 // of the out_tiles; the resident weights and bias hold the slice's), DST starts as the bias
@@ -110,14 +111,14 @@ void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue 
     }
 }
 
-// The CB output block i of a batch (an even-sized one from an even block) is packed to.
-constexpr uint32_t out_cb(uint32_t i) {
-    return i % 2 == 0 ? cb_out : cb_out_odd;
-}
 
 void kernel_main() {
     const uint32_t row_count = get_arg_val<uint32_t>(0);
-
+    const uint32_t reader_first = get_arg_val<uint32_t>(1);
+    // The CB output block i of a batch (an even-sized one from an even block) is packed to.
+    auto out_cb = [&](uint32_t i) -> uint32_t {
+        return i % 2 == reader_first ? cb_out_reader : cb_out;
+    };
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_im2col, cb_weights, cb_out);
     cb_wait_front(cb_weights, weight_parts * k_tiles * out_tiles);
     cb_wait_front(cb_bias, out_tiles);
