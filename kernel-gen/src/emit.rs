@@ -28,7 +28,7 @@ use crate::program::{
 pub mod prelude {
     pub use super::StaticValue::*;
     pub use super::{
-        buffer, cb, compile_args, in_buffer, ranges, resident, runtime_args, ArgNames,
+        buffer, cb, compile_args, in_buffer, ranges, resident, runtime_args, staged, ArgNames,
     };
     pub use crate::device::Format::*;
     pub use crate::device::{Fidelity, Format, Grid};
@@ -98,6 +98,14 @@ pub fn cb(
 pub fn resident(b: BufferPlan) -> BufferPlan {
     BufferPlan {
         resident: true,
+        ..b
+    }
+}
+
+/// `b` staged by step `by` into an arena slot (`BufferPlan::staged_by`).
+pub fn staged(by: &str, b: BufferPlan) -> BufferPlan {
+    BufferPlan {
+        staged_by: Some(by.to_string()),
         ..b
     }
 }
@@ -496,13 +504,13 @@ fn content(c: &Content) -> Doc {
 }
 
 fn buffer_doc(b: &BufferPlan) -> Doc {
+    let wrapped = b.resident || b.staged_by.is_some();
     Doc::List {
-        head: if b.resident {
-            "resident(buffer"
-        } else {
-            "buffer"
-        }
-        .to_string(),
+        head: match &b.staged_by {
+            Some(by) => format!("staged({}, buffer", lit(by)),
+            None if b.resident => "resident(buffer".to_string(),
+            None => "buffer".to_string(),
+        },
         open: "(",
         items: vec![
             Doc::text(lit(&b.name)),
@@ -512,7 +520,7 @@ fn buffer_doc(b: &BufferPlan) -> Doc {
             option(&b.l1_offset, u32::to_string),
         ],
         close: ")",
-        tail: if b.resident { ")" } else { "" },
+        tail: if wrapped { ")" } else { "" },
         fill: true,
     }
 }

@@ -309,6 +309,32 @@ fn staged_weights_give_the_same_bytes() {
         Some("c3.weight")
     );
     assert_eq!(in_buffer("c2", "cb_stage_bias").as_deref(), Some("c3.bias"));
+    // The embedded form (the checked-in program.rs) keeps each slot's stager, without which the
+    // runner cannot place the slot: the emitted call rebuilds the buffer whole.
+    let module: String = kernel_gen::emit::rust_module(&staged)
+        .expect("emits")
+        .split_whitespace()
+        .collect();
+    for b in staged
+        .program
+        .buffers
+        .iter()
+        .filter(|b| b.staged_by.is_some())
+    {
+        let call = format!("staged(\"c2\",buffer(\"{}\"", b.name);
+        assert!(module.contains(&call), "{call} not in the emitted module");
+        let rebuilt = kernel_gen::emit::staged(
+            "c2",
+            kernel_gen::emit::buffer(
+                &b.name,
+                b.pages,
+                b.page_bytes,
+                b.content.clone(),
+                b.l1_offset,
+            ),
+        );
+        assert_eq!(&rebuilt, b);
+    }
     let dram = compiled_chain(STAGED, false, &[], Limits::BLACKHOLE);
     let (in_dram, _) = run_chain(&dram, STAGED);
     let (in_l1, l1_bytes) = run_chain(&staged, STAGED);
