@@ -10,6 +10,7 @@ use crate::kir::{
     names, per_core, Arg, Call, CompileArg, CoreArgs, Kernel, KirError, Lowering, Role, Trips,
 };
 use crate::multicast::{Multicast, Resident};
+use crate::plan::conv::{BIAS_CB_NAME, WEIGHTS_CB_NAME};
 use crate::plan::{ConvPlan, CoreWork, NodePlan};
 
 use super::max_pool2::{ones_fill, selection_fill};
@@ -178,6 +179,16 @@ pub(crate) fn add_conv_weights_fill(
     if present("cb_identity") {
         constants.extend(ones_fill(cb_id(node, "cb_identity")?, 1, 32));
     }
+    if c.bias_row {
+        // The bias into row 31 of each weight tile: two 32-byte face rows a tile.
+        constants.push(Call::L1Copy {
+            from: cb_id(node, BIAS_CB_NAME)?,
+            cb: cb_id(node, WEIGHTS_CB_NAME)?,
+            tiles: 0,
+            row_bytes: 32,
+            transfers: 2 * c.slice_tiles(),
+        });
+    }
     let mut rounds = Rounds::new(&multicast, &residents);
     let mut landed = constants;
     landed.extend(rounds.holding(if streams_rounds(c) { 1 } else { u32::MAX }));
@@ -242,9 +253,9 @@ pub(crate) fn group_matmul(c: &ConvPlan) -> Call {
     }
 }
 
-/// One group of output tiles: the bias (a copy, or the identity tile times the bias tiles:
-/// [`ConvPlan::identity_bias`]), `k_loop` (the matmuls over K), the `epilogue` and the pack to
-/// CB `out`.
+/// One group of output tiles: the bias (a copy, the identity tile times the bias tiles:
+/// [`ConvPlan::identity_bias`], or none where it is a row of K: [`ConvPlan::bias_row`]),
+/// `k_loop` (the matmuls over K), the `epilogue` and the pack to CB `out`.
 fn conv_group(
     c: &ConvPlan,
     out: u32,
@@ -260,11 +271,13 @@ fn conv_group(
         Call::Dst {
             tiles: c.group + extra_dst,
             body: [
-                vec![if c.identity_bias {
-                    group_matmul(c)
+                if c.bias_row {
+                    Vec::new()
+                } else if c.identity_bias {
+                    vec![group_matmul(c)]
                 } else {
-                    Call::Copy { tiles: c.group }
-                }],
+                    vec![Call::Copy { tiles: c.group }]
+                },
                 k_loop,
                 epilogue,
                 vec![Call::Pack {
@@ -335,7 +348,7 @@ pub(crate) fn conv_streamed_block(
 
 /// The CB of the identity tile a conv's compute adds the bias with, where it does
 /// ([`ConvPlan::identity_bias`]).
-pub(crate) fn identity_cb(node: &NodePlan, c: &ConvPlan) -> Result<Option<u32>, KirError> {
+fn identity_cb(node: &NodePlan, c: &ConvPlan) -> Result<Option<u32>, KirError> {
     c.identity_bias
         .then(|| cb_id(node, "cb_identity"))
         .transpose()
@@ -343,7 +356,7 @@ pub(crate) fn identity_cb(node: &NodePlan, c: &ConvPlan) -> Result<Option<u32>, 
 
 /// A compute's `body` between waiting for the identity tile of CB `identity`, if any, and
 /// popping it.
-pub(crate) fn holding_identity(identity: Option<u32>, body: Vec<Call>) -> Vec<Call> {
+fn holding_identity(identity: Option<u32>, body: Vec<Call>) -> Vec<Call> {
     let held = |call: fn(u32) -> Call| identity.map(call).into_iter().collect::<Vec<_>>();
     [
         held(|cb| Call::CbWait { cb, pages: 1 }),

@@ -7,8 +7,9 @@
 //!   rows 3·(dy+1) .. 3·(dy+1)+2 of a row-major block of 32 rows × W values, so row k = tap
 //!   (dy, dx) = ky·3 + kx, the weights' K order for one input channel; three NoC reads of 3·W
 //!   values. Rows 9..31 are zero (both CB slots are zeroed once), and so are the tap rows above and
-//!   below the image (copied from rows 9..11). It then stores the 2·(W/32 − 1) values each tap
-//!   row misses at column-tile edges (FrameRows' copies ±1 hold 0 there) from copy 0, on the
+//!   below the image (copied from rows 9..11); with the bias a row of K ([`ConvPlan::bias_row`])
+//!   row 31 is ones instead, set once. It then stores the 2·(W/32 − 1) values each tap row
+//!   misses at column-tile edges (FrameRows' copies ±1 hold 0 there) from copy 0, on the
 //!   RISC-V;
 //! * the compute kernel tilizes the block into W/32 tiles T_j (row k = tap k, column c =
 //!   output pixel 32j + c) and, for each batch of output blocks (as many as `cb_im2col` holds
@@ -17,9 +18,9 @@
 //!   packs them, and runs the conv's block
 //!   (`conv2d/block.cpp.tera`: bias, matmul, ReLU) for each, the same operands as the generic
 //!   reader's; the packer's ReLU is switched on and off once per batch. With bf16 at HiFi2 or
-//!   above the bias enters DST as the identity tile (which the reader writes once) times the
-//!   bias tiles ([`ConvPlan::identity_bias`]), so a batch's blocks share one matmul init instead
-//!   of a copy init and a matmul init each;
+//!   above the bias is row 31 of the weights' K tile, which the reader fills from the bias tiles
+//!   once they land, times the im2col's column of ones ([`ConvPlan::bias_row`]): no bias op in
+//!   DST, and a batch's blocks share one matmul init; else the bias is copied into DST;
 //! * the writer is the generic conv writer over the core's blocks; with an even number of blocks a
 //!   row, only over half of them: the compute packs the others' tiles to `cb_out_reader` and the
 //!   reader writes them on its NoC (after reading the next image row, so the compute never
@@ -34,10 +35,7 @@ use crate::kir::{
 use crate::plan::frame_conv::OUT_READER_CB_NAME;
 use crate::plan::{largest_divisor_within, ConvPlan, NodePlan};
 
-use super::conv2d::{
-    add_conv_weights_fill, block_writes, conv_block_groups, conv_writer, holding_identity,
-    identity_cb,
-};
+use super::conv2d::{add_conv_weights_fill, block_writes, conv_block_groups, conv_writer};
 
 /// The reader, compute and writer kernels of the frame conv.
 pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
@@ -69,7 +67,6 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     ]);
     let resident = c.resident_weight_tiles();
     let pitch = c.width * element;
-    let identity = identity_cb(node, c)?;
     // The output tiles the reader writes, half a row's blocks (plan::frame_conv).
     let odd = node
         .cbs
@@ -97,11 +94,33 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     if odd.is_some() {
         buffers.push(node.output.as_str());
     }
+    // With the bias a row of K (ConvPlan::bias_row), the reader and the compute know it.
+    let bias_row = if c.bias_row {
+        args(&[("bias_row", 1)])
+    } else {
+        Vec::new()
+    };
+    // Row 31 of both slots set to ones once, the same way (a row's 64 bytes stored, doubled to
+    // the pitch, then copied to the other slot).
+    let ones_row = if c.bias_row {
+        vec![
+            Call::L1Gather { bytes: 64 },
+            Call::L1Copy {
+                from: rows,
+                cb: rows,
+                tiles: 0,
+                row_bytes: pitch,
+                transfers: fill_copies(pitch) + 1,
+            },
+        ]
+    } else {
+        Vec::new()
+    };
     let mut reader = Kernel {
         role: Role::Reader,
         template: "conv2d/frame_reader.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
-        compile_args: shape.clone(),
+        compile_args: [shape.clone(), bias_row.clone()].concat(),
         runtime_arg_names: names(
             &[
                 &["input_addr", "weight_addr", "bias_addr"][..],
@@ -130,6 +149,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
                     transfers: fill_copies(2 * row_tiles * 2048),
                 },
             ],
+            ones_row,
             vec![blocks(
                 Trips::Blocks,
                 vec![
@@ -256,6 +276,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         compile_args: [
             shape.clone(),
             args(&[("batch", batch), ("transpose_tiles", transpose_tiles)]),
+            bias_row,
         ]
         .concat(),
         runtime_arg_names: names(&[&["row_count"][..], reader_first_name].concat()),
@@ -273,7 +294,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
                     pages: c.out_tiles,
                 },
             ],
-            holding_identity(identity, vec![image_rows]),
+            vec![image_rows],
             vec![
                 Call::CbPop {
                     cb: bias,
@@ -327,8 +348,8 @@ mod tests {
 
     /// The network up to conv1a at 640×480 on 12×10: conv1a is split by image rows (4 a core)
     /// and its reader stores, per image row, the 2·19 tile-edge values of three tap rows
-    /// (228 bf16 bytes) besides the one zeroing of its two slots (64 bytes) and the identity
-    /// tile (64 zero bytes and 32 bf16 ones).
+    /// (228 bf16 bytes) besides the one zeroing of its two slots (64 bytes) and the row of ones
+    /// (64 bytes, doubled by NoC copies) that multiplies the bias row of the weights.
     #[test]
     fn conv1a_reads_the_frame_by_image_rows() {
         let (planned, node) = conv1a_at(640);
@@ -346,7 +367,7 @@ mod tests {
                 gathered += times * u64::from(*bytes);
             }
         });
-        assert_eq!(gathered, 64 + (64 + 32 * 2) + 4 * 228);
+        assert_eq!(gathered, 64 + 64 + 4 * 228);
     }
 
     /// The output pages each kernel of conv1a writes on a core of 4 image rows: at 640 wide (20

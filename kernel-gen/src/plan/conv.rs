@@ -76,10 +76,17 @@ pub struct ConvPlan {
     /// a data-movement kernel writes) times the bias tiles, a matmul like the conv's own, instead
     /// of copying it between a copy init and a matmul init: exact where SrcA keeps the whole bias
     /// (bf16 at HiFi2 and above, [`identity_bias_exact`]). Every conv compute does where it is
-    /// exact: the plain conv's writer writes the tile, the fused pool's writer, the frame
-    /// conv's reader.
+    /// exact (the plain conv's writer writes the tile, the fused pool's writer) but the frame
+    /// conv's, whose bias is a row of K instead ([`ConvPlan::bias_row`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub identity_bias: bool,
+    /// The frame conv's bias is the last row of its K tile (`k_tiles` 1, its 9 taps in rows
+    /// 0..8): the reader copies the bias into row 31 of each weight tile once they land and sets
+    /// row 31 of its im2col blocks to 1.0, so the matmul adds the bias (exactly: 1.0 times a bf16
+    /// value at HiFi2 and above, after the taps' products) and DST needs no bias of its own.
+    /// Where [`identity_bias_exact`] holds, instead of [`ConvPlan::identity_bias`].
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bias_row: bool,
     /// Further convs of the same input and shape computed in this step ([`FusedConv`]): the
     /// slices are cut evenly between the node's own output and theirs, in this order
     /// ([`ConvPlan::slice_output`]). `out_tiles` is each output's, `slices` all of them.
@@ -613,6 +620,7 @@ pub(super) fn plan_node(
         frame_rows: frame,
         pooled: false,
         identity_bias: identity_bias_exact(precision),
+        bias_row: false,
         fused: fused
             .iter()
             .map(|(name, _)| FusedConv {

@@ -67,8 +67,8 @@ pub const BATCH_ACQUIRES: u32 = 3;
 /// blocks' im2col tiles: the most that divide an image row's blocks within
 /// [`BATCH_ACQUIRES`] DST acquires of transposes (the compute's per-batch inits and ReLU switches
 /// are paid once per batch, the transposes share one init across the acquires); with bf16
-/// activations at HiFi2 or above the bias enters DST by the identity tile of `cb_identity`
-/// ([`ConvPlan::identity_bias`]). With an even count of blocks a row and a batch (W a multiple of
+/// activations at HiFi2 or above the bias is the last row of the weights' K tile, which the
+/// im2col's ones multiply ([`ConvPlan::bias_row`]), else the compute copies it into DST. With an even count of blocks a row and a batch (W a multiple of
 /// 64), half the blocks' output tiles go through `cb_out_reader` to the reader, which writes them
 /// on its NoC while the writer writes the others' on the other: the output's pages, spread over
 /// every core's L1, travel on both NoCs' links instead of on one NoC's. Which half: the odd
@@ -78,7 +78,8 @@ pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) 
     let format = precision.format;
     let row_tiles = conv.width / 32;
     let weight_pages = conv.weight_parts * conv.k_tiles * conv.out_tiles;
-    let identity_bias = identity_bias_exact(precision);
+    // Where the identity tile would put the bias into DST exactly, the bias is a row of K.
+    let bias_row = identity_bias_exact(precision);
     let batch = largest_divisor_within(row_tiles, BATCH_ACQUIRES * precision.dst_tiles());
     let mut cbs = vec![
         cb_of(format, 0, "cb_im2col", batch, CbKind::Stream),
@@ -87,9 +88,6 @@ pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) 
         cb_of(format, 3, "cb_rows", 2 * row_tiles, CbKind::Stream),
         cb_of(format, 4, "cb_taps", row_tiles, CbKind::Stream),
     ];
-    if identity_bias {
-        cbs.push(cb(5, "cb_identity", 1, CbKind::Resident));
-    }
     cbs.push(cb_of(
         format,
         16,
@@ -117,7 +115,8 @@ pub fn plan_node(node: &Node, precision: Precision, grid: Grid, conv: ConvPlan) 
         split,
         cbs,
         op: OpPlan::Conv2d(ConvPlan {
-            identity_bias,
+            identity_bias: false,
+            bias_row,
             reader_even,
             ..conv
         }),

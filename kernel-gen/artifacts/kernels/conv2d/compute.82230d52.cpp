@@ -170,6 +170,12 @@ struct IdentityBias {
     }
 };
 
+// No bias in DST (ConvPlan::bias_row: it is a row of K): DST starts at zero, as the packer
+// leaves it, under the caller's matmul_block_init.
+struct NoBias {
+    void operator()(uint32_t, uint32_t) const {}
+};
+
 template <typename ActTile, typename Epilogue = NoEpilogue, typename Wait = NoWait, typename Bias = CopyBias>
 void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue epilogue = Epilogue{},
                 Wait wait = Wait{}, Bias bias = Bias{}) {

@@ -6,10 +6,11 @@
 // of the core a row-major block of 32 rows x width values for the compute kernel to tilize:
 // row k = ky * 3 + kx is tap (ky - 1, kx - 1), i.e. frame page y + ky - 1 (its copies dx = -1,
 // 0, +1 side by side) lands on rows 3 ky .. 3 ky + 2 in one NoC read, or zero rows 9..11 do
-// outside the image. Both CB slots are zeroed once, so rows 9..31 stay zero. The copies dx = -1 / +1 hold 0 at the first / last column of
-// each 32-pixel tile; those values are stored from copy 0. Activations are bf16 or Float32
-// (`fp32`). With a `cb_identity` (ConvPlan::identity_bias), its identity tile is written once,
-// while the weights travel (conv2d/weights.cpp.tera's weights_landed). With a `cb_out_reader` it
+// outside the image. Both CB slots are zeroed once, so rows 9..31 stay zero; with `bias_row`
+// (ConvPlan::bias_row) row 31 is set to ones once, the column of the im2col tiles that
+// multiplies the bias, which conv2d/weights.cpp.tera copies into the weights' last K row as they
+// land. The copies dx = -1 / +1 hold 0 at the first / last column of each 32-pixel tile; those
+// values are stored from copy 0. Activations are bf16 or Float32 (`fp32`). With a `cb_out_reader` it
 // also writes half the output blocks of each image row, every second one from `reader_first` (1:
 // the odd ones; 0: the even ones, where their routes cross fewer links; the compute packs them
 // there, the writer writes the others on the other NoC), once it has read the next row, so the
@@ -30,18 +31,18 @@ constexpr uint32_t tile_bytes = get_compile_time_arg_val(8);
 constexpr uint32_t fp32 = get_compile_time_arg_val(9);
 constexpr uint32_t weight_parts = get_compile_time_arg_val(10);
 constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(11);
-constexpr uint32_t weights_on_writer = get_compile_time_arg_val(12);
-constexpr uint32_t weight_slabs = get_compile_time_arg_val(13);
-constexpr uint32_t weight_senders = get_compile_time_arg_val(14);
-constexpr uint32_t weights_in_l1 = get_compile_time_arg_val(15);
-constexpr uint32_t input_dram = get_compile_time_arg_val(16);
-constexpr uint32_t output_dram = get_compile_time_arg_val(17);
+constexpr uint32_t bias_row = get_compile_time_arg_val(12);
+constexpr uint32_t weights_on_writer = get_compile_time_arg_val(13);
+constexpr uint32_t weight_slabs = get_compile_time_arg_val(14);
+constexpr uint32_t weight_senders = get_compile_time_arg_val(15);
+constexpr uint32_t weights_in_l1 = get_compile_time_arg_val(16);
+constexpr uint32_t input_dram = get_compile_time_arg_val(17);
+constexpr uint32_t output_dram = get_compile_time_arg_val(18);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
 constexpr uint32_t cb_rows = 3;
 constexpr uint32_t cb_taps = 4;
-constexpr uint32_t cb_identity = 5;
 constexpr uint32_t cb_out = 16;
 constexpr uint32_t cb_out_reader = 17;
 
@@ -64,19 +65,6 @@ void fill_words(uint32_t l1, uint32_t bytes, uint32_t word) {
 void zero_fill(uint32_t l1, uint32_t bytes) { fill_words(l1, bytes, 0); }
 // The offset of element (i, j) in a 32x32 tile: four 16x16 faces, each row-major.
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
-// The identity tile (1.0 on the diagonal) with which the row-selection pools
-// (max_pool2/select_compute.cpp.tera, conv2d/pool_compute.cpp.tera) and the frame conv move bf16
-// tiles into DST as matmuls (conv2d/block.cpp.tera's IdentityBias). Needs
-// common/face_offset.cpp.tera and common/zero_fill.cpp.tera.
-void write_identity(uint32_t cb) {
-    cb_reserve_back(cb, 1);
-    zero_fill(get_write_ptr(cb), get_tile_size(cb));
-    volatile uint16_t* tile = reinterpret_cast<volatile uint16_t*>(get_write_ptr(cb));
-    for (uint32_t r = 0; r < 32; ++r) {
-        tile[face_offset(r, r)] = 0x3F80;
-    }
-    cb_push_back(cb, 1);
-}
 
 
 namespace {
@@ -260,9 +248,6 @@ void kernel_main() {
     auto weights_landed = [&](uint32_t rounds) {
         for (; weight_rounds_pushed < rounds; ++weight_rounds_pushed) {
             const uint32_t j = weight_rounds_pushed;
-            if (j == 0) {
-                write_identity(cb_identity);
-            }
             if (j == 0 && weights_sender != 0 && weights_on_writer != 0 && weight_receivers > 0) {
                 noc_semaphore_wait(reinterpret_cast<volatile uint32_t*>(get_semaphore(1)), 1);
             }
@@ -270,6 +255,21 @@ void kernel_main() {
                 if (s + 1 != weights_sender) {
                     noc_semaphore_wait_min(reinterpret_cast<volatile uint32_t*>(get_semaphore(2 + s)), j + 1);
                 }
+            }
+            if (j == 0) {
+                // The bias into the last K row of the weights (row 31 of each tile of the last
+                // tile row: faces 2 and 3, row 15), from row 0 of its bias tile (faces 0 and 1),
+                // the row the im2col's column of ones multiplies (ConvPlan::bias_row; bf16).
+                const uint32_t tile = get_tile_size(cb_weights);
+                const uint32_t face = tile / 4;
+                const uint32_t last = get_write_ptr(cb_weights) + (weight_parts * k_tiles - 1) * slice_tiles * tile;
+                for (uint32_t t = 0; t < slice_tiles; ++t) {
+                    for (uint32_t half = 0; half < 2; ++half) {
+                        noc_async_read(get_noc_addr(get_write_ptr(cb_bias) + t * tile + half * face),
+                                       last + t * tile + (2 + half) * face + 15 * (face / 16), face / 16);
+                    }
+                }
+                noc_async_read_barrier();
             }
             if (j == 0) {
                 cb_push_back(cb_bias, slice_tiles);
@@ -283,6 +283,13 @@ void kernel_main() {
 
     cb_reserve_back(cb_rows, 2 * width_tiles);
     zero_fill(get_write_ptr(cb_rows), 2 * 32 * pitch);
+    // Row 31 of both slots: ones, the im2col column that multiplies the weights' bias row.
+    {
+        const uint32_t ones = get_write_ptr(cb_rows) + 31 * pitch;
+        fill_words(ones, pitch, 0x3F803F80u);
+        noc_async_read(get_noc_addr(ones), ones + 32 * pitch, pitch);
+        noc_async_read_barrier();
+    }
     weights_landed(weight_slabs);
     const InterleavedAddrGen<input_dram != 0> input{input_addr, 3 * pitch};
     const uint32_t tile = get_tile_size(cb_out_reader);

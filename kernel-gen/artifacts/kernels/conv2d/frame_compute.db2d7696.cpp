@@ -6,9 +6,11 @@
 // 32 j + c), then, `batch` output blocks at a time, transposes their T_j into im2col tiles
 // (row c = pixel, column k = tap) under one transpose init, transpose_tiles (one DST acquire's
 // worth) at a time, packs them and runs the conv's block
-// (conv2d/block.cpp.tera) for each, with the packer's ReLU set once per batch. With a
-// `cb_identity` (ConvPlan::identity_bias: bf16 at HiFi2 and above) the bias enters DST as the
-// identity tile times it, so the batch's blocks share one matmul init; else it is copied. With a
+// (conv2d/block.cpp.tera) for each, with the packer's ReLU set once per batch. With `bias_row`
+// (ConvPlan::bias_row: bf16 at HiFi2 and above) the bias is the weights' last K row, which the
+// im2col's column of ones multiplies (the reader fills both; cb_bias is only waited for and
+// popped here), so DST starts at zero and the batch's blocks share one matmul init; else the
+// bias is copied into DST. With a
 // `cb_out_reader` (an even number of blocks a row and a batch) every second block's tiles from
 // `reader_first` (1: the odd blocks, 0: the even ones) go there, for the reader to write, and
 // the others' to cb_out, for the writer.
@@ -33,12 +35,12 @@ constexpr uint32_t weight_parts = get_compile_time_arg_val(10);
 constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(11);
 constexpr uint32_t batch = get_compile_time_arg_val(12);
 constexpr uint32_t transpose_tiles = get_compile_time_arg_val(13);
+constexpr uint32_t bias_row = get_compile_time_arg_val(14);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
 constexpr uint32_t cb_rows = 3;
 constexpr uint32_t cb_taps = 4;
-constexpr uint32_t cb_identity = 5;
 constexpr uint32_t cb_out = 16;
 constexpr uint32_t cb_out_reader = 17;
 
@@ -87,6 +89,12 @@ struct IdentityBias {
     }
 };
 
+// No bias in DST (ConvPlan::bias_row: it is a row of K): DST starts at zero, as the packer
+// leaves it, under the caller's matmul_block_init.
+struct NoBias {
+    void operator()(uint32_t, uint32_t) const {}
+};
+
 template <typename ActTile, typename Epilogue = NoEpilogue, typename Wait = NoWait, typename Bias = CopyBias>
 void conv_block(uint32_t act, ActTile act_tile, uint32_t out = cb_out, Epilogue epilogue = Epilogue{},
                 Wait wait = Wait{}, Bias bias = Bias{}) {
@@ -122,7 +130,6 @@ void kernel_main() {
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_im2col, cb_weights, cb_out);
     cb_wait_front(cb_weights, weight_parts * k_tiles * out_tiles);
     cb_wait_front(cb_bias, out_tiles);
-    cb_wait_front(cb_identity, 1);
     for (uint32_t n = 0; n < row_count; ++n) {
         cb_wait_front(cb_rows, width_tiles);
         cb_reserve_back(cb_taps, width_tiles);
@@ -161,7 +168,7 @@ void kernel_main() {
             matmul_block_init(cb_im2col, cb_weights, 0, group, 1, k_tiles);
             for (uint32_t i = 0; i < batch; ++i) {
                 conv_block(cb_im2col, [i](uint32_t t) { return i * k_tiles + t; }, out_cb(i), NoEpilogue{}, NoWait{},
-                           IdentityBias<cb_identity>{});
+                           NoBias{});
             }
 
             if constexpr (relu != 0) {
@@ -171,7 +178,6 @@ void kernel_main() {
         }
         cb_pop_front(cb_taps, width_tiles);
     }
-    cb_pop_front(cb_identity, 1);
     cb_pop_front(cb_bias, out_tiles);
     cb_pop_front(cb_weights, weight_parts * k_tiles * out_tiles);
 }

@@ -30,7 +30,6 @@ constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
 constexpr uint32_t cb_rows = 3;
 constexpr uint32_t cb_taps = 4;
-constexpr uint32_t cb_identity = 5;
 constexpr uint32_t cb_out = 16;
 constexpr uint32_t cb_out_reader = 17;
 
