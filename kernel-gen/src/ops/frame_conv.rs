@@ -68,7 +68,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     let resident = c.resident_weight_tiles();
     let pitch = c.width * element;
     // The output tiles the reader writes, half a row's blocks (plan::frame_conv).
-    let odd = node
+    let reader_out = node
         .cbs
         .iter()
         .any(|b| b.name == OUT_READER_CB_NAME)
@@ -77,21 +77,21 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
     // The first block of each row the reader writes: 1 (the odd ones) or 0 (the even ones).
     let reader_first = |core| u32::from(!c.reader_even.contains(&core));
     let with_reader_first = |mut args: Vec<CoreArgs>| {
-        if odd.is_some() {
+        if reader_out.is_some() {
             for a in &mut args {
                 a.args.push(Arg::Const(reader_first(a.core)));
             }
         }
         args
     };
-    let reader_first_name: &[&str] = if odd.is_some() {
+    let reader_first_name: &[&str] = if reader_out.is_some() {
         &["reader_first"]
     } else {
         &[]
     };
-    let odd_writes = odd.map(|cb| block_writes(node, c, (cb, tile), row_tiles / 2));
+    let reader_writes = reader_out.map(|cb| block_writes(node, c, (cb, tile), row_tiles / 2));
     let mut buffers = vec![frame.as_str(), c.weights.as_str(), c.bias.as_str()];
-    if odd.is_some() {
+    if reader_out.is_some() {
         buffers.push(node.output.as_str());
     }
     // With the bias a row of K (ConvPlan::bias_row), the reader and the compute know it.
@@ -124,7 +124,11 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         runtime_arg_names: names(
             &[
                 &["input_addr", "weight_addr", "bias_addr"][..],
-                if odd.is_some() { &["output_addr"] } else { &[] },
+                if reader_out.is_some() {
+                    &["output_addr"]
+                } else {
+                    &[]
+                },
                 &["row_start", "row_count"],
                 reader_first_name,
             ]
@@ -176,7 +180,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
                     },
                 ]
                 .into_iter()
-                .chain(odd_writes)
+                .chain(reader_writes)
                 .collect(),
             )],
         ]
@@ -212,10 +216,10 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
             cb: im2col,
             pages: batch,
         },
-        match odd {
-            Some(odd) => Call::Loop {
+        match reader_out {
+            Some(reader_out) => Call::Loop {
                 trips: Trips::Fixed(batch / 2),
-                body: vec![conv_block_groups(c, out), conv_block_groups(c, odd)],
+                body: vec![conv_block_groups(c, out), conv_block_groups(c, reader_out)],
             },
             None => Call::Loop {
                 trips: Trips::Fixed(batch),
@@ -308,7 +312,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         ]
         .concat(),
     };
-    let block_step = if odd.is_some() { 2 } else { 1 };
+    let block_step = if reader_out.is_some() { 2 } else { 1 };
     let writer = conv_writer(node, c, shape, out, tile, (row_tiles, block_step))?;
     Ok(vec![reader, compute, writer])
 }
@@ -378,7 +382,7 @@ mod tests {
     fn conv1a_splits_its_output_pages_between_both_nocs_when_a_row_has_even_blocks() {
         let written = |width: usize| {
             let (planned, node) = conv1a_at(width);
-            let odd = node.cbs.iter().any(|b| b.name == OUT_READER_CB_NAME);
+            let reader_out = node.cbs.iter().any(|b| b.name == OUT_READER_CB_NAME);
             let kir = lower(&planned).expect("lowers");
             let conv = kir.nodes.iter().find(|n| n.node == "conv1a").expect("kir");
             let on = four_rows();
@@ -395,7 +399,7 @@ mod tests {
                 });
                 pages
             };
-            (odd, pages(&conv.kernels[0]), pages(&conv.kernels[2]))
+            (reader_out, pages(&conv.kernels[0]), pages(&conv.kernels[2]))
         };
         assert_eq!(written(640), (true, 80, 80));
         assert_eq!(written(96), (false, 0, 24));
