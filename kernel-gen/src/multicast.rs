@@ -166,7 +166,13 @@ impl Multicast {
     pub fn of(node: &NodePlan, residents: &[Resident]) -> Result<Multicast, KirError> {
         let split = &node.split;
         let pages = residents.first().map_or(1, Resident::l1_pages);
-        if node.cbs.iter().any(|c| c.buffer.is_some()) {
+        // The residents' own CBs: a stager's CBs in the slots it fills (`plan::staged`) live in
+        // buffers too, and say nothing of how its own weights arrive.
+        let in_l1 = node
+            .cbs
+            .iter()
+            .any(|c| c.buffer.is_some() && residents.iter().any(|r| r.cb == c.id));
+        if in_l1 {
             return Ok(Multicast {
                 groups: Vec::new(),
                 reads_on_writer: false,

@@ -352,6 +352,62 @@ fn staged_weights_give_the_same_bytes() {
     );
 }
 
+/// A stager that multicasts its own weights (SuperPoint's conv3b, which stages conv4a on 12×10):
+/// the chain planned with c2's weights in a resident copy, made again by hand with c2's weights
+/// multicast from DRAM (its plan as without a copy: its CBs in no buffer) and c3's weights and
+/// bias (128 → 128 channels, 3×3: 294,912 B, as conv4a's) staged by c2. c2 still multicasts
+/// its own weights though its stage CBs live in buffers (the slots): every output is the bytes
+/// of the chain in DRAM. (Before the fix, `Multicast::of` took any CB in a buffer for resident
+/// weights, so c2's cores neither read nor received theirs and computed with stale L1.)
+#[test]
+fn a_stager_that_multicasts_its_own_weights_computes_with_them() {
+    const STAGED: &[Layer] = &[
+        ("c1", 1, 32, 3, true),
+        ("c2", 32, 128, 3, true),
+        ("c3", 128, 128, 3, true),
+        ("c4", 128, 33, 1, false),
+    ];
+    let graph = chain(64, 64, STAGED);
+    let params = PlanParams {
+        l1_activations: true,
+        ..PlanParams::default()
+    };
+    let mut plan = kernel_gen::plan::plan(&graph, &params).expect("plans");
+    for b in plan.buffers.iter_mut() {
+        match b.name.as_str() {
+            "c2.weight" | "c2.bias" => b.resident = false,
+            "c3.weight" | "c3.bias" => {
+                b.resident = false;
+                b.staged_by = Some("c2".to_string());
+            }
+            _ => {}
+        }
+    }
+    for node in plan.nodes.iter_mut().filter(|n| n.name == "c2") {
+        let kernel_gen::plan::OpPlan::Conv2d(c) = &mut node.op else {
+            panic!("c2 is a conv");
+        };
+        c.weights_in_l1 = false;
+        for cb in node.cbs.iter_mut() {
+            cb.buffer = None;
+        }
+    }
+    kernel_gen::plan::staged::add_stage_cbs(&mut plan.nodes, &plan.buffers).expect("stages");
+    let staged = kernel_gen::compile_plan(&plan).expect("compiles");
+    let dram = compiled_chain(STAGED, false, &[], Limits::BLACKHOLE);
+    let (in_dram, _) = run_chain(&dram, STAGED);
+    let (in_l1, _) = run_chain(&staged, STAGED);
+    for (name, bytes) in &in_dram {
+        assert!(
+            bytes == &in_l1[name],
+            "{name}: the run with a multicasting stager differs"
+        );
+    }
+    let c2 = staged.program.step("c2").expect("c2's step");
+    assert!(c2.semaphores > 0, "c2 multicasts its weights");
+    assert!(c2.cbs.iter().any(|c| c.name == "cb_stage_weights"));
+}
+
 /// Programs on one device share its resident copies by name: a second program of the same chain
 /// loads on the first one's arena and copies, but uploading other weights into them is refused
 /// (the first program would compute with them); a program that needs a copy the first did not
