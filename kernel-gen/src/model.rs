@@ -430,6 +430,7 @@ pub fn timeline(
                                 first_signal_share: p.map_or(0.0, |p| p.first_signal_share),
                                 landed_wait_share: on
                                     .and_then(|on| landed_wait(body, on, &resident, &kir.arena)),
+                                prologue_feeds: p.is_none_or(|p| p.feeds),
                             };
                             phase_work.push(PhaseWork {
                                 core: *core,

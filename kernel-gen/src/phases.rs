@@ -47,6 +47,8 @@ pub struct Phases {
     /// With `sends`: the share (0..=`prologue_share`) of the body's work before its first
     /// [`VALID`] multicast (its first slab's signal); `prologue_share` without one.
     pub first_signal_share: f64,
+    /// The prologue pushes a CB (pages the core's other kernels wait for).
+    pub feeds: bool,
 }
 
 /// Cycles of `n` NoC transfers moving `bytes` in all, at most `bulk` bytes a cycle, as the
@@ -210,7 +212,7 @@ pub fn phases(body: &[Call], on: OnCore, arena: &Arena) -> Phases {
         in_first += times as f64 * weight(call, arena);
     });
     let (mut before, mut before_wait, mut loaded, mut signal) = (0.0, 0.0, None, None);
-    let (mut waits, mut sends, mut later_rounds) = (false, false, false);
+    let (mut waits, mut sends, mut later_rounds, mut feeds) = (false, false, false, false);
     kir::walk(prologue, on, 1, &mut |call, times| {
         before += times as f64 * weight(call, arena);
         match call {
@@ -231,6 +233,7 @@ pub fn phases(body: &[Call], on: OnCore, arena: &Arena) -> Phases {
             Call::SemMcast { sem: VALID, .. } if times > 0 && signal.is_none() => {
                 signal = Some(before)
             }
+            Call::CbPush { .. } if times > 0 => feeds = true,
             _ => {}
         }
     });
@@ -259,6 +262,7 @@ pub fn phases(body: &[Call], on: OnCore, arena: &Arena) -> Phases {
         sends,
         waits_first_round: waits && !later_rounds && rounds_in_blocks,
         first_signal_share: share(signal.unwrap_or(before)),
+        feeds,
     }
 }
 
@@ -691,6 +695,22 @@ mod tests {
             landed_wait(&late, on(4, false), &[1], &Arena::default()),
             Some(1.0)
         );
+    }
+
+    #[test]
+    fn a_prologue_feeds_the_other_kernels_when_it_pushes() {
+        // The reader's prologue reads pages but pushes none.
+        assert!(!phases(&reader(), on(9, false), &Arena::default()).feeds);
+        // Pushed before the block loop: the compute waits for them.
+        let mut pushing = reader();
+        pushing.insert(2, Call::CbPush { cb: 0, pages: 3 });
+        assert!(phases(&pushing, on(9, false), &Arena::default()).feeds);
+        // Pushed only in the block loop: block work, not the prologue's.
+        let mut in_blocks = reader();
+        if let Some(Call::Loop { body, .. }) = in_blocks.last_mut() {
+            body.push(Call::CbPush { cb: 0, pages: 1 });
+        }
+        assert!(!phases(&in_blocks, on(9, false), &Arena::default()).feeds);
     }
 
     #[test]

@@ -51,6 +51,9 @@ pub fn main_program(width: u32, height: u32, input: Option<(u32, u32)>, grid: Gr
             grid,
             input_size: input,
             l1_activations: true,
+            // The convs without a resident copy take their weights from arena slots an earlier
+            // step fills (`plan::staged`), not from a multicast their own start-up waits for.
+            stage_weights: true,
             // What the NMS variants start from, and what the host reads: the post-NMS map (when
             // it selects the keypoints itself) and the keypoint candidates. The descriptor rows
             // (a row for every candidate slot, hundreds of MB) stay in DRAM.

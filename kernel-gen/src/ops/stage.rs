@@ -201,8 +201,7 @@ mod tests {
     /// cores.
     #[test]
     fn conv3b_stages_conv4a_from_cores_that_send_no_weights() {
-        let mut variant = main_program(640, 480, None, Grid::ETH_DISPATCH);
-        variant.params.stage_weights = true;
+        let variant = main_program(640, 480, None, Grid::ETH_DISPATCH);
         let plan = crate::staging::plan(&variant.graph, &variant.params).expect("plans");
         let kir = crate::lower::lower(&plan).expect("lowers");
         let node = kir

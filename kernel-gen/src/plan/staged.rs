@@ -124,17 +124,18 @@ mod tests {
     use crate::staging::{check, Lapse};
     use crate::variants::main_program;
 
-    /// SuperPoint at 640×480 on `grid`: the plan without staging, the staged plan and its
-    /// lowering.
+    /// SuperPoint at 640×480 on `grid`: the plan without staging, the staged plan (the shipped
+    /// program's) and its lowering.
     fn staged(grid: Grid) -> (Plan, Plan, Kir) {
         let mut variant = main_program(640, 480, None, grid);
+        assert!(variant.params.stage_weights);
+        let with = crate::staging::plan(&variant.graph, &variant.params).expect("plans");
+        variant.params.stage_weights = false;
         let base = plan(&variant.graph, &variant.params).expect("plans");
         assert_eq!(
             crate::staging::plan(&variant.graph, &variant.params).expect("plans"),
             base
         );
-        variant.params.stage_weights = true;
-        let with = crate::staging::plan(&variant.graph, &variant.params).expect("plans");
         let kir = crate::lower::lower(&with).expect("lowers");
         (base, with, kir)
     }

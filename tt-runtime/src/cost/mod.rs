@@ -57,7 +57,11 @@
 //! hop flight; each kernel's multicasts at their mean size and destinations, semaphore
 //! multicasts without a multicast's fixed cost; fp32 tiles' double unpack bytes (every tile is
 //! charged as bf16); the packer's real rate; kernel launch skew between cores; instruction-cache
-//! and RISC-V stalls beyond the scalar work the caller supplies.
+//! and RISC-V stalls beyond the scalar work the caller supplies. A writer's prologue that pushes
+//! nothing (a weights multicast, a staging) is taken to hold the compute back by all its
+//! lateness past the first block's hand-off, as if the output CB had no room (real CBs let the
+//! compute run ahead by their pages): no published measurement checks this rule; the
+//! calibration programs' writers have no prologue.
 
 pub mod contention;
 pub mod roofline;

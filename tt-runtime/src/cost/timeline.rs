@@ -31,7 +31,10 @@
 //! then, and a first block that waits for the later rounds as it goes
 //! ([`PhasedKernel::landed_wait_share`]) does no work after its last such wait before the last
 //! round is in. The blocks then run as a three-stage
-//! pipeline (reader → compute → writer): the first block passes through every stage, each
+//! pipeline (reader → compute → writer), which starts once the prologues are done but that of a
+//! writer that pushes nothing in it (a weights multicast, a staging,
+//! [`PhasedKernel::prologue_feeds`]): that writer only starts its own first block no sooner. The
+//! first block passes through every stage, each
 //! stage starting on its predecessor's first hand-off ([`TimelineModel::first_block`]), each
 //! further one costs the slowest stage (the sum of a pair that takes turns,
 //! [`PhasedKernel::single_buffered`]). The core ends at the later of that pipeline and each
@@ -406,6 +409,8 @@ impl TimelineModel {
         let mut turns = [false; 2];
         let (mut pushes, mut waits) = ([[1.0f64; 2]; 3], [[0.0f64; 2]; 3]);
         let mut prologues_done = 0.0f64;
+        // The end of a writer prologue that feeds no other kernel (`prologue_feeds`).
+        let mut writer_ready = 0.0f64;
         let blocks = kernels.iter().map(|k| k.blocks).max().unwrap_or(0);
         for k in kernels {
             let cycles = self.kernel_cycles(k);
@@ -424,7 +429,11 @@ impl TimelineModel {
             } else {
                 (0.0, 0.0)
             };
-            prologues_done = prologues_done.max(resumed + prologue - before);
+            if k.role == KernelRole::Writer && !k.prologue_feeds {
+                writer_ready = writer_ready.max(resumed + prologue - before);
+            } else {
+                prologues_done = prologues_done.max(resumed + prologue - before);
+            }
             t.end = t.end.max(resumed + total - before);
             if blocks > 0 {
                 let i = match k.role {
@@ -471,13 +480,17 @@ impl TimelineModel {
             // Block j (from 1) takes the first-block work of the roles whose first blocks
             // reach it (one kernel per role), the later-block work of the others.
             let at = |j: u64| stage.map(|(f, n, l)| if j <= n { f } else { l });
+            // A writer whose prologue fed no one starts its first block no sooner than that
+            // prologue's end; the blocks after it wait as long (the compute may run ahead only
+            // by the writer's CB, taken as no room: an upper bound).
             t.first_block = Self::first_block_fed(
                 at(1),
                 pushes,
                 waits,
                 arrivals.last - prologues_done,
                 landed_waits,
-            );
+            )
+            .max(writer_ready - prologues_done + at(1)[2]);
             let mut ends: Vec<u64> = stage.iter().map(|s| s.1.min(blocks)).collect();
             ends.push(blocks);
             ends.sort_unstable();
@@ -713,6 +726,12 @@ pub struct PhasedKernel {
     /// multicast's pages (a reader for the last round's semaphore, a compute for the last pages
     /// its reader pushes); `None` when its first block does not wait for them.
     pub landed_wait_share: Option<f64>,
+    /// Its prologue pushes pages the core's other kernels wait for (a reader's weights and
+    /// input ring, constants a writer makes for the compute). A writer whose prologue pushes
+    /// none (a weights multicast, the staging of a later conv's weights) holds the others back
+    /// only through its own first block: the compute packs its first output into the CB the
+    /// writer has not started popping ([`TimelineModel::core_fed`]).
+    pub prologue_feeds: bool,
 }
 
 /// When a step's multicast pages have landed on the cores that wait for them, cycles from the
@@ -758,6 +777,7 @@ impl PhasedKernel {
             waits_first_round: false,
             first_signal_share: 0.0,
             landed_wait_share: None,
+            prologue_feeds: true,
         }
     }
 }
@@ -1074,6 +1094,48 @@ mod tests {
         // A kernel whose loop runs once per two blocks spreads its work over the core's 10.
         let halves = kernel(KernelRole::Compute, matmuls(100), 5, 0.0);
         assert_eq!(M.core(&[reader, halves], 0.0), core);
+    }
+
+    #[test]
+    fn a_writer_prologue_that_feeds_no_one_holds_back_only_its_first_block() {
+        // Reader: 40 pages, a quarter before its 10 blocks; compute: 100 products (320 cycles a
+        // block); writer: 60 DRAM pages all in its prologue (a staging), no block work.
+        let reader = kernel(KernelRole::Reader, dram_reads(40), 10, 0.25);
+        let compute = kernel(KernelRole::Compute, matmuls(100), 10, 0.0);
+        let writer = kernel(KernelRole::Writer, dram_reads(60), 10, 1.0);
+        let (r, w) = (
+            M.kernel_cycles(&reader).total(),
+            M.kernel_cycles(&writer).total(),
+        );
+        let (rb, cb) = (0.75 * r / 10.0, 320.0);
+        // Feeding the others (the default), the writer's prologue is the core's start-up.
+        let fed = M.core(&[reader, compute, writer], 0.0);
+        close(fed.prologue, w);
+        close(fed.first_block, rb + cb);
+        close(fed.end, w + rb + cb + 9.0 * rb.max(cb));
+        // Feeding no one, the reader's prologue starts the blocks, and the first block ends
+        // no earlier than the writer's prologue (its own block work is none).
+        let alone = PhasedKernel {
+            prologue_feeds: false,
+            ..writer
+        };
+        let core = M.core(&[reader, compute, alone], 0.0);
+        close(core.prologue, 0.25 * r);
+        close(core.first_block, (rb + cb).max(w - 0.25 * r));
+        close(
+            core.end,
+            0.25 * r + (rb + cb).max(w - 0.25 * r) + 9.0 * rb.max(cb),
+        );
+        assert!(w - 0.25 * r > rb + cb && core.end < fed.end);
+        // A short one costs nothing.
+        let short = PhasedKernel {
+            prologue_feeds: false,
+            ..kernel(KernelRole::Writer, dram_reads(1), 10, 1.0)
+        };
+        assert_eq!(
+            M.core(&[reader, compute, short], 0.0).end,
+            M.core(&[reader, compute], 0.0).end
+        );
     }
 
     #[test]
