@@ -14,7 +14,9 @@ use kernel_gen::model::{
     Counts, GOAL_US, PORT_MEASURED_US, TIMELINE_TARGET_11X10_US, TIMELINE_TARGET_12X10_US,
 };
 use kernel_gen::{lower, model, staging};
-use superpoint::backend::tensix::{main_variant, TensixConfig, TensixGrid, TensixPrecision};
+use superpoint::backend::tensix::{
+    main_program, main_variant, TensixConfig, TensixGrid, TensixPrecision,
+};
 use superpoint::{Backend, DeviceSet, Options, SuperPoint, Warmup};
 use superpoint_graph::Tensor;
 use tt_runtime::{CostModel, TimelineModel};
@@ -93,8 +95,20 @@ pub fn run(args: &BenchArgs) -> anyhow::Result<()> {
             bail!("the Tensix backend did not open");
         };
         // The kernel IR of the same program, for the RISC-V work the emulator cannot count.
-        let variant = main_variant((w as u32, h as u32), None, grid.grid(), precision);
-        let kir = lower::lower(&staging::plan(&variant.graph, &variant.params)?)?;
+        let frame = (w as u32, h as u32);
+        let variant = main_variant(frame, None, grid.grid(), precision);
+        let planned = staging::plan(&variant.graph, &variant.params)?;
+        let kir = lower::lower(&planned)?;
+        // The session runs the checked-in program where there is one: its counters only fit
+        // this kernel IR if it is what the code compiles now.
+        let running = main_program(frame, frame, grid.grid(), precision)?.program;
+        if kernel_gen::compile_plan(&planned)?.program != running {
+            bail!(
+                "the checked-in program for {w}x{h} on {} is stale (not what kernel-gen compiles \
+                 now): run `cargo run -p kernel-gen` to regenerate it",
+                grid.name()
+            );
+        }
         let profile = tensix.profile(&plane, &options, &model::count_buffers(&kir))?;
         let nodes = model::estimate(&kir, &profile.steps, Counts::Run(&profile.buffers), &cost)?;
         let bound = model::estimate(&kir, &profile.steps, Counts::Bound, &cost)?;
