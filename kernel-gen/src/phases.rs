@@ -47,7 +47,7 @@ pub struct Phases {
     /// With `sends`: the share (0..=`prologue_share`) of the body's work before its first
     /// [`VALID`] multicast (its first slab's signal); `prologue_share` without one.
     pub first_signal_share: f64,
-    /// The prologue pushes a CB (pages the core's other kernels wait for).
+    /// The prologue pushes a CB or sets [`LOADED`] (pages the core's other kernels wait for).
     pub feeds: bool,
 }
 
@@ -215,6 +215,10 @@ pub fn phases(body: &[Call], on: OnCore, arena: &Arena) -> Phases {
     let (mut waits, mut sends, mut later_rounds, mut feeds) = (false, false, false, false);
     kir::walk(prologue, on, 1, &mut |call, times| {
         before += times as f64 * weight(call, arena);
+        // Pages pushed, or loaded for the core's reader to push (`LOADED`: a sender's writer
+        // that reads its share itself).
+        feeds |=
+            times > 0 && matches!(call, Call::CbPush { .. } | Call::SemSet { sem: LOADED, .. });
         match call {
             // A sender waits only for the other senders of its group (their VALID).
             Call::SemWait { sem, value } if times > 0 && (!on.sender || *sem == VALID) => {
@@ -233,7 +237,6 @@ pub fn phases(body: &[Call], on: OnCore, arena: &Arena) -> Phases {
             Call::SemMcast { sem: VALID, .. } if times > 0 && signal.is_none() => {
                 signal = Some(before)
             }
-            Call::CbPush { .. } if times > 0 => feeds = true,
             _ => {}
         }
     });
@@ -711,6 +714,21 @@ mod tests {
             body.push(Call::CbPush { cb: 0, pages: 1 });
         }
         assert!(!phases(&in_blocks, on(9, false), &Arena::default()).feeds);
+        // Loaded for the core's reader to push (a sender's writer reading its share), on a
+        // sender only.
+        let mut loading = reader();
+        loading.insert(
+            2,
+            Call::Loop {
+                trips: Trips::OnSender,
+                body: vec![Call::SemSet {
+                    sem: LOADED,
+                    value: 1,
+                }],
+            },
+        );
+        assert!(phases(&loading, on(9, true), &Arena::default()).feeds);
+        assert!(!phases(&loading, on(9, false), &Arena::default()).feeds);
     }
 
     #[test]

@@ -727,8 +727,9 @@ pub struct PhasedKernel {
     /// its reader pushes); `None` when its first block does not wait for them.
     pub landed_wait_share: Option<f64>,
     /// Its prologue pushes pages the core's other kernels wait for (a reader's weights and
-    /// input ring, constants a writer makes for the compute). A writer whose prologue pushes
-    /// none (a weights multicast, the staging of a later conv's weights) holds the others back
+    /// input ring, constants a writer makes for the compute), or loads pages for another kernel
+    /// to push (a weights sender's writer reading its share). A writer whose prologue does
+    /// neither (a weights multicast, the staging of a later conv's weights) holds the others back
     /// only through its own first block: the compute packs its first output into the CB the
     /// writer has not started popping ([`TimelineModel::core_fed`]).
     pub prologue_feeds: bool,
