@@ -251,6 +251,15 @@ fn resident_weights_give_the_same_bytes_and_move_no_dram_bytes() {
     assert!(again == in_l1, "a second load and run");
 }
 
+/// The plan of the chain of `layers` on a 64×64 frame with its activations in L1.
+fn planned_in_l1(layers: &[Layer]) -> kernel_gen::plan::Plan {
+    let params = PlanParams {
+        l1_activations: true,
+        ..PlanParams::default()
+    };
+    kernel_gen::plan::plan(&chain(64, 64, layers), &params).expect("plans")
+}
+
 /// Staged weights (`plan::staged`): the chain of four convs planned with its activations in
 /// L1 keeps c2's, c3's and c4's weights in resident copies; made again by hand with c3's
 /// weights and bias staged by c2 instead (the conv's kernels are the same either way,
@@ -266,12 +275,7 @@ fn staged_weights_give_the_same_bytes() {
         ("c3", 32, 64, 3, true),
         ("c4", 64, 33, 1, false),
     ];
-    let graph = chain(64, 64, STAGED);
-    let params = PlanParams {
-        l1_activations: true,
-        ..PlanParams::default()
-    };
-    let mut plan = kernel_gen::plan::plan(&graph, &params).expect("plans");
+    let mut plan = planned_in_l1(STAGED);
     for b in plan.buffers.iter_mut() {
         if b.name == "c3.weight" || b.name == "c3.bias" {
             assert!(b.resident, "{}", b.name);
@@ -367,12 +371,7 @@ fn a_stager_that_multicasts_its_own_weights_computes_with_them() {
         ("c3", 128, 128, 3, true),
         ("c4", 128, 33, 1, false),
     ];
-    let graph = chain(64, 64, STAGED);
-    let params = PlanParams {
-        l1_activations: true,
-        ..PlanParams::default()
-    };
-    let mut plan = kernel_gen::plan::plan(&graph, &params).expect("plans");
+    let mut plan = planned_in_l1(STAGED);
     for b in plan.buffers.iter_mut() {
         match b.name.as_str() {
             "c2.weight" | "c2.bias" => b.resident = false,
