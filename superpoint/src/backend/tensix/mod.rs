@@ -40,7 +40,7 @@ use superpoint_graph::{Tensor, WeightSet};
 
 pub use error::TensixError;
 pub use pool::{DeviceSet, DeviceStats};
-pub use programs::{main_program, main_variant};
+pub use programs::{checked_in_program, main_variant};
 pub use session::{LoadedProgram, Profile, StepCounters};
 pub use warmup::{Warmup, WarmupProgress, WarmupStep, WarmupVariant};
 

@@ -59,6 +59,18 @@ pub fn main_variant(
     )
 }
 
+/// The checked-in program [`main_program`] runs for these arguments instead of compiling one:
+/// the 640×480 main program on 12×10 at the port's precision from an identity resize.
+pub fn checked_in_program(
+    frame: (u32, u32),
+    input: (u32, u32),
+    grid: Grid,
+    precision: TensixPrecision,
+) -> Option<DeviceProgram> {
+    let checked_in = frame == (640, 480) && grid == Grid::ETH_DISPATCH;
+    (input == frame && checked_in && precision == TensixPrecision::Port).then(embedded::program)
+}
+
 /// The main program for a `frame` (W, H) from an `input`-sized plane on `grid` at `precision`.
 pub fn main_program(
     frame: (u32, u32),
@@ -67,10 +79,9 @@ pub fn main_program(
     precision: TensixPrecision,
 ) -> Result<Compiled, TensixError> {
     let identity = input == frame;
-    let checked_in = frame == (640, 480) && grid == Grid::ETH_DISPATCH;
-    if identity && checked_in && precision == TensixPrecision::Port {
+    if let Some(program) = checked_in_program(frame, input, grid, precision) {
         return Ok(Compiled {
-            program: embedded::program(),
+            program,
             sources: embedded::SOURCES
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
