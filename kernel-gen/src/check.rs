@@ -240,6 +240,7 @@ fn calls(node: &NodeKir, kernel: &Kernel, limits: &Limits) -> Result<(), CheckEr
     };
     let every_call = OnCore {
         blocks: 1,
+        units: 1,
         counted: 1,
         sender: true,
         other_senders: 1,

@@ -115,9 +115,14 @@ pub enum Trips {
     OtherSenders,
     /// Once on every core of the node but the first multicast sender of its group.
     AllButFirstSender,
-    /// The core's output blocks in whole units of this many (a conv with its pool fused loops
-    /// over pairs of image rows, and writes a quarter of its blocks' pixels).
+    /// The core's units ([`NodeKir::units`]), each of this many output blocks: a conv with its
+    /// pool fused computes a pooled output block a unit, from 2 × 2 of its own blocks.
     Units(u32),
+    /// The core's output blocks that none of its units ([`NodeKir::units`]) of this many
+    /// computes: a fused pool's span of blocks from its first unit's upper left one to its last
+    /// unit's lower right one holds the blocks of other cores' units where a run starts or ends
+    /// mid-row, whose hand-offs its compute takes and drops.
+    Skipped(u32),
     /// The core's first output blocks, at most this many: a block loop whose first blocks do
     /// more (a shifted-view conv reader builds the ring's rows above and beside them), followed
     /// by a [`Trips::LaterBlocks`] loop over the rest.
@@ -133,7 +138,7 @@ pub enum Trips {
     /// a [`Trips::LaterUnits`] loop over the rest: a [`Trips::Units`] loop whose first unit does
     /// more (a fused pool's compute waits for the weights' rounds in it).
     FirstUnit(u32),
-    /// The core's units of this many output blocks after the first ([`Trips::FirstUnit`]).
+    /// The core's units after the first ([`Trips::FirstUnit`]).
     LaterUnits(u32),
     /// Once on a core without output blocks (a multicast sender the split left none), never on
     /// the others: what such a core does instead of its first block.
@@ -153,12 +158,13 @@ impl Trips {
             Trips::OnSender => u32::from(on.sender),
             Trips::OtherSenders => on.other_senders,
             Trips::AllButFirstSender => u32::from(!on.first_sender),
-            Trips::Units(n) => on.blocks / (*n).max(1),
+            Trips::Units(_) => on.units,
+            Trips::Skipped(n) => on.blocks.saturating_sub(n * on.units),
             Trips::FirstBlocks(n) => on.blocks.min(*n),
             Trips::LaterBlocks(n) => on.blocks.saturating_sub(*n),
             Trips::BlocksBetween(from, to) => on.blocks.min(*to).saturating_sub(*from),
-            Trips::FirstUnit(n) => u32::from(on.blocks / (*n).max(1) > 0),
-            Trips::LaterUnits(n) => (on.blocks / (*n).max(1)).saturating_sub(1),
+            Trips::FirstUnit(_) => u32::from(on.units > 0),
+            Trips::LaterUnits(_) => on.units.saturating_sub(1),
             Trips::WithoutBlocks => u32::from(on.blocks == 0),
             Trips::OnStager => u32::from(on.stager),
         }
@@ -171,6 +177,8 @@ impl Trips {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct OnCore {
     pub blocks: u32,
+    /// Its units ([`NodeKir::units`]; 0 in a node without).
+    pub units: u32,
     /// At most the [`CountSource`] bound of `blocks`; the bound itself (the worst case) unless
     /// a run's counts are known.
     pub counted: u32,
@@ -417,6 +425,10 @@ pub struct NodeKir {
     pub semaphores: u32,
     /// Output blocks per core, for resolving [`Trips::Blocks`], in split order.
     pub blocks: Vec<(Core, u32)>,
+    /// Units per core, for resolving [`Trips::Units`], in split order: a conv with its pool
+    /// fused is split by pooled output blocks (`crate::plan::conv_pool`); empty elsewhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub units: Vec<(Core, u32)>,
     /// The multicast senders ([`Trips::OnSender`]) of each group of cores
     /// ([`crate::multicast`]), as many in every group.
     pub senders: Vec<Vec<Core>>,
@@ -444,6 +456,11 @@ impl NodeKir {
                 *core,
                 OnCore {
                     blocks: *blocks,
+                    units: self
+                        .units
+                        .iter()
+                        .find(|(c, _)| c == core)
+                        .map_or(0, |(_, units)| *units),
                     counted: self.counted.as_ref().map_or(*blocks, |c| c.bound(*blocks)),
                     sender,
                     first_sender: self.senders.iter().any(|g| g.first() == Some(core)),

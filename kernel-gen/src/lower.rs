@@ -4,6 +4,7 @@
 
 use crate::arena;
 use crate::kir::{Kir, KirError, Lowering, NodeKir};
+use crate::plan::conv_pool::walked;
 use crate::plan::{OpPlan, Plan};
 
 /// The lowering of a planned op: the table the stage dispatches on.
@@ -41,7 +42,18 @@ pub fn lower(plan: &Plan) -> Result<Kir, KirError> {
             ranges: node.split.ranges.clone(),
             cbs: node.cbs.clone(),
             semaphores,
-            blocks: node.split.work.iter().map(|w| (w.core, w.count)).collect(),
+            blocks: node
+                .split
+                .work
+                .iter()
+                .map(|w| (w.core, walked(node, w).1))
+                .collect(),
+            units: match &node.op {
+                OpPlan::Conv2d(c) if c.pooled => {
+                    node.split.work.iter().map(|w| (w.core, w.count)).collect()
+                }
+                _ => Vec::new(),
+            },
             senders,
             stagers,
             counted: op.counted(),

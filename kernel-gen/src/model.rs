@@ -143,6 +143,7 @@ fn gather_bytes(body: &[Call], on: OnCore) -> u64 {
 fn batch(body: &[Call], cb: u32, push: bool) -> u32 {
     let on = OnCore {
         blocks: 1,
+        units: 1,
         counted: 1,
         sender: true,
         other_senders: 1,
@@ -164,6 +165,7 @@ fn links(node: &NodeKir, role: KernelRole, push: bool) -> Vec<u32> {
     let cbs = |body: &[Call], push: bool| {
         let on = OnCore {
             blocks: 1,
+            units: 1,
             counted: 1,
             sender: true,
             other_senders: 1,
@@ -194,6 +196,7 @@ fn links(node: &NodeKir, role: KernelRole, push: bool) -> Vec<u32> {
 fn pushes_repeatedly(body: &[Call], cb: u32) -> bool {
     let on = OnCore {
         blocks: 2,
+        units: 2,
         counted: 2,
         sender: true,
         other_senders: 1,
@@ -285,6 +288,7 @@ pub fn estimate(
                     let on = on_cores.iter().find(|(c, _)| c == core).map_or(
                         OnCore {
                             blocks: 0,
+                            units: 0,
                             counted: 0,
                             sender: false,
                             other_senders: 0,
@@ -556,6 +560,7 @@ mod tests {
                 cbs: Vec::new(),
                 semaphores: 0,
                 blocks: CORES.iter().map(|c| (*c, 4)).collect(),
+                units: Vec::new(),
                 senders: vec![CORES[..1].to_vec()],
                 stagers: Vec::new(),
                 counted: Some(CountSource {
@@ -686,6 +691,7 @@ mod tests {
             }],
             semaphores: 0,
             blocks: CORES.iter().map(|c| (*c, 4)).collect(),
+            units: Vec::new(),
             senders: Vec::new(),
             stagers: Vec::new(),
             counted: None,

@@ -165,7 +165,7 @@ fn weight(call: &Call, arena: &Arena) -> f64 {
 fn block_trips(trips: &Trips, on: OnCore) -> Option<u64> {
     match trips {
         Trips::Blocks | Trips::FirstBlocks(_) => Some(u64::from(on.blocks)),
-        Trips::Units(n) | Trips::FirstUnit(n) => Some(u64::from(on.blocks / (*n).max(1))),
+        Trips::Units(_) | Trips::FirstUnit(_) => Some(u64::from(on.units)),
         _ => None,
     }
 }
@@ -426,6 +426,7 @@ mod tests {
     fn on(blocks: u32, sender: bool) -> OnCore {
         OnCore {
             blocks,
+            units: 0,
             counted: blocks,
             sender,
             first_sender: sender,
@@ -656,6 +657,11 @@ mod tests {
             trips: Trips::Fixed(n),
             body: vec![matmul.clone()],
         };
+        // A core of `blocks` blocks in units of 4 (the fused pool's split: its units).
+        let units = |blocks: u32| OnCore {
+            units: blocks / 4,
+            ..on(blocks, false)
+        };
         // Units of 4 blocks, 8 matmuls each; the first unit waits for resident CB 1 before its
         // first and its second matmul. The last wait comes after 1 of the unit's 8 matmuls,
         // and a block step is a quarter of the unit: after half of the first block.
@@ -674,28 +680,25 @@ mod tests {
                 body: vec![matmuls(8)],
             },
         ];
-        let landed = landed_wait(&body, on(12, false), &[1], &Arena::default());
+        let landed = landed_wait(&body, units(12), &[1], &Arena::default());
         assert!(landed.is_some_and(|s| (s - 0.5).abs() < 1e-12));
         // Units are the block loop: 3 of them on 12 blocks, all in the loops.
-        let p = phases(&body, on(12, false), &Arena::default());
+        let p = phases(&body, units(12), &Arena::default());
         assert_eq!((p.blocks, p.first_blocks), (3, 0));
         assert_eq!(p.prologue_share, 0.0);
         assert_eq!(
-            [Trips::FirstUnit(4), Trips::LaterUnits(4)].map(|t| t.on(on(12, false))),
+            [Trips::FirstUnit(4), Trips::LaterUnits(4)].map(|t| t.on(units(12))),
             [1, 2]
         );
-        // A core without a whole unit runs neither and waits in no first block.
-        assert_eq!(
-            landed_wait(&body, on(3, false), &[1], &Arena::default()),
-            None
-        );
+        // A core without a unit runs neither and waits in no first block.
+        assert_eq!(landed_wait(&body, units(3), &[1], &Arena::default()), None);
         // A wait past the first block's share counts as at its end.
         let late = vec![Call::Loop {
             trips: Trips::FirstUnit(4),
             body: vec![matmuls(6), Call::CbWait { cb: 1, pages: 4 }, matmuls(2)],
         }];
         assert_eq!(
-            landed_wait(&late, on(4, false), &[1], &Arena::default()),
+            landed_wait(&late, units(4), &[1], &Arena::default()),
             Some(1.0)
         );
     }

@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use common::{bf16_rounded, chain, pcc, random_tensor, run, weight_inputs, weights, Layer};
 use kernel_gen::layout::{pack_activation, unpack_activation, ActivationShape};
@@ -116,8 +116,8 @@ fn conv_pool(
     together["pool"].clone()
 }
 
-/// The output blocks of conv `conv` per core of its split under `params`, in split order (the
-/// first core is its weights' multicast sender).
+/// The output blocks of conv `conv` per core of its split under `params` (a fused step's: its
+/// pooled output blocks), in split order (the first core is its weights' multicast sender).
 fn block_counts(graph: &superpoint_graph::Graph, params: &PlanParams, conv: &str) -> Vec<u32> {
     let plan = kernel_gen::plan::plan(graph, params).expect("plans");
     plan.nodes
@@ -186,53 +186,49 @@ fn with_the_row_run_reader() {
     conv_pool((128, 32), (16, 64), true, Grid { x: 4, y: 4 }, false);
 }
 
-/// Where a core's run starts mid-pair (128 blocks of 128×32 on 3×1: 43, 43, 42) the pool keeps
-/// its program, and the two still pool exactly.
+/// Runs that start and end mid-row: 128×32 on 3×1 (32 pooled blocks, two a pooled row: runs of
+/// 11, 11 and 10, the second starting on a row's second unit) and 256×32 on 3×1 (four a row:
+/// 22, 21, 21), so a core's span holds blocks of its neighbours' units, which its compute skips.
 #[test]
-fn runs_that_split_a_pair_keep_the_pool_apart() {
-    let layers: &[Layer] = &[
-        ("c1", 1, 64, 3, true),
-        ("c2", 64, 64, 3, true),
-        ("pool", 0, 0, 0, false),
-    ];
-    let graph = chain(128, 32, layers);
-    let params = PlanParams {
-        grid: Grid { x: 3, y: 1 },
-        ..PlanParams::default()
-    };
-    assert!(!fused(&graph, &params, "c2"));
-    let compiled = compile(&graph, &params).expect("compiles");
-    let ws = weights(layers, 4);
-    let x = bf16_rounded(&random_tensor(64, 32, 128, 6));
-    let mut inputs: BTreeMap<String, Vec<u8>> = weight_inputs(&compiled, &ws);
-    inputs.insert("c1".to_string(), pack_activation(&x, Format::Bf16));
-    let dev = common::open(&compiled);
-    let (buffers, _) = run(&dev, &compiled, &inputs, &["c2", "pool"]);
-    let shape = ActivationShape {
-        channels: 64,
-        height: 32,
-        width: 128,
-        format: Format::Bf16,
-    };
-    let conv = unpack_activation(&buffers["c2"], shape).expect("conv output size");
-    let pooled = unpack_activation(
-        &buffers["pool"],
-        ActivationShape {
-            height: 16,
-            width: 64,
-            ..shape
-        },
-    )
-    .expect("pool output size");
-    assert_eq!(pooled, max_pool2(&conv));
+fn runs_that_start_and_end_mid_row() {
+    let grid = Grid { x: 3, y: 1 };
+    for width in [128, 256] {
+        let layers: &[Layer] = &[
+            ("c1", 1, 64, 3, true),
+            ("c2", 64, 64, 3, true),
+            ("pool", 0, 0, 0, false),
+        ];
+        let params = PlanParams {
+            grid,
+            ..PlanParams::default()
+        };
+        let counts = block_counts(&chain(width, 32, layers), &params, "c2");
+        assert!(
+            counts.iter().any(|n| n % (width as u32 / 64) != 0),
+            "{width}: {counts:?}"
+        );
+        conv_pool((width, 32), (64, 64), true, grid, true);
+    }
 }
 
 /// SuperPoint's conv1b → pool1 → conv2a → conv2b → pool2 at 640×480 on 12×10 (conv1b: 80
-/// blocks a core, two pairs of 20-block rows; conv2b: one pair of 10-block rows), from a random
-/// conv1a output: pool1 and pool2 are bit-identical to the programs with the pools apart, and
-/// pool1 is the exact max-pool of the unfused conv1b output.
+/// blocks a core, two pairs of 20-block rows; conv2b: one pair of 10-block rows).
 #[test]
 fn superpoint_pools_at_640x480_on_12x10_bit_for_bit() {
+    superpoint_pools_bit_for_bit(Grid::ETH_DISPATCH);
+}
+
+/// The same on 11×10, where the runs start and end mid-row (conv1b: 21 or 22 pooled blocks a
+/// core of the 10 a pooled row; conv2b: 5 or 6 of 5).
+#[test]
+fn superpoint_pools_at_640x480_on_11x10_bit_for_bit() {
+    superpoint_pools_bit_for_bit(Grid::TENSIX_DISPATCH);
+}
+
+/// SuperPoint's conv1b → pool1 → conv2a → conv2b → pool2 at 640×480 on `grid`, from a random
+/// conv1a output: pool1 and pool2 are bit-identical to the programs with the pools apart, and
+/// pool1 is the exact max-pool of the unfused conv1b output.
+fn superpoint_pools_bit_for_bit(grid: Grid) {
     let layers: &[Layer] = &[
         ("conv1b", 64, 64, 3, true),
         ("conv2a", 64, 64, 3, true),
@@ -240,7 +236,7 @@ fn superpoint_pools_at_640x480_on_12x10_bit_for_bit() {
     ];
     let graph = superpoint_graph::superpoint(640, 480).pruned(&["pool2"]);
     let fused_params = PlanParams {
-        grid: Grid::ETH_DISPATCH,
+        grid,
         external: BTreeSet::from(["conv1a".to_string()]),
         ..PlanParams::default()
     };

@@ -11,6 +11,7 @@ use crate::kir::{
 };
 use crate::multicast::{Multicast, Resident};
 use crate::plan::conv::{BIAS_CB_NAME, WEIGHTS_CB_NAME};
+use crate::plan::conv_pool::walked;
 use crate::plan::{ConvPlan, CoreWork, NodePlan};
 
 use super::max_pool2::{ones_fill, selection_fill};
@@ -55,19 +56,21 @@ fn out_start(node: &NodePlan, c: &ConvPlan, core: Core) -> u32 {
 }
 
 /// A conv reader's runtime args: the addresses of the `input` and of the core's slice's weights
-/// and bias ([`slice_buffers`]), then its share of the blocks.
+/// and bias ([`slice_buffers`]), then the blocks it walks ([`walked`]: its share, or with a
+/// fused pool the span of its units).
 fn reader_args(node: &NodePlan, c: &ConvPlan, input: &str) -> Vec<CoreArgs> {
     node.split
         .work
         .iter()
         .map(|w| {
             let ([_, weights, bias], _) = slice_buffers(node, c, w.slice);
+            let (start, count) = walked(node, w);
             CoreArgs {
                 core: w.core,
                 args: [input, weights, bias]
                     .map(|b| Arg::BufferAddress(b.to_string()))
                     .into_iter()
-                    .chain([Arg::Const(w.start), Arg::Const(w.count)])
+                    .chain([Arg::Const(start), Arg::Const(count)])
                     .collect(),
             }
         })

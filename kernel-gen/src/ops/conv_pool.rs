@@ -1,22 +1,25 @@
-//! A convolution and the 2×2 max-pool that is its only consumer, lowered as one step when every
-//! core of the conv's split computes whole pairs of image rows (SuperPoint's conv1b and conv2b on
-//! 12×10): the pool's own program would pay a launch, read the conv's output back and write its
-//! own; fused, the conv's output never leaves the core and the writer writes a quarter of the
-//! bytes.
+//! A convolution and the 2×2 max-pool that is its only consumer, lowered as one step (SuperPoint's
+//! conv1b and conv2b): the pool's own program would pay a launch, read the conv's output back and
+//! write its own; fused, the conv's output never leaves the core and the writer writes a quarter
+//! of the bytes.
 //!
-//! The compute kernel (`conv2d/pool_compute.cpp.tera`) keeps the upper row of each pair in
-//! `cb_row`; each lower-row block's DST gets the upper tile beside it and the SFPU maximum of the
-//! two is packed to `cb_vmax` (the vertical maximum); every two such blocks (the 64 input columns
-//! of one output block) are pooled by the row-selection matmuls of the standalone pool
-//! (`max_pool2/select_tile.cpp.tera`) into `cb_out`, whose tiles the writer
-//! (`max_pool2/conv_writer.cpp.tera`) stores as the pool's output; the conv's reader writes the
-//! selection tiles and an identity tile while the weights travel
+//! The step is split by the pool's output blocks ([`crate::plan::conv_pool`]): a core computes a
+//! run of them, row by row. The compute kernel (`conv2d/pool_compute.cpp.tera`) keeps the upper
+//! image row's blocks of a pooled row's units in `cb_row`; each lower-row block's DST gets the
+//! upper tile beside it and the SFPU maximum of the two is packed to `cb_vmax` (the vertical
+//! maximum); every two such blocks (the 64 input columns of one output block) are pooled by the
+//! row-selection matmuls of the standalone pool (`max_pool2/select_tile.cpp.tera`) into
+//! `cb_out`, whose tiles the writer (`max_pool2/conv_writer.cpp.tera`) stores as the pool's
+//! output. The conv's reader, unchanged, walks the span of blocks from the run's first upper left
+//! block to its last lower right one ([`crate::plan::conv_pool::span`]); where the run starts or
+//! ends mid-row, the span holds blocks of other cores' units, whose hand-offs the compute takes
+//! and drops. The reader writes the selection tiles and an identity tile while the weights travel
 //! ([`super::conv2d::add_conv_weights_fill`]) and pushes the weights in rounds, for which the
-//! compute's first block waits as its K steps need them (a [`Trips::FirstUnit`] loop over the
-//! core's first pair of image rows). The outputs are the bits of the two programs: the packer's
-//! rounding and ReLU are monotone and the upper tile is already packed, so packing the maximum of
-//! the upper tile and the lower DST equals the maximum of the two packed outputs, and the
-//! horizontal pass is the standalone pool's own code on the same tiles.
+//! compute's first block waits as its K steps need them (a [`Trips::FirstUnit`] loop). The
+//! outputs are the bits of the two programs: the packer's rounding and ReLU are monotone and the
+//! upper tile is already packed, so packing the maximum of the upper tile and the lower DST
+//! equals the maximum of the two packed outputs, and the horizontal pass is the standalone
+//! pool's own code on the same tiles.
 //!
 //! Every FPU operation of the compute is a matmul of one row of `group` tiles: the bias and the
 //! upper tiles enter DST as the identity tile times them (exact for finite values at HiFi2 and
@@ -24,14 +27,14 @@
 //! per kernel instead of a copy and a matmul init per group and a matmul and SFPU init per pooled
 //! tile.
 //!
-//! Elsewhere (a split whose runs start or end mid-pair, as on 11×10; output channels in slices;
-//! Float32 activations; LoFi, which would round the selection matmuls' activations) the two
-//! programs stay apart ([`crate::plan::conv_pool`] decides).
+//! Elsewhere (output channels in slices; Float32 activations; LoFi, which would round the
+//! selection matmuls' activations; W not a multiple of 64) the two programs stay apart
+//! ([`crate::plan::conv_pool`] decides).
 
 use crate::device::Format;
 use crate::kir::{
-    args, blocks, cb_id, format_args, Call, CompileArg, Kernel, KirError, Role, SfpuOp, Trips,
-    ALL_FACES,
+    args, blocks, cb_id, format_args, names, Call, CompileArg, Kernel, KirError, Role, SfpuOp,
+    Trips, ALL_FACES,
 };
 use crate::plan::{ConvPlan, NodePlan};
 
@@ -58,11 +61,11 @@ pub(crate) fn kernels(
     .map(|name| cb_id(node, name));
     let (im2col, row, select, identity, vmax, out, weights) =
         (im2col?, row?, select?, identity?, vmax?, out?, weights?);
-    let row_blocks = c.width / 32;
     let slice_tiles = c.slice_tiles();
-    let row_tiles = row_blocks * slice_tiles;
-    // The upper row's tiles beside the group's in DST (the identity tile times them), and their
-    // maximum.
+    let block =
+        |weights: &[(u32, Call)]| conv_streamed_block(c, im2col, row, 0, Vec::new(), weights);
+    // A lower-row block: the upper row's tiles of its pixels beside the group's in DST (the
+    // identity tile times them) and their maximum; the kept block popped after it.
     let vertical_max = vec![
         group_matmul(c),
         Call::Sfpu {
@@ -71,65 +74,66 @@ pub(crate) fn kernels(
             faces: ALL_FACES,
         },
     ];
-    let lower_pair = [
-        vec![Call::Loop {
-            trips: Trips::Fixed(2),
-            body: conv_streamed_block(c, im2col, vmax, c.group, vertical_max, &[]),
-        }],
+    let lower = [
         vec![Call::CbWait {
-            cb: vmax,
-            pages: 2 * slice_tiles,
+            cb: row,
+            pages: slice_tiles,
         }],
-        vec![Call::Loop {
-            trips: Trips::Fixed(slice_tiles / c.group),
-            body: select_tiles(out, c.group),
-        }],
+        conv_streamed_block(c, im2col, vmax, c.group, vertical_max, &[]),
         vec![Call::CbPop {
-            cb: vmax,
-            pages: 2 * slice_tiles,
+            cb: row,
+            pages: slice_tiles,
         }],
     ]
     .concat();
-    // A pair of image rows; in the core's first (`first`) the first block waits for the
-    // weights' rounds as its K steps need them.
-    let upper_row = |first: bool| {
-        let block =
-            |weights: &[(u32, Call)]| conv_streamed_block(c, im2col, row, 0, Vec::new(), weights);
-        if first {
-            let mut upper = block(&weight_waits(c, weights));
-            upper.push(Call::Loop {
-                trips: Trips::Fixed(row_blocks - 1),
-                body: block(&[]),
-            });
-            upper
+    // A unit (the kernel computes a run's units by rows: the upper blocks of a row's units, the
+    // blocks between, the lower blocks; its work is the same): two upper blocks, in the core's
+    // first unit the first waiting for the weights' rounds as its K steps need them, two lower
+    // ones, the pooled block.
+    let unit = |first: bool| {
+        let upper = if first {
+            [block(&weight_waits(c, weights)), block(&[])].concat()
         } else {
             vec![Call::Loop {
-                trips: Trips::Fixed(row_blocks),
+                trips: Trips::Fixed(2),
                 body: block(&[]),
             }]
-        }
-    };
-    let row_pair = |first: bool| {
+        };
         [
-            upper_row(first),
+            upper,
             vec![
+                Call::Loop {
+                    trips: Trips::Fixed(2),
+                    body: lower.clone(),
+                },
                 Call::CbWait {
-                    cb: row,
-                    pages: row_tiles,
+                    cb: vmax,
+                    pages: 2 * slice_tiles,
                 },
                 Call::Loop {
-                    trips: Trips::Fixed(row_blocks / 2),
-                    body: lower_pair.clone(),
+                    trips: Trips::Fixed(slice_tiles / c.group),
+                    body: select_tiles(out, c.group),
                 },
                 Call::CbPop {
-                    cb: row,
-                    pages: row_tiles,
+                    cb: vmax,
+                    pages: 2 * slice_tiles,
                 },
             ],
         ]
         .concat()
     };
-    let compute = conv_compute(
+    // The span's blocks of other cores' units: their hand-offs taken and dropped.
+    let skipped = vec![
+        Call::CbWait {
+            cb: im2col,
+            pages: c.im2col_pages(),
+        },
+        Call::CbPop {
+            cb: im2col,
+            pages: c.im2col_pages(),
+        },
+    ];
+    let mut compute = conv_compute(
         node,
         c,
         "conv2d/pool_compute.cpp.tera",
@@ -143,8 +147,9 @@ pub(crate) fn kernels(
                 cb: identity,
                 pages: 1,
             },
-            blocks(Trips::FirstUnit(2 * row_blocks), row_pair(true)),
-            blocks(Trips::LaterUnits(2 * row_blocks), row_pair(false)),
+            blocks(Trips::FirstUnit(4), unit(true)),
+            blocks(Trips::Skipped(4), skipped),
+            blocks(Trips::LaterUnits(4), unit(false)),
             Call::CbPop {
                 cb: identity,
                 pages: 1,
@@ -156,8 +161,8 @@ pub(crate) fn kernels(
         ],
         true,
     )?;
-    // Output block o of the pool is pixels 32 o.. of the half-size image: a core's pairs of
-    // image rows starting at block `start` are its output blocks from start / 4.
+    compute.runtime_arg_names = names(&["unit_start", "unit_count"]);
+    // A core's units are its pooled output blocks.
     let [tile_bytes, fp32] = format_args(Format::Bf16);
     let mut send = WeightsSend::of(node, c)?;
     let writer = Kernel {
@@ -179,7 +184,7 @@ pub(crate) fn kernels(
         ]
         .concat(),
         runtime_arg_names: send.writer_arg_names(),
-        runtime_args: send.writer_args(node, c, |w| [w.start / 4, w.count / 4]),
+        runtime_args: send.writer_args(node, c, |w| [w.start, w.count]),
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body: [

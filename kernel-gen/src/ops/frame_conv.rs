@@ -329,6 +329,7 @@ mod tests {
     fn four_rows() -> OnCore {
         OnCore {
             blocks: 4,
+            units: 0,
             counted: 4,
             sender: false,
             other_senders: 1,

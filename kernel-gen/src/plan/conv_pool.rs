@@ -1,15 +1,20 @@
 //! Whether a convolution takes the 2×2 max-pool after it into its own step (the kernels are
-//! [`crate::ops::conv_pool`]'s): the pool must be the conv's only consumer, nothing else may
-//! read the conv's output, and every core of the conv's split must compute whole pairs of image
-//! rows.
+//! [`crate::ops::conv_pool`]'s): the pool must be the conv's only consumer and nothing else may
+//! read the conv's output. The fused step is split by the pool's output blocks (units): unit
+//! `u` is pooled row `r = u / (W/64)`, pooled columns `32 s ..` (`s = u mod W/64`), computed
+//! from the conv's blocks `2 s, 2 s + 1` of image rows `2 r` and `2 r + 1`. A core's run of units
+//! may start and end mid-row; its conv reader walks the span of blocks from its first unit's
+//! upper left block to its last unit's lower right one ([`span`]), and its compute skips the
+//! span's blocks that other cores' units compute.
 
 use std::collections::BTreeSet;
 
 use superpoint_graph::{Graph, Node, Op};
 
-use crate::device::{Fidelity, Format, Limits};
+use crate::device::{Fidelity, Format, Grid, Limits};
 
 use super::conv::IDENTITY_CB;
+use super::split::Split;
 use super::{
     cb, cbs_l1_bytes, largest_divisor_within, CbKind, ConvPlan, CoreWork, NodePlan, OpPlan,
     PlanParams,
@@ -33,18 +38,42 @@ pub(crate) fn consumer<'g>(
     (consumers.next().is_none() && matches!(pool.op, Op::MaxPool2) && !wanted).then_some(pool)
 }
 
-/// Whether `w`'s run of output blocks is whole pairs of image rows of `row_blocks` blocks.
-fn whole_pairs(w: &CoreWork, row_blocks: u32) -> bool {
-    w.start % (2 * row_blocks) == 0 && w.count % (2 * row_blocks) == 0
+/// The conv blocks a core of a fused step of conv `c` walks for its run `w` of units (the
+/// module doc): the first block of its first unit's upper row and the count up to the last
+/// block of its last unit's lower row (none for no units).
+pub fn span(c: &ConvPlan, w: &CoreWork) -> (u32, u32) {
+    let row_blocks = c.width / 32;
+    let per_row = (c.width / 64).max(1);
+    let upper_left = |u: u32| 2 * (u / per_row) * row_blocks + 2 * (u % per_row);
+    let first = upper_left(w.start);
+    match w.count.checked_sub(1) {
+        Some(last) => {
+            let lower_right = upper_left(w.start + last) + row_blocks + 1;
+            (first, lower_right + 1 - first)
+        }
+        None => (first, 0),
+    }
+}
+
+/// The output blocks a core of `node` walks for its share `w` of the split, first and count:
+/// the share itself, or a fused pool's span of conv blocks for its units ([`span`]).
+pub fn walked(node: &NodePlan, w: &CoreWork) -> (u32, u32) {
+    match &node.op {
+        OpPlan::Conv2d(c) if c.pooled => span(c, w),
+        _ => (w.start, w.count),
+    }
 }
 
 /// `conv` (planned alone) with the max-pool `pool` fused ([`ConvPlan::pooled`]), or `None` where
 /// the fused kernels do not apply or their CBs would not fit in `limits` beside the arena's
 /// `reserve`: the conv's output is the pool's, its group leaves half of DST for the upper row's
-/// tiles, and its CBs trade the conv's output stream for the kept row (`cb_row`), the vertical
-/// maxima of one output block (`cb_vmax`), the selection tiles, the identity tile and the pooled
-/// tiles (`cb_out`).
+/// tiles, its split is the pool's output blocks' (the module doc), as the conv's was its own
+/// (even with resident weights, the multicast senders lighter without), and its CBs trade the
+/// conv's output stream for the kept row (`cb_row`), the vertical maxima of one output block
+/// (`cb_vmax`), the selection tiles, the identity tile and the pooled tiles (`cb_out`, two
+/// output blocks' tiles: the compute fills one while the writer writes the other).
 pub(crate) fn fuse(
+    grid: Grid,
     conv: &NodePlan,
     pool: &Node,
     pool_format: Format,
@@ -64,11 +93,16 @@ pub(crate) fn fuse(
         && precision.fidelity >= Fidelity::HiFi2
         && precision.dst_tiles() >= 2
         && c.width % 64 == 0
-        && c.height % 2 == 0
-        && conv.split.work.iter().all(|w| whole_pairs(w, row_blocks));
+        && c.height % 2 == 0;
     if !applies {
         return None;
     }
+    let units = conv.split.blocks / 4;
+    let split = if c.weights_in_l1 {
+        Split::new(grid, units)
+    } else {
+        Split::sender_light(grid, units, c.resident_weight_tiles() / c.weight_page_tiles)
+    };
     let group = largest_divisor_within(c.slice_tiles(), precision.dst_tiles() / 2);
     let slice_tiles = c.slice_tiles();
     let mut cbs: Vec<_> = conv
@@ -82,7 +116,7 @@ pub(crate) fn fuse(
         cb(6, "cb_select", 4, CbKind::Resident),
         cb(7, "cb_vmax", 2 * slice_tiles, CbKind::Stream),
         cb(IDENTITY_CB, "cb_identity", 1, CbKind::Resident),
-        cb(16, "cb_out", 2, CbKind::Stream),
+        cb(16, "cb_out", 2 * slice_tiles, CbKind::Stream),
     ]);
     if cbs_l1_bytes(&cbs, limits.l1_alignment) + u64::from(reserve) > u64::from(limits.l1_usable())
     {
@@ -90,6 +124,7 @@ pub(crate) fn fuse(
     }
     Some(NodePlan {
         output: pool.name.clone(),
+        split,
         cbs,
         op: OpPlan::Conv2d(ConvPlan {
             group,
@@ -134,28 +169,65 @@ mod tests {
             .map(|s| (s.1.clone(), s.2))
     }
 
-    /// On 12×10, conv1b (80 blocks a core: 4 of its 640-pixel rows) and conv2b (20: 2 of its
-    /// 320-pixel rows) take their pools; conv3b (5 blocks: one 160-pixel row) does not, nor do
-    /// the convs followed by a conv. On 11×10 (⌈9600/110⌉ = 88 blocks, runs starting mid-row)
-    /// every pool keeps its program (and each step's output is its first conv's: the fused
-    /// `convPa+convDa` writes convPa's, and convDa's).
+    /// On both grids conv1b and conv2b take their pools (W 640 and 320, multiples of 64);
+    /// conv3b (W 160) does not, nor do the convs followed by a conv (and each step's output is
+    /// its first conv's: the fused `convPa+convDa` writes convPa's, and convDa's).
     #[test]
-    fn pools_fuse_where_every_core_holds_whole_row_pairs() {
-        let on_12x10 = steps(Grid::ETH_DISPATCH);
-        assert_eq!(step(&on_12x10, "conv1b"), Some(("pool1".into(), true)));
-        assert_eq!(step(&on_12x10, "conv2b"), Some(("pool2".into(), true)));
-        assert_eq!(step(&on_12x10, "conv3b"), Some(("conv3b".into(), false)));
-        assert_eq!(step(&on_12x10, "pool3"), Some(("pool3".into(), false)));
-        assert_eq!(step(&on_12x10, "conv1a"), Some(("conv1a".into(), false)));
-        assert_eq!(step(&on_12x10, "pool1"), None);
-        assert_eq!(step(&on_12x10, "pool2"), None);
-        let on_11x10 = steps(Grid::TENSIX_DISPATCH);
-        assert!(on_11x10
-            .iter()
-            .all(|s| !s.2 && s.0.split('+').next() == Some(s.1.as_str())));
-        for pool in ["pool1", "pool2", "pool3"] {
-            assert_eq!(step(&on_11x10, pool), Some((pool.into(), false)));
+    fn pools_fuse_where_the_width_is_a_multiple_of_64() {
+        for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
+            let steps = steps(grid);
+            assert_eq!(step(&steps, "conv1b"), Some(("pool1".into(), true)));
+            assert_eq!(step(&steps, "conv2b"), Some(("pool2".into(), true)));
+            assert_eq!(step(&steps, "conv3b"), Some(("conv3b".into(), false)));
+            assert_eq!(step(&steps, "pool3"), Some(("pool3".into(), false)));
+            assert_eq!(step(&steps, "conv1a"), Some(("conv1a".into(), false)));
+            assert_eq!(step(&steps, "pool1"), None);
+            assert_eq!(step(&steps, "pool2"), None);
+            assert!(steps
+                .iter()
+                .filter(|s| !s.2)
+                .all(|s| s.0.split('+').next() == Some(s.1.as_str())));
         }
+    }
+
+    /// conv1b's fused step on 11×10 (the shipped plan): 2400 pooled blocks over 110 cores, the first 90 taking 22
+    /// and the others 21 (its weights resident: an even split). Core 1's units 22..=43 are
+    /// pooled rows 2 (columns 2..=9), 3 (all ten) and 4 (columns 0..=3): from block
+    /// 2·2·20 + 2·2 = 84 (row 4, column 4) to block 2·4·20 + 2·3 + 20 + 1 = 187 (row 9, column
+    /// 7), 104 blocks, of which its units compute 88: the 4 of row 5 before column 4 and the
+    /// 12 of row 8 from column 8 are its neighbours'.
+    #[test]
+    fn a_run_that_starts_and_ends_mid_row_spans_its_neighbours_blocks() {
+        let variant = crate::variants::main_program(640, 480, None, Grid::TENSIX_DISPATCH);
+        let planned = crate::staging::plan(&variant.graph, &variant.params).expect("plans");
+        let node = planned
+            .nodes
+            .iter()
+            .find(|n| n.name == "conv1b")
+            .expect("conv1b");
+        let OpPlan::Conv2d(c) = &node.op else {
+            panic!("conv1b is a conv");
+        };
+        let counts: Vec<u32> = node.split.work.iter().map(|w| w.count).collect();
+        assert_eq!(counts.len(), 110);
+        assert!(counts[..90].iter().all(|n| *n == 22) && counts[90..].iter().all(|n| *n == 21));
+        assert_eq!(
+            (node.split.work[1].start, node.split.work[1].count),
+            (22, 22)
+        );
+        assert_eq!(span(c, &node.split.work[1]), (84, 104));
+        // The first core starts a row and ends one unit into row 4: 0 ..= 2·2·20 + 2 + 20 + 1.
+        assert_eq!(span(c, &node.split.work[0]), (0, 104));
+        assert_eq!(
+            span(
+                c,
+                &CoreWork {
+                    count: 0,
+                    ..node.split.work[1]
+                }
+            ),
+            (84, 0)
+        );
     }
 
     /// The conv's output stays a buffer (and the pool a program) when something else reads it:

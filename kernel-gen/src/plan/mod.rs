@@ -814,8 +814,15 @@ pub(crate) fn plan_with(
                 let fused =
                     conv_pool::consumer(graph, node, &keep_in_dram, params).and_then(|pool| {
                         let pool_format = node_precision(params, &pool.name).format;
-                        conv_pool::fuse(&planned, pool, pool_format, &params.limits, arena_reserve)
-                            .map(|fused| (pool, fused))
+                        conv_pool::fuse(
+                            params.grid,
+                            &planned,
+                            pool,
+                            pool_format,
+                            &params.limits,
+                            arena_reserve,
+                        )
+                        .map(|fused| (pool, fused))
                     });
                 let (output, planned) = match fused {
                     Some((pool, fused)) => (pool.name.as_str(), fused),

@@ -303,50 +303,67 @@ mod tests {
         assert_slots_sound(&with, &kir);
     }
 
-    /// 11×10: no conv keeps a resident copy, pool1, pool2 and pool3 are steps of their own, and
-    /// conv3a is staged by conv2b too, its slots above conv2b's own (staged by conv2a, alive in
-    /// conv2b's step). Staging conv2b, conv3a, conv3b, conv4a, conv4b and convPb, taken in step
-    /// order, frees their weight CBs and lets the arena grow above the 409,600 B it has
-    /// without. conv2a, tried first, is not staged: its slot must be free in conv1b's step,
-    /// where conv1a's and conv1b's outputs (19,200 pages over 110 banks: 358,400 B a bank
-    /// each) take 716,800 B, and with every later conv's weights still in its CBs (conv3b's
-    /// step, 692,256 B, the largest) the arena's budget ends below 716,800 + 77,824.
+    /// 11×10: with conv1b and conv2b taking their pools there too, the copies and slots of
+    /// 12×10: conv1b, conv2a, conv2b and convPb resident, conv3a staged by conv2b and conv4a by
+    /// conv3b. conv3a's slots start above conv2a's output (4800 pages over 110 banks: 44 pages of
+    /// 2048 B a bank, 90,112 B) and pool2's (1200 pages: 11 a bank, 22,528 B), alive in conv2b's
+    /// step: 112,640, its bias after its weights at 112,640 + 147,456 = 260,096.
     #[test]
     fn staging_on_11x10() {
         let (base, with, kir) = staged(Grid { x: 11, y: 10 });
-        assert!(base
+        let resident: Vec<&str> = base
             .buffers
             .iter()
-            .all(|b| !b.resident && b.staged_by.is_none()));
-        let convs = staged_convs(&with);
-        let names: Vec<&str> = convs.keys().map(String::as_str).collect();
+            .filter(|b| b.resident)
+            .map(|b| b.name.as_str())
+            .collect();
         assert_eq!(
-            names,
-            ["conv2b", "conv3a", "conv3b", "conv4a", "conv4b", "convPb"]
+            resident,
+            [
+                "conv1b.weight",
+                "conv1b.bias",
+                "conv2a.weight",
+                "conv2a.bias",
+                "conv2b.weight",
+                "conv2b.bias",
+                "convPb.weight",
+                "convPb.bias"
+            ]
         );
-        assert_eq!(convs["conv3a"], "conv2b");
-        assert_eq!(convs["conv2b"], "conv2a");
+        let expected: BTreeMap<String, String> = [("conv3a", "conv2b"), ("conv4a", "conv3b")]
+            .into_iter()
+            .map(|(c, s)| (c.to_string(), s.to_string()))
+            .collect();
+        assert_eq!(staged_convs(&with), expected);
         assert_conv3a_sizes(&with);
-        let end_of_conv2b = kir.arena.offsets["conv2b.bias"] + 2 * 2048;
-        assert_eq!(kir.arena.offsets["conv3a.weight"], end_of_conv2b);
-        assert!(kir.arena.bytes > 409_600);
+        assert_eq!(kir.arena.offsets["conv3a.weight"], 112_640);
+        assert_eq!(kir.arena.offsets["conv3a.bias"], 260_096);
         assert_slots_sound(&with, &kir);
+    }
 
-        let only_conv2a: BTreeMap<String, String> =
-            [("conv2a".to_string(), "conv1b".to_string())].into();
-        let variant = main_program(640, 480, None, Grid { x: 11, y: 10 });
-        let (alone, _) = plan_with(
+    /// A slot that finds no room is refused: conv3b's weights (294,912 B) staged by conv3a on
+    /// 12×10 beside conv3a's own slots (staged by conv2b, 102,400 to 257,… B, alive in conv3a's
+    /// step) would end past the 409,600 B arena.
+    #[test]
+    fn a_slot_without_room_is_refused() {
+        let variant = main_program(640, 480, None, Grid::ETH_DISPATCH);
+        let base = crate::plan::with_resident(&variant.graph, &variant.params).expect("plans");
+        let trial: BTreeMap<String, String> = [("conv3a", "conv2b"), ("conv3b", "conv3a")]
+            .into_iter()
+            .map(|(c, s)| (c.to_string(), s.to_string()))
+            .collect();
+        let (tried, _) = plan_with(
             &variant.graph,
             &variant.params,
-            &Default::default(),
-            &only_conv2a,
-            None,
+            &base.chosen,
+            &trial,
+            base.reserve,
         )
         .expect("plans");
         assert_eq!(
-            check(&base, &alone, &only_conv2a),
+            check(&base.plan, &tried, &trial),
             Err(Lapse::Unplaced {
-                buffer: "conv2a.weight".to_string()
+                buffer: "conv3b.weight".to_string()
             })
         );
     }

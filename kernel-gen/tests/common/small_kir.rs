@@ -58,6 +58,7 @@ pub fn node(
         cbs,
         semaphores,
         blocks: Vec::new(),
+        units: Vec::new(),
         senders: Vec::new(),
         stagers: Vec::new(),
         counted: None,
