@@ -12,6 +12,7 @@ use thiserror::Error;
 use crate::device::{Core, Grid, Limits};
 use crate::dispatch::{config_command_bytes, kernel_config};
 use crate::kir::{walk, Call, Kernel, Kir, NodeKir, OnCore, Role};
+use crate::plan::staged::{STAGE_BIAS_CB, STAGE_WEIGHTS_CB};
 use crate::plan::{cbs_l1_bytes, CbKind};
 
 /// A rule of the device that a node's program breaks.
@@ -264,10 +265,17 @@ fn call_rule(
         bytes,
         alignment,
     };
-    // Every multicast group has as many cores (crate::multicast).
+    // Every multicast group has as many cores (crate::multicast); a stager's multicasts into
+    // the slots of a later conv's weights reach every core of its step (plan::staged).
     let groups = node.senders.len().max(1) as u32;
-    let receivers = (node.blocks.len() as u32 / groups).saturating_sub(1);
-    let multicast_dests = |transfer: &'static str, dests: u32| {
+    let group_receivers = (node.blocks.len() as u32 / groups).saturating_sub(1);
+    let multicast_dests = |transfer: &'static str, dests: u32, cb: Option<u32>| {
+        let staging = cb.is_some_and(|cb| [STAGE_WEIGHTS_CB.0, STAGE_BIAS_CB.0].contains(&cb));
+        let receivers = if staging {
+            (node.blocks.len() as u32).saturating_sub(1)
+        } else {
+            group_receivers
+        };
         if dests == receivers {
             Ok(())
         } else {
@@ -294,7 +302,7 @@ fn call_rule(
                 count: node.semaphores,
             });
         }
-        Call::SemMcast { dests, .. } => multicast_dests("semaphore multicast", *dests)?,
+        Call::SemMcast { dests, .. } => multicast_dests("semaphore multicast", *dests, None)?,
         Call::McastWrite {
             cb,
             pages,
@@ -302,7 +310,7 @@ fn call_rule(
             dests,
             ..
         } => {
-            multicast_dests("multicast write", *dests)?;
+            multicast_dests("multicast write", *dests, Some(*cb))?;
             if (pages * page_bytes) % limits.l1_alignment != 0 {
                 return Err(misaligned(
                     "multicast write",

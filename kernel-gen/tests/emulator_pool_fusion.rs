@@ -211,6 +211,31 @@ fn runs_that_start_and_end_mid_row() {
     }
 }
 
+/// W a multiple of 32 only: 96×32 on 4×4, half units (one conv block of each row, 16 pooled
+/// columns, written as half tiles), three a pooled row, a row a core.
+#[test]
+fn half_units_where_the_width_is_not_a_multiple_of_64() {
+    conv_pool((96, 32), (64, 64), true, Grid { x: 4, y: 4 }, true);
+}
+
+/// 160×32 on 8×4 (conv3b's rows of 5 blocks): 80 half units on 32 cores would give the busiest
+/// 3 (6 blocks, the conv alone 5), so the step is planned in 2 output-channel slices, each group
+/// of 16 cores a pooled row a core, each writing its slice's tiles of every unit.
+#[test]
+fn half_units_in_output_channel_slices() {
+    let layers: &[Layer] = &[
+        ("c1", 1, 64, 3, true),
+        ("c2", 64, 64, 3, true),
+        ("pool", 0, 0, 0, false),
+    ];
+    let params = PlanParams {
+        grid: Grid { x: 8, y: 4 },
+        ..PlanParams::default()
+    };
+    assert_eq!(conv_plan(&chain(160, 32, layers), &params, "c2").slices, 2);
+    conv_pool((160, 32), (64, 64), false, Grid { x: 8, y: 4 }, true);
+}
+
 /// SuperPoint's conv1b → pool1 → conv2a → conv2b → pool2 at 640×480 on 12×10 (conv1b: 80
 /// blocks a core, two pairs of 20-block rows; conv2b: one pair of 10-block rows).
 #[test]

@@ -39,12 +39,12 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "12x10",
         precision: "port",
-        timeline_us: 326.1,
-        stage_bound_us: 272.3,
-        total_us: 252.0,
-        without_scalar_us: 248.2,
-        at_bound_us: 372.4,
-        programs: 17,
+        timeline_us: 323.7,
+        stage_bound_us: 269.3,
+        total_us: 249.1,
+        without_scalar_us: 245.3,
+        at_bound_us: 369.4,
+        programs: 16,
     },
     Modeled {
         grid: "11x10",
@@ -96,8 +96,8 @@ const PROGRAMS: [ProgramFigures; 4] = [
     ProgramFigures {
         grid: TensixGrid::Eth12x10,
         precision: TensixPrecision::Port,
-        steps: 17,
-        kernels: 51,
+        steps: 16,
+        kernels: 48,
         l1_arena: 409_600,
         dram: 380_529_088,
     },
@@ -138,13 +138,13 @@ struct Files {
 const FOLDERS: [Files; 2] = [
     Files {
         folder: "kernel-gen/artifacts",
-        files: 51,
-        bytes: 1_237_174,
+        files: 45,
+        bytes: 1_151_201,
     },
     Files {
         folder: "snapshots",
-        files: 43,
-        bytes: 511_555,
+        files: 40,
+        bytes: 444_964,
     },
 ];
 

@@ -27,15 +27,19 @@
 //! per kernel instead of a copy and a matmul init per group and a matmul and SFPU init per pooled
 //! tile.
 //!
-//! Elsewhere (output channels in slices; Float32 activations; LoFi, which would round the
-//! selection matmuls' activations; W not a multiple of 64) the two programs stay apart
-//! ([`crate::plan::conv_pool`] decides).
+//! Where W is not a multiple of 64 (conv3b, W 160) a unit is half a pooled block: one conv block
+//! of each image row, pooled by the selection of one half into rows 0..15 of the compute's
+//! tiles, which the writer writes as the half tile of the output block they fall in. In output
+//! channel slices each slice's group of cores computes every unit of its tiles. Elsewhere
+//! (Float32 activations; LoFi, which would round the selection matmuls' activations; W not a
+//! multiple of 32) the two programs stay apart ([`crate::plan::conv_pool`] decides).
 
 use crate::device::Format;
 use crate::kir::{
     args, blocks, cb_id, format_args, names, Call, CompileArg, Kernel, KirError, Role, SfpuOp,
     Trips, ALL_FACES,
 };
+use crate::plan::conv_pool::unit_blocks;
 use crate::plan::{ConvPlan, NodePlan};
 
 use super::conv2d::{conv_compute, conv_streamed_block, group_matmul, weight_waits, WeightsSend};
@@ -87,15 +91,23 @@ pub(crate) fn kernels(
     ]
     .concat();
     // A unit (the kernel computes a run's units by rows: the upper blocks of a row's units, the
-    // blocks between, the lower blocks; its work is the same): two upper blocks, in the core's
-    // first unit the first waiting for the weights' rounds as its K steps need them, two lower
-    // ones, the pooled block.
+    // blocks between, the lower blocks; its work is the same): its `wide` upper blocks, in the
+    // core's first unit the first waiting for the weights' rounds as its K steps need them, its
+    // lower ones, the pooled tiles.
+    let wide = unit_blocks(c);
     let unit = |first: bool| {
         let upper = if first {
-            [block(&weight_waits(c, weights)), block(&[])].concat()
+            [
+                block(&weight_waits(c, weights)),
+                vec![Call::Loop {
+                    trips: Trips::Fixed(wide - 1),
+                    body: block(&[]),
+                }],
+            ]
+            .concat()
         } else {
             vec![Call::Loop {
-                trips: Trips::Fixed(2),
+                trips: Trips::Fixed(wide),
                 body: block(&[]),
             }]
         };
@@ -103,20 +115,20 @@ pub(crate) fn kernels(
             upper,
             vec![
                 Call::Loop {
-                    trips: Trips::Fixed(2),
+                    trips: Trips::Fixed(wide),
                     body: lower.clone(),
                 },
                 Call::CbWait {
                     cb: vmax,
-                    pages: 2 * slice_tiles,
+                    pages: wide * slice_tiles,
                 },
                 Call::Loop {
                     trips: Trips::Fixed(slice_tiles / c.group),
-                    body: select_tiles(out, c.group),
+                    body: select_tiles(out, c.group, wide),
                 },
                 Call::CbPop {
                     cb: vmax,
-                    pages: 2 * slice_tiles,
+                    pages: wide * slice_tiles,
                 },
             ],
         ]
@@ -147,9 +159,9 @@ pub(crate) fn kernels(
                 cb: identity,
                 pages: 1,
             },
-            blocks(Trips::FirstUnit(4), unit(true)),
-            blocks(Trips::Skipped(4), skipped),
-            blocks(Trips::LaterUnits(4), unit(false)),
+            blocks(Trips::FirstUnit(2 * wide), unit(true)),
+            blocks(Trips::Skipped(2 * wide), skipped),
+            blocks(Trips::LaterUnits(2 * wide), unit(false)),
             Call::CbPop {
                 cb: identity,
                 pages: 1,
@@ -162,7 +174,7 @@ pub(crate) fn kernels(
         true,
     )?;
     compute.runtime_arg_names = names(&["unit_start", "unit_count"]);
-    // A core's units are its pooled output blocks.
+    // A core's units: a pooled output block, or half of one (its first half tile written).
     let [tile_bytes, fp32] = format_args(Format::Bf16);
     let mut send = WeightsSend::of(node, c)?;
     let writer = Kernel {
@@ -171,7 +183,7 @@ pub(crate) fn kernels(
         ranges: node.split.ranges.clone(),
         compile_args: [
             args(&[
-                ("in_tiles", slice_tiles),
+                ("width", c.width),
                 tile_bytes,
                 fp32,
                 ("weight_parts", c.weight_parts),
@@ -192,9 +204,9 @@ pub(crate) fn kernels(
             vec![pooled_writes(
                 node,
                 out,
-                Format::Bf16.tile_bytes(),
+                Format::Bf16.tile_bytes() / 2 * wide,
                 slice_tiles,
-                Trips::Units(4),
+                Trips::Units(2 * wide),
             )],
         ]
         .concat(),

@@ -180,10 +180,10 @@ pub(crate) fn ones_fill(cb: u32, tiles: u32, ones: u32) -> Vec<Call> {
     ]
 }
 
-/// `tiles` output tiles pooled from two vertical-maximum blocks of `tiles` tiles
-/// (`max_pool2/select_tile.cpp.tera`): four selection matmuls of a row of `tiles`, the SFPU
-/// maxima of the two taps, the pack to CB `out`.
-pub(crate) fn select_tiles(out: u32, tiles: u32) -> Vec<Call> {
+/// `tiles` output tiles pooled from `halves` (2, or 1: half an output block's pixels)
+/// vertical-maximum blocks of `tiles` tiles (`max_pool2/select_tile.cpp.tera`): two selection
+/// matmuls of a row of `tiles` a half, the SFPU maxima of the two taps, the pack to CB `out`.
+pub(crate) fn select_tiles(out: u32, tiles: u32, halves: u32) -> Vec<Call> {
     vec![
         Call::CbReserve {
             cb: out,
@@ -193,7 +193,7 @@ pub(crate) fn select_tiles(out: u32, tiles: u32) -> Vec<Call> {
             tiles: 2 * tiles,
             body: vec![
                 Call::Loop {
-                    trips: Trips::Fixed(4),
+                    trips: Trips::Fixed(2 * halves),
                     body: vec![Call::Matmul {
                         ct: tiles,
                         rt: 1,
@@ -316,7 +316,7 @@ fn pool_select_kernels(node: &NodePlan, p: &PoolPlan) -> Result<Vec<Kernel>, Kir
                             Call::CbPop { cb: src, pages: 4 },
                             Call::CbWait { cb: vmax, pages: 2 },
                         ],
-                        select_tiles(out, 1),
+                        select_tiles(out, 1, 2),
                         vec![Call::CbPop { cb: vmax, pages: 2 }],
                     ]
                     .concat(),

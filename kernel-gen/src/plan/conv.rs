@@ -482,6 +482,9 @@ pub(super) struct ConvOp<'a> {
     /// Take its weights and bias from an arena slot the step of this node fills where it can
     /// ([`super::staged`], [`ConvPlan::weights_in_l1`]).
     pub staged_by: Option<&'a str>,
+    /// Slice its output channels in at least this many ([`ConvPlan::slices`]; 1: as its
+    /// estimate chooses), for a pool fused with it ([`super::conv_pool`]).
+    pub least_slices: u32,
 }
 
 /// Plans conv `node` (`op`) reading an activation of shape `input` (the frame, read by the
@@ -543,7 +546,8 @@ pub(super) fn plan_node(
         let least = match conv_split(params.grid, blocks, alone, 1, 1) {
             Some((_, slices, _)) if outputs > 1 => outputs * slices,
             _ => 1,
-        };
+        }
+        .max(op.least_slices);
         let (cycles, slices, split) = conv_split(params.grid, blocks, row_runs, outputs, least)
             .ok_or_else(|| PlanError::FusedConvs {
                 node: node.name.clone(),
@@ -855,7 +859,8 @@ mod tests {
     /// group 5 full rows), as would convPa and convDa alone; conv4a/b stay unsliced (their
     /// weights' sender bounds them, and 2 slices would make the reader, at 3 blocks a core,
     /// slower still), as do the larger convs (an even split leaves nothing to gain) and convPb
-    /// (3 output tiles; its sender reads little).
+    /// (3 output tiles; its sender reads little). conv3b on 12×10 is in 2 slices for the pool it
+    /// takes (`plan::conv_pool`: a pooled row a core).
     #[test]
     fn the_80x60_convs_slice_where_it_shortens_the_slowest_core() {
         for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
@@ -876,6 +881,9 @@ mod tests {
                 assert_eq!(weights.pages, c.weight_parts * c.k_tiles * c.slice_tiles());
                 match node.name.as_str() {
                     "convPa+convDa" => assert_eq!(c.slices, 4),
+                    "conv3b" if grid == Grid::ETH_DISPATCH => {
+                        assert_eq!((c.slices, c.pooled), (2, true));
+                    }
                     "convDb" => {
                         assert_eq!(c.slices, 2);
                         assert_eq!((c.group, c.weight_page_tiles), (4, 4));

@@ -1,8 +1,10 @@
 //! Whether a convolution takes the 2×2 max-pool after it into its own step (the kernels are
 //! [`crate::ops::conv_pool`]'s): the pool must be the conv's only consumer and nothing else may
-//! read the conv's output. The fused step is split by the pool's output blocks (units): unit
-//! `u` is pooled row `r = u / (W/64)`, pooled columns `32 s ..` (`s = u mod W/64`), computed
-//! from the conv's blocks `2 s, 2 s + 1` of image rows `2 r` and `2 r + 1`. A core's run of units
+//! read the conv's output. The fused step is split by units of the pool's output: with W a
+//! multiple of 64 unit `u` is pooled row `r = u / (W/64)`, pooled columns `32 s ..`
+//! (`s = u mod W/64`), computed from the conv's blocks `2 s, 2 s + 1` of image rows `2 r` and
+//! `2 r + 1`; with W a multiple of 32 only, half of that (16 pooled columns from conv block `s`
+//! of each row, `s = u mod W/32`: [`unit_blocks`]). A core's run of units
 //! may start and end mid-row; its conv reader walks the span of blocks from its first unit's
 //! upper left block to its last unit's lower right one ([`span`]), and its compute skips the
 //! span's blocks that other cores' units compute.
@@ -38,17 +40,29 @@ pub(crate) fn consumer<'g>(
     (consumers.next().is_none() && matches!(pool.op, Op::MaxPool2) && !wanted).then_some(pool)
 }
 
+/// The conv blocks of one image row a unit of a fused step of conv `c` pools: 2 (a pooled
+/// block, from 64 columns) where W is a multiple of 64, else 1 (half a pooled block, 16 pooled
+/// columns from 32, which the writer writes as the half tile it is).
+pub fn unit_blocks(c: &ConvPlan) -> u32 {
+    if c.width % 64 == 0 {
+        2
+    } else {
+        1
+    }
+}
+
 /// The conv blocks a core of a fused step of conv `c` walks for its run `w` of units (the
 /// module doc): the first block of its first unit's upper row and the count up to the last
 /// block of its last unit's lower row (none for no units).
 pub fn span(c: &ConvPlan, w: &CoreWork) -> (u32, u32) {
     let row_blocks = c.width / 32;
-    let per_row = (c.width / 64).max(1);
-    let upper_left = |u: u32| 2 * (u / per_row) * row_blocks + 2 * (u % per_row);
+    let wide = unit_blocks(c);
+    let per_row = (row_blocks / wide).max(1);
+    let upper_left = |u: u32| 2 * (u / per_row) * row_blocks + wide * (u % per_row);
     let first = upper_left(w.start);
     match w.count.checked_sub(1) {
         Some(last) => {
-            let lower_right = upper_left(w.start + last) + row_blocks + 1;
+            let lower_right = upper_left(w.start + last) + row_blocks + wide - 1;
             (first, lower_right + 1 - first)
         }
         None => (first, 0),
@@ -64,14 +78,26 @@ pub fn walked(node: &NodePlan, w: &CoreWork) -> (u32, u32) {
     }
 }
 
+/// At most this many times the conv blocks its busiest core computes alone may the busiest
+/// core of the fused step compute, whose units are coarser (2 × 2 or 2 × 1 blocks): the pool's
+/// own program costs more than a tenth of its conv on SuperPoint's convs (pool2 8.2 µs against
+/// conv2b's 27.6 on 11×10, whose fused units give its busiest core 24 blocks for 22).
+const UNIT_IMBALANCE: f64 = 1.1;
+
 /// `conv` (planned alone) with the max-pool `pool` fused ([`ConvPlan::pooled`]), or `None` where
-/// the fused kernels do not apply or their CBs would not fit in `limits` beside the arena's
-/// `reserve`: the conv's output is the pool's, its group leaves half of DST for the upper row's
-/// tiles, its split is the pool's output blocks' (the module doc), as the conv's was its own
-/// (even with resident weights, the multicast senders lighter without), and its CBs trade the
-/// conv's output stream for the kept row (`cb_row`), the vertical maxima of one output block
-/// (`cb_vmax`), the selection tiles, the identity tile and the pooled tiles (`cb_out`, two
-/// output blocks' tiles: the compute fills one while the writer writes the other).
+/// the fused kernels do not apply, the units' split would leave its busiest core more than
+/// [`UNIT_IMBALANCE`] times the conv blocks of the conv's own, half units would leave a core's
+/// span blocks of other cores' units (a half unit is one block of each row, so a run that
+/// starts or ends mid-row has its reader build the views of as many blocks again: conv3b's
+/// 5-unit rows on 110 cores, where v2 puts the fused step 0.7 µs above the two apart), or the
+/// CBs would not fit in
+/// `limits` beside the arena's `reserve`: the conv's output is the pool's, its group leaves half
+/// of DST for the upper row's tiles, its split is the pool's output blocks' (the module doc), as
+/// the conv's was its own (even with resident weights, the multicast senders lighter without,
+/// each slice's group of cores all units), and its CBs trade the conv's output stream for the
+/// kept row (`cb_row`), the vertical maxima of one unit (`cb_vmax`), the selection tiles, the
+/// identity tile and the pooled tiles (`cb_out`, two units' tiles: the compute fills one while
+/// the writer writes the other).
 pub(crate) fn fuse(
     grid: Grid,
     conv: &NodePlan,
@@ -86,23 +112,40 @@ pub(crate) fn fuse(
     let precision = conv.precision;
     let row_blocks = c.width / 32;
     let applies = !c.frame_rows
-        && c.slices == 1
-        && conv.split.slices.is_empty()
+        && c.fused.is_empty()
         && precision.format == Format::Bf16
         && pool_format == Format::Bf16
         && precision.fidelity >= Fidelity::HiFi2
         && precision.dst_tiles() >= 2
-        && c.width % 64 == 0
+        && c.width % 32 == 0
         && c.height % 2 == 0;
     if !applies {
         return None;
     }
-    let units = conv.split.blocks / 4;
-    let split = if c.weights_in_l1 {
+    let wide = unit_blocks(c);
+    let units = conv.split.blocks / (2 * wide);
+    let pages = c.resident_weight_tiles() / c.weight_page_tiles;
+    let split = if c.slices > 1 {
+        Split::sliced(grid, units, c.slices, pages)?
+    } else if c.weights_in_l1 {
         Split::new(grid, units)
     } else {
-        Split::sender_light(grid, units, c.resident_weight_tiles() / c.weight_page_tiles)
+        Split::sender_light(grid, units, pages)
     };
+    let most = |s: &Split| s.work.iter().map(|w| w.count).max().unwrap_or(0);
+    let pooled = ConvPlan {
+        pooled: true,
+        ..c.clone()
+    };
+    let skips = split
+        .work
+        .iter()
+        .any(|w| span(&pooled, w).1 > 2 * wide * w.count);
+    if f64::from(most(&split) * 2 * wide) > UNIT_IMBALANCE * f64::from(most(&conv.split))
+        || (wide == 1 && skips)
+    {
+        return None;
+    }
     let group = largest_divisor_within(c.slice_tiles(), precision.dst_tiles() / 2);
     let slice_tiles = c.slice_tiles();
     let mut cbs: Vec<_> = conv
@@ -114,7 +157,7 @@ pub(crate) fn fuse(
     cbs.extend([
         cb(5, "cb_row", row_blocks * slice_tiles, CbKind::Stream),
         cb(6, "cb_select", 4, CbKind::Resident),
-        cb(7, "cb_vmax", 2 * slice_tiles, CbKind::Stream),
+        cb(7, "cb_vmax", wide * slice_tiles, CbKind::Stream),
         cb(IDENTITY_CB, "cb_identity", 1, CbKind::Resident),
         cb(16, "cb_out", 2 * slice_tiles, CbKind::Stream),
     ]);
@@ -169,17 +212,18 @@ mod tests {
             .map(|s| (s.1.clone(), s.2))
     }
 
-    /// On both grids conv1b and conv2b take their pools (W 640 and 320, multiples of 64);
-    /// conv3b (W 160) does not, nor do the convs followed by a conv (and each step's output is
-    /// its first conv's: the fused `convPa+convDa` writes convPa's, and convDa's).
+    /// On both grids conv1b and conv2b take their pools (W 640 and 320, multiples of 64). conv3b
+    /// (W 160) takes pool3 in half units on 12×10, in two output-channel slices (300 units over
+    /// 60 cores: a pooled row a core, 10 blocks for the 10 of its own sliced split; unsliced, 3
+    /// units on the busiest core would be 6 blocks for 5), and not on 11×10, whose runs of 5 or
+    /// 6 units cross pooled rows. The convs followed by a conv take none (and each step's output
+    /// is its first conv's: the fused `convPa+convDa` writes convPa's, and convDa's).
     #[test]
-    fn pools_fuse_where_the_width_is_a_multiple_of_64() {
+    fn pools_fuse_where_the_units_split_evenly() {
         for grid in [Grid::ETH_DISPATCH, Grid::TENSIX_DISPATCH] {
             let steps = steps(grid);
             assert_eq!(step(&steps, "conv1b"), Some(("pool1".into(), true)));
             assert_eq!(step(&steps, "conv2b"), Some(("pool2".into(), true)));
-            assert_eq!(step(&steps, "conv3b"), Some(("conv3b".into(), false)));
-            assert_eq!(step(&steps, "pool3"), Some(("pool3".into(), false)));
             assert_eq!(step(&steps, "conv1a"), Some(("conv1a".into(), false)));
             assert_eq!(step(&steps, "pool1"), None);
             assert_eq!(step(&steps, "pool2"), None);
@@ -188,6 +232,12 @@ mod tests {
                 .filter(|s| !s.2)
                 .all(|s| s.0.split('+').next() == Some(s.1.as_str())));
         }
+        let on_12x10 = steps(Grid::ETH_DISPATCH);
+        assert_eq!(step(&on_12x10, "conv3b"), Some(("pool3".into(), true)));
+        assert_eq!(step(&on_12x10, "pool3"), None);
+        let on_11x10 = steps(Grid::TENSIX_DISPATCH);
+        assert_eq!(step(&on_11x10, "conv3b"), Some(("conv3b".into(), false)));
+        assert_eq!(step(&on_11x10, "pool3"), Some(("pool3".into(), false)));
     }
 
     /// conv1b's fused step on 11×10 (the shipped plan): 2400 pooled blocks over 110 cores, the first 90 taking 22

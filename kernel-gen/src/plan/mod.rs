@@ -796,35 +796,58 @@ pub(crate) fn plan_with(
                     fused: &fused_entries,
                     resident: resident.contains(&node.name),
                     staged_by: staged.get(&node.name).map(String::as_str),
+                    least_slices: 1,
                 };
-                let (owned, planned) = conv::plan_node(
-                    node,
-                    &op,
-                    input,
-                    frame.is_some(),
-                    precision,
-                    params,
-                    arena_reserve,
-                )?;
-                buffers.extend(owned);
-                for other in &fused {
-                    buffers.extend(output_buffers(&other.name, layout_of(&other.name)?));
-                    on_device.insert(&other.name);
-                }
-                let fused =
-                    conv_pool::consumer(graph, node, &keep_in_dram, params).and_then(|pool| {
-                        let pool_format = node_precision(params, &pool.name).format;
+                let plan_conv = |op: &conv::ConvOp<'_>| {
+                    conv::plan_node(
+                        node,
+                        op,
+                        input,
+                        frame.is_some(),
+                        precision,
+                        params,
+                        arena_reserve,
+                    )
+                };
+                let (mut owned, mut planned) = plan_conv(&op)?;
+                // The conv with its pool: as planned, or where the pool's units would load its
+                // busiest core too much (`conv_pool::fuse`), in twice the slices, each slice's
+                // group of cores taking every unit.
+                let mut pooled = None;
+                if let Some(pool) = conv_pool::consumer(graph, node, &keep_in_dram, params) {
+                    let pool_format = node_precision(params, &pool.name).format;
+                    let fuse = |planned: &NodePlan| {
                         conv_pool::fuse(
                             params.grid,
-                            &planned,
+                            planned,
                             pool,
                             pool_format,
                             &params.limits,
                             arena_reserve,
                         )
-                        .map(|fused| (pool, fused))
-                    });
-                let (output, planned) = match fused {
+                    };
+                    let slices = match &planned.op {
+                        OpPlan::Conv2d(c) => c.slices,
+                        _ => 1,
+                    };
+                    if let Some(fused) = fuse(&planned) {
+                        pooled = Some((pool, fused));
+                    } else if let Ok((more_owned, more)) = plan_conv(&conv::ConvOp {
+                        least_slices: 2 * slices,
+                        ..op
+                    }) {
+                        if let Some(fused) = fuse(&more) {
+                            (owned, planned) = (more_owned, more);
+                            pooled = Some((pool, fused));
+                        }
+                    }
+                }
+                buffers.extend(owned);
+                for other in &fused {
+                    buffers.extend(output_buffers(&other.name, layout_of(&other.name)?));
+                    on_device.insert(&other.name);
+                }
+                let (output, planned) = match pooled {
                     Some((pool, fused)) => (pool.name.as_str(), fused),
                     None => (node.name.as_str(), planned),
                 };

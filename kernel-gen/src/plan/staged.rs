@@ -264,9 +264,9 @@ mod tests {
 
     /// 12×10: conv1b, conv2a, conv2b and convPb keep resident copies; of the other unsliced
     /// convs, conv3a is staged by conv2b (the step before it, conv2b with pool2 fused) and
-    /// conv4a by conv3b (pool3, the step between them, is no conv step); conv3b's and conv4b's
-    /// weights (294,912 B each) find no room beside the activations of their stagers' steps and
-    /// stay in DRAM. conv3a's slots start where the activations alive from conv2b to conv3a
+    /// conv4a by conv3b (with pool3 fused, in two slices: its stage multicast reaches both
+    /// slices' cores); conv4b's weights (294,912 B) find no room beside the activations and
+    /// conv4a's slots in conv4a's step and stay in DRAM. conv3a's slots start where the activations alive from conv2b to conv3a
     /// end: conv2a's output (4800 pages of 2048 B over 120 banks: 81,920 B a bank) and pool2's
     /// (1200 pages: 20,480 B) are alive in conv2b, one above the other, and conv3a's output
     /// (40,960 B) fits below them once conv2a's is dead: 102,400, then its bias after its
@@ -341,14 +341,14 @@ mod tests {
         assert_slots_sound(&with, &kir);
     }
 
-    /// A slot that finds no room is refused: conv3b's weights (294,912 B) staged by conv3a on
-    /// 12×10 beside conv3a's own slots (staged by conv2b, 102,400 to 257,… B, alive in conv3a's
+    /// A slot that finds no room is refused: conv4b's weights (294,912 B) staged by conv4a on
+    /// 12×10 beside conv4a's own slots (staged by conv3b, 51,200 to 354,304 B, alive in conv4a's
     /// step) would end past the 409,600 B arena.
     #[test]
     fn a_slot_without_room_is_refused() {
         let variant = main_program(640, 480, None, Grid::ETH_DISPATCH);
         let base = crate::plan::with_resident(&variant.graph, &variant.params).expect("plans");
-        let trial: BTreeMap<String, String> = [("conv3a", "conv2b"), ("conv3b", "conv3a")]
+        let trial: BTreeMap<String, String> = [("conv4a", "conv3b"), ("conv4b", "conv4a")]
             .into_iter()
             .map(|(c, s)| (c.to_string(), s.to_string()))
             .collect();
@@ -363,7 +363,7 @@ mod tests {
         assert_eq!(
             check(&base.plan, &tried, &trial),
             Err(Lapse::Unplaced {
-                buffer: "conv3b.weight".to_string()
+                buffer: "conv4b.weight".to_string()
             })
         );
     }

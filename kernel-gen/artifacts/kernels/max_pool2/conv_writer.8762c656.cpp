@@ -4,11 +4,14 @@
 // The writer of a conv with its 2x2 max-pool fused (kernel-gen src/ops/conv_pool.rs): first, on
 // the sender of the weights, their multicast (conv2d/weights_send.cpp.tera), on a stager's stage
 // senders the staging of a later conv's weights (conv2d/stage.cpp.tera), then the pooled
-// tiles of the core's output blocks. (The reader writes the selection and identity tiles the
+// tiles of the core's units (block_start and block_count count units: a pooled output block, or
+// where W is not a multiple of 64 half of one, whose 16 pixels are rows 0..15 of the compute's
+// tiles, the tile's first half, written to the half of the output tile they fall in), its
+// slice's tiles (out_start..) of each. (The reader writes the selection and identity tiles the
 // compute pools with while the weights travel: conv2d/constants_on_reader.cpp.tera.)
 #include "api/dataflow/dataflow_api.h"
 
-constexpr uint32_t in_tiles = get_compile_time_arg_val(0);
+constexpr uint32_t width = get_compile_time_arg_val(0);
 constexpr uint32_t tile_bytes = get_compile_time_arg_val(1);
 constexpr uint32_t fp32 = get_compile_time_arg_val(2);
 constexpr uint32_t weight_parts = get_compile_time_arg_val(3);
@@ -20,9 +23,7 @@ constexpr uint32_t weights_on_writer = get_compile_time_arg_val(8);
 constexpr uint32_t weight_slabs = get_compile_time_arg_val(9);
 constexpr uint32_t weight_senders = get_compile_time_arg_val(10);
 constexpr uint32_t weights_in_l1 = get_compile_time_arg_val(11);
-constexpr uint32_t stage_weights_page_bytes = get_compile_time_arg_val(12);
-constexpr uint32_t stage_bias_page_bytes = get_compile_time_arg_val(13);
-constexpr uint32_t output_dram = get_compile_time_arg_val(14);
+constexpr uint32_t output_dram = get_compile_time_arg_val(12);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -33,8 +34,6 @@ constexpr uint32_t cb_select = 6;
 constexpr uint32_t cb_vmax = 7;
 constexpr uint32_t cb_identity = 8;
 constexpr uint32_t cb_out = 16;
-constexpr uint32_t cb_stage_weights = 24;
-constexpr uint32_t cb_stage_bias = 25;
 
 void kernel_main() {
     const uint32_t output_addr = get_arg_val<uint32_t>(0);
@@ -60,16 +59,6 @@ void kernel_main() {
     const uint32_t mcast2_y1 = get_arg_val<uint32_t>(20);
     const uint32_t mcast2_dests = get_arg_val<uint32_t>(21);
     const uint32_t weights_self_rect = get_arg_val<uint32_t>(22);
-    const uint32_t stage_weights_addr = get_arg_val<uint32_t>(23);
-    const uint32_t stage_bias_addr = get_arg_val<uint32_t>(24);
-    const uint32_t stage_weights_first = get_arg_val<uint32_t>(25);
-    const uint32_t stage_weights_pages = get_arg_val<uint32_t>(26);
-    const uint32_t stage_bias_pages = get_arg_val<uint32_t>(27);
-    const uint32_t stage_x0 = get_arg_val<uint32_t>(28);
-    const uint32_t stage_y0 = get_arg_val<uint32_t>(29);
-    const uint32_t stage_x1 = get_arg_val<uint32_t>(30);
-    const uint32_t stage_y1 = get_arg_val<uint32_t>(31);
-    const uint32_t stage_dests = get_arg_val<uint32_t>(32);
 
     // On each sender of the weights (conv2d/weights.cpp.tera), multicasts its slabs of the
     // resident weights (conv2d/weights_share.cpp.tera: slab j is chunk j * weight_senders + s of
@@ -231,41 +220,19 @@ void kernel_main() {
             noc_async_write_barrier();
         }
     }
-    // Weights staged for a later conv (kernel-gen src/plan/staged.rs, src/ops/stage.rs): on each
-    // of a few stage senders, its share of the staged weights' DRAM pages (pages
-    // [stage_weights_first, + stage_weights_pages)) and, on the first, the bias's
-    // (stage_bias_pages) are read into their slots in this core's L1 (the CBs cb_stage_weights
-    // and cb_stage_bias live there; no kernel reserves or pushes them, so their write pointers
-    // are the slots) and multicast to the same address on every core of the grid, the rectangle
-    // {stage_x0, stage_y0, stage_x1, stage_y1} of stage_dests cores, the sender's own included
-    // (the loopback variant; its copy lands on itself unchanged). The conv that reads them runs in
-    // a later program, so the program's end orders these writes before its reads: no semaphore.
-    {
-        auto stage = [&](uint32_t cb, uint32_t addr, uint32_t page_bytes, uint32_t first, uint32_t pages) {
-            if (pages == 0) {
-                return;
-            }
-            const InterleavedAddrGen<true> pages_in_dram{addr, page_bytes};
-            const uint32_t l1 = get_write_ptr(cb) + first * page_bytes;
-            for (uint32_t p = 0; p < pages; ++p) {
-                noc_async_read_page(first + p, pages_in_dram, l1 + p * page_bytes);
-            }
-            noc_async_read_barrier();
-            const uint64_t dst = get_noc_multicast_addr(stage_x0, stage_y0, stage_x1, stage_y1, l1);
-            noc_async_write_multicast_loopback_src(l1, dst, pages * page_bytes, stage_dests);
-        };
-        stage(cb_stage_weights, stage_weights_addr, stage_weights_page_bytes, stage_weights_first, stage_weights_pages);
-        stage(cb_stage_bias, stage_bias_addr, stage_bias_page_bytes, 0, stage_bias_pages);
-        noc_async_write_barrier();
-    }
-    // Output tile (block, channel tile) to page block * in_tiles + channel tile, for the core's
-    // output blocks, one at a time as the compute kernel packs them to cb_out.
+    constexpr uint32_t unit_blocks = width % 64 == 0 ? 2 : 1;
+    constexpr uint32_t units_a_row = width / 32 / unit_blocks;
     const uint32_t tile = get_tile_size(cb_out);
+    const uint32_t bytes = tile / 2 * unit_blocks;
     const InterleavedAddrGenFast<output_dram != 0> output{output_addr, tile, fp32 ? DataFormat::Float32 : DataFormat::Float16_b};
-    for (uint32_t b = block_start; b < block_start + block_count; ++b) {
-        for (uint32_t c = 0; c < in_tiles; ++c) {
+    for (uint32_t u = block_start; u < block_start + block_count; ++u) {
+        // The unit's first pooled pixel, and the output block and half tile it is in.
+        const uint32_t pixel = u / units_a_row * (width / 2) + u % units_a_row * unit_blocks * 16;
+        const uint32_t block = pixel / 32;
+        const uint32_t offset = pixel % 32 / 16 * (tile / 2);
+        for (uint32_t c = 0; c < slice_tiles; ++c) {
             cb_wait_front(cb_out, 1);
-            noc_async_write_page(b * in_tiles + c, output, get_read_ptr(cb_out));
+            noc_async_write_page(block * out_tiles + out_start + c, output, get_read_ptr(cb_out), bytes, offset);
             noc_async_write_barrier();
             cb_pop_front(cb_out, 1);
         }
