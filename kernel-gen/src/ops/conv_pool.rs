@@ -7,8 +7,8 @@
 //! run of them, row by row. The compute kernel (`conv2d/pool_compute.cpp.tera`) keeps the upper
 //! image row's blocks of a pooled row's units in `cb_row`; each lower-row block's DST gets the
 //! upper tile beside it and the SFPU maximum of the two is packed to `cb_vmax` (the vertical
-//! maximum); every two such blocks (the 64 input columns of one output block) are pooled by the
-//! row-selection matmuls of the standalone pool (`max_pool2/select_tile.cpp.tera`) into
+//! maximum); a unit's such blocks (two: the 64 input columns of one output block) are pooled by
+//! the row-selection matmuls of the standalone pool (`max_pool2/select_tile.cpp.tera`) into
 //! `cb_out`, whose tiles the writer (`max_pool2/conv_writer.cpp.tera`) stores as the pool's
 //! output. The conv's reader, unchanged, walks the span of blocks from the run's first upper left
 //! block to its last lower right one ([`crate::plan::conv_pool::span`]); where the run starts or
