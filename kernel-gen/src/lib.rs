@@ -203,7 +203,7 @@
 //!   output value); a program of its own (one data-movement kernel reading the map) when the map
 //!   is already in DRAM. Fused with a positive normal threshold, the NMS compute kernel also
 //!   makes candidate bits (`max(N, T) == T` on the SFPU, times a tile of powers of two on the
-//!   matrix unit: one word per 8 columns of each row, [`ops::select_keypoints::candidate_bits`]),
+//!   matrix unit: one word per 8 columns of each row, [`plan::select_keypoints::candidate_bits`]),
 //!   so the writer reads 4 words per tile row and touches only the candidates; its per-record
 //!   work is a [`kir::Trips::Counted`] loop over the region's count. The host merges, orders and
 //!   cuts ([`ops::select_keypoints::merge`], DESIGN §2 step 5).

@@ -2,7 +2,7 @@
 //!
 //! A [`Graph`] is a list of typed [`Op`] nodes in execution order. [`Graph::validate`] checks it
 //! and infers every value's shape; [`superpoint()`] builds the standard network of DESIGN §2;
-//! the TOML form round-trips through serde. [`reference`] is the naive evaluator: plain loops
+//! the TOML form round-trips through serde. [`reference`](mod@reference) is the naive evaluator: plain loops
 //! with wide (f64) accumulation, written to be obviously correct. It *is* the definition of
 //! each op; every backend is tested against it.
 

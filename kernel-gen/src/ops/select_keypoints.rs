@@ -9,7 +9,7 @@
 //! planned in the same program, the selection is fused into the NMS writer, which holds every
 //! output value anyway ([`place`](crate::plan::select_keypoints::place)); otherwise (a map left by an earlier program or uploaded) it
 //! is a program of its own that reads the map tiles. Fused, with a positive normal threshold
-//! ([`candidate_bits`](crate::plan::select_keypoints::candidate_bits)(crate::plan::select_keypoints::candidate_bits)), the NMS compute kernel hands the writer a bit tile (word (i, g): the
+//! ([`candidate_bits`](crate::plan::select_keypoints::candidate_bits)), the NMS compute kernel hands the writer a bit tile (word (i, g): the
 //! pixels of row i, columns 8g..8g+8 that are not above the threshold) and the writer reads those
 //! 4 words per row instead of 32 scores, then only the candidates' scores
 //! (`templates/select_keypoints/candidate_bits.cpp.tera`): the same records in the same order.
