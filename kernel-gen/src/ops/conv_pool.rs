@@ -149,7 +149,7 @@ pub(crate) fn kernels(
         node,
         c,
         "conv2d/pool_compute.cpp.tera",
-        compile_args,
+        [compile_args, args(&[("unit_blocks", wide)])].concat(),
         vec![
             Call::CbWait {
                 cb: select,
@@ -184,6 +184,7 @@ pub(crate) fn kernels(
         compile_args: [
             args(&[
                 ("width", c.width),
+                ("unit_blocks", wide),
                 tile_bytes,
                 fp32,
                 ("weight_parts", c.weight_parts),

@@ -72,6 +72,10 @@ pub struct ConvPlan {
     /// the vertical maximum.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub pooled: bool,
+    /// With [`ConvPlan::pooled`], its units are half pooled blocks (one conv block of each row:
+    /// [`super::conv_pool::unit_blocks`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub half_units: bool,
     /// The compute puts each group's bias into DST as an identity tile (CB `cb_identity`, which
     /// a data-movement kernel writes) times the bias tiles, a matmul like the conv's own, instead
     /// of copying it between a copy init and a matmul init: exact where SrcA keeps the whole bias
@@ -623,6 +627,7 @@ pub(super) fn plan_node(
         bias: format!("{}.bias", node.name),
         frame_rows: frame,
         pooled: false,
+        half_units: false,
         identity_bias: identity_bias_exact(precision),
         bias_row: false,
         fused: fused

@@ -41,13 +41,13 @@ pub(crate) fn consumer<'g>(
 }
 
 /// The conv blocks of one image row a unit of a fused step of conv `c` pools: 2 (a pooled
-/// block, from 64 columns) where W is a multiple of 64, else 1 (half a pooled block, 16 pooled
+/// block, from 64 columns), or with [`ConvPlan::half_units`] 1 (half a pooled block, 16 pooled
 /// columns from 32, which the writer writes as the half tile it is).
 pub fn unit_blocks(c: &ConvPlan) -> u32 {
-    if c.width % 64 == 0 {
-        2
-    } else {
+    if c.half_units {
         1
+    } else {
+        2
     }
 }
 
@@ -122,28 +122,43 @@ pub(crate) fn fuse(
     if !applies {
         return None;
     }
-    let wide = unit_blocks(c);
-    let units = conv.split.blocks / (2 * wide);
     let pages = c.resident_weight_tiles() / c.weight_page_tiles;
-    let split = if c.slices > 1 {
-        Split::sliced(grid, units, c.slices, pages)?
-    } else if c.weights_in_l1 {
-        Split::new(grid, units)
-    } else {
-        Split::sender_light(grid, units, pages)
-    };
     let most = |s: &Split| s.work.iter().map(|w| w.count).max().unwrap_or(0);
-    let pooled = ConvPlan {
-        pooled: true,
-        ..c.clone()
+    // The units' split, and the conv blocks its busiest core computes.
+    let units_split = |half_units: bool| {
+        let pooled = ConvPlan {
+            pooled: true,
+            half_units,
+            ..c.clone()
+        };
+        let wide = unit_blocks(&pooled);
+        let units = conv.split.blocks / (2 * wide);
+        let split = if c.slices > 1 {
+            Split::sliced(grid, units, c.slices, pages)?
+        } else if c.weights_in_l1 {
+            Split::new(grid, units)
+        } else {
+            Split::sender_light(grid, units, pages)
+        };
+        let skips = split
+            .work
+            .iter()
+            .any(|w| span(&pooled, w).1 > 2 * wide * w.count);
+        Some((most(&split) * 2 * wide, skips, split, pooled))
     };
-    let skips = split
-        .work
-        .iter()
-        .any(|w| span(&pooled, w).1 > 2 * wide * w.count);
-    if f64::from(most(&split) * 2 * wide) > UNIT_IMBALANCE * f64::from(most(&conv.split))
-        || (wide == 1 && skips)
-    {
+    let whole = (c.width % 64 == 0).then(|| units_split(false)).flatten();
+    let half = units_split(true);
+    // Half units where W is not a multiple of 64, or where they put fewer conv blocks on the
+    // busiest core than whole units do (those runs cross rows too, so the spans hold about as
+    // many other cores' blocks either way: conv2b on 11×10, 22 blocks for 24).
+    let (busiest, skips, split, pooled) = match (whole, half) {
+        (Some(w), Some(h)) if h.0 < w.0 => (h.0, false, h.2, h.3),
+        (Some(w), _) => w,
+        (None, Some(h)) => h,
+        (None, None) => return None,
+    };
+    let wide = unit_blocks(&pooled);
+    if f64::from(busiest) > UNIT_IMBALANCE * f64::from(most(&conv.split)) || (wide == 1 && skips) {
         return None;
     }
     let group = largest_divisor_within(c.slice_tiles(), precision.dst_tiles() / 2);
@@ -171,9 +186,8 @@ pub(crate) fn fuse(
         cbs,
         op: OpPlan::Conv2d(ConvPlan {
             group,
-            pooled: true,
             identity_bias: true,
-            ..c.clone()
+            ..pooled
         }),
         ..conv.clone()
     })
@@ -238,6 +252,38 @@ mod tests {
         let on_11x10 = steps(Grid::TENSIX_DISPATCH);
         assert_eq!(step(&on_11x10, "conv3b"), Some(("conv3b".into(), false)));
         assert_eq!(step(&on_11x10, "pool3"), Some(("pool3".into(), false)));
+    }
+
+    /// conv2b's 600 pooled blocks on 110 cores give the busiest core 6 (24 conv blocks, where the
+    /// conv alone has 22); its 1200 half units give it 11 (22 blocks), so on 11×10 its units are
+    /// half pooled blocks; on 12×10 (5 pooled blocks, 20 conv blocks a core either way) and for
+    /// conv1b on both grids they stay whole.
+    #[test]
+    fn half_units_where_they_balance_better() {
+        let half_units = |grid, conv: &str| {
+            let params = PlanParams {
+                grid,
+                ..PlanParams::default()
+            };
+            let planned = plan(&superpoint(640, 480), &params).expect("plans");
+            planned.nodes.iter().find(|n| n.name == conv).map(|n| {
+                let OpPlan::Conv2d(c) = &n.op else {
+                    panic!("{conv} is a conv");
+                };
+                let most = n.split.work.iter().map(|w| w.count).max().unwrap_or(0);
+                (c.half_units, most * 2 * unit_blocks(c))
+            })
+        };
+        assert_eq!(
+            half_units(Grid::TENSIX_DISPATCH, "conv2b"),
+            Some((true, 22))
+        );
+        assert_eq!(half_units(Grid::ETH_DISPATCH, "conv2b"), Some((false, 20)));
+        assert_eq!(
+            half_units(Grid::TENSIX_DISPATCH, "conv1b"),
+            Some((false, 88))
+        );
+        assert_eq!(half_units(Grid::ETH_DISPATCH, "conv1b"), Some((false, 80)));
     }
 
     /// conv1b's fused step on 11×10 (the shipped plan): 2400 pooled blocks over 110 cores, the first 90 taking 22

@@ -12,18 +12,19 @@
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t width = get_compile_time_arg_val(0);
-constexpr uint32_t tile_bytes = get_compile_time_arg_val(1);
-constexpr uint32_t fp32 = get_compile_time_arg_val(2);
-constexpr uint32_t weight_parts = get_compile_time_arg_val(3);
-constexpr uint32_t k_tiles = get_compile_time_arg_val(4);
-constexpr uint32_t out_tiles = get_compile_time_arg_val(5);
-constexpr uint32_t slice_tiles = get_compile_time_arg_val(6);
-constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(7);
-constexpr uint32_t weights_on_writer = get_compile_time_arg_val(8);
-constexpr uint32_t weight_slabs = get_compile_time_arg_val(9);
-constexpr uint32_t weight_senders = get_compile_time_arg_val(10);
-constexpr uint32_t weights_in_l1 = get_compile_time_arg_val(11);
-constexpr uint32_t output_dram = get_compile_time_arg_val(12);
+constexpr uint32_t unit_blocks = get_compile_time_arg_val(1);
+constexpr uint32_t tile_bytes = get_compile_time_arg_val(2);
+constexpr uint32_t fp32 = get_compile_time_arg_val(3);
+constexpr uint32_t weight_parts = get_compile_time_arg_val(4);
+constexpr uint32_t k_tiles = get_compile_time_arg_val(5);
+constexpr uint32_t out_tiles = get_compile_time_arg_val(6);
+constexpr uint32_t slice_tiles = get_compile_time_arg_val(7);
+constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(8);
+constexpr uint32_t weights_on_writer = get_compile_time_arg_val(9);
+constexpr uint32_t weight_slabs = get_compile_time_arg_val(10);
+constexpr uint32_t weight_senders = get_compile_time_arg_val(11);
+constexpr uint32_t weights_in_l1 = get_compile_time_arg_val(12);
+constexpr uint32_t output_dram = get_compile_time_arg_val(13);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -220,7 +221,6 @@ void kernel_main() {
             noc_async_write_barrier();
         }
     }
-    constexpr uint32_t unit_blocks = width % 64 == 0 ? 2 : 1;
     constexpr uint32_t units_a_row = width / 32 / unit_blocks;
     const uint32_t tile = get_tile_size(cb_out);
     const uint32_t bytes = tile / 2 * unit_blocks;

@@ -51,6 +51,7 @@ constexpr uint32_t weight_page_tiles = get_compile_time_arg_val(15);
 constexpr uint32_t ring_blocks = get_compile_time_arg_val(16);
 constexpr uint32_t shifted = get_compile_time_arg_val(17);
 constexpr uint32_t im2col_handoff = get_compile_time_arg_val(18);
+constexpr uint32_t unit_blocks = get_compile_time_arg_val(19);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -247,7 +248,6 @@ void kernel_main() {
     const uint32_t unit_start = get_arg_val<uint32_t>(0);
     const uint32_t unit_count = get_arg_val<uint32_t>(1);
 
-    constexpr uint32_t unit_blocks = width % 64 == 0 ? 2 : 1;
     constexpr uint32_t units_a_row = width / 32 / unit_blocks;
     compute_kernel_hw_startup<SrcOrder::Reverse>(cb_act, cb_weights, cb_out);
     // A fused ReLU in the packer: the conv's outputs, and the maxima of outputs it already passed.
