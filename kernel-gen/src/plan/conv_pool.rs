@@ -124,7 +124,7 @@ pub(crate) fn fuse(
     }
     let pages = c.resident_weight_tiles() / c.weight_page_tiles;
     let most = |s: &Split| s.work.iter().map(|w| w.count).max().unwrap_or(0);
-    // The units' split, and the conv blocks its busiest core computes.
+    // The conv blocks the busiest core computes, the units' split and the fused plan.
     let units_split = |half_units: bool| {
         let pooled = ConvPlan {
             pooled: true,
@@ -140,27 +140,31 @@ pub(crate) fn fuse(
         } else {
             Split::sender_light(grid, units, pages)
         };
-        let skips = split
+        Some((most(&split) * 2 * wide, split, pooled))
+    };
+    // Whether a core's span holds blocks of other cores' units.
+    let skips = |split: &Split, pooled: &ConvPlan| {
+        let wide = unit_blocks(pooled);
+        split
             .work
             .iter()
-            .any(|w| span(&pooled, w).1 > 2 * wide * w.count);
-        Some((most(&split) * 2 * wide, skips, split, pooled))
+            .any(|w| span(pooled, w).1 > 2 * wide * w.count)
     };
     let whole = (c.width % 64 == 0).then(|| units_split(false)).flatten();
     let half = units_split(true);
-    // Half units where W is not a multiple of 64, or where they put fewer conv blocks on the
-    // busiest core than whole units do (those runs cross rows too, so the spans hold about as
-    // many other cores' blocks either way: conv2b on 11×10, 22 blocks for 24).
-    let (busiest, skips, split, pooled) = match (whole, half) {
-        (Some(w), Some(h)) if h.0 < w.0 => (h.0, false, h.2, h.3),
+    // Half units where they put fewer conv blocks on the busiest core than whole units do (those
+    // runs cross rows too, so the spans hold about as many other cores' blocks either way:
+    // conv2b on 11×10, 22 blocks for 24), or where W is not a multiple of 64 and no span skips.
+    let (busiest, split, pooled) = match (whole, half) {
+        (Some(w), Some(h)) if h.0 < w.0 => h,
         (Some(w), _) => w,
-        (None, Some(h)) => h,
-        (None, None) => return None,
+        (None, Some(h)) if !skips(&h.1, &h.2) => h,
+        _ => return None,
     };
-    let wide = unit_blocks(&pooled);
-    if f64::from(busiest) > UNIT_IMBALANCE * f64::from(most(&conv.split)) || (wide == 1 && skips) {
+    if f64::from(busiest) > UNIT_IMBALANCE * f64::from(most(&conv.split)) {
         return None;
     }
+    let wide = unit_blocks(&pooled);
     let group = largest_divisor_within(c.slice_tiles(), precision.dst_tiles() / 2);
     let slice_tiles = c.slice_tiles();
     let mut cbs: Vec<_> = conv
