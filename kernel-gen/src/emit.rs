@@ -500,6 +500,10 @@ fn content(c: &Content) -> Doc {
             .map(|(f, v)| (f, Doc::text(v.to_string())))
             .collect(),
         ),
+        Content::FrameLevels { format } => Doc::strukt(
+            "FrameLevels",
+            vec![("format", Doc::text(format_of(*format).to_string()))],
+        ),
     }
 }
 

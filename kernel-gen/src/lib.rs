@@ -123,7 +123,11 @@
 //!   shifted by one pixel either way inside the tile (0/1 shift matmuls, exact), and the writer
 //!   puts each 32-value row stretch into the frame's row pages ([`DeviceTensor::FrameRows`]).
 //!   The frame is Pillow's u8 result /255 within ½ bf16 ulp (measured: no u8 level differs on
-//!   any test, max 0.496/255 from the host resize).
+//!   any test, max 0.496/255 from the host resize). Where the plane is as large as the frame
+//!   (Pillow's resize is then a copy) the step has no compute kernel ([`ops::resize_copy`]):
+//!   both data-movement cores of each core convert their half of its run of column tiles
+//!   through a host-computed table of each level's frame value (the filtered path's bits) into
+//!   the three copies and write them; the same frame bytes, half the step's modeled time.
 //! * **conv1a** ([`ops::frame_conv`]): the one conv that reads the frame, split by image rows;
 //!   per image row three NoC reads build a row-major block of its nine tap rows, the RISC-V
 //!   stores the 2·(W/32 − 1) tile-edge values per tap row, and the compute kernel tilizes the

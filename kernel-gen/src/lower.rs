@@ -15,6 +15,7 @@ pub fn lowering(op: &OpPlan) -> &dyn Lowering {
         OpPlan::SoftmaxFold(p) => p,
         OpPlan::L2Normalize(p) => p,
         OpPlan::Resize(r) => r,
+        OpPlan::ResizeCopy(r) => r,
         OpPlan::Nms(p) => p,
         OpPlan::SelectKeypoints(p) => p,
         OpPlan::SampleDescriptors(s) => s,

@@ -410,9 +410,11 @@ pub fn handoffs(
         &|c| matches!(c, Call::CbWait { cb, .. } if waits.contains(cb)),
     );
     let share = |at: Option<f64>, work: f64| at.filter(|_| work > 0.0).map(|at| at / work);
+    // A kernel linked to no next stage hands it nothing: the next stage never waits for it.
+    let unlinked = if pushes.is_empty() { 0.0 } else { 1.0 };
     Handoffs {
-        first_push_share: share(pushed.first, pushed.work).unwrap_or(1.0),
-        last_push_share: share(pushed.last, pushed.work).unwrap_or(1.0),
+        first_push_share: share(pushed.first, pushed.work).unwrap_or(unlinked),
+        last_push_share: share(pushed.last, pushed.work).unwrap_or(unlinked),
         first_wait_share: share(waited.first, waited.work).unwrap_or(0.0),
         last_wait_share: share(waited.last, waited.work).unwrap_or(0.0),
     }
@@ -930,5 +932,18 @@ mod tests {
             handoffs(&units, on(4, false), &[1], &[0], &Arena::default()),
             Handoffs::WHOLE_BLOCK
         );
+    }
+
+    // A kernel linked to no next stage (the identity resize's reader and writer, which share no
+    // CB) hands nothing over: push shares 0, so no stage waits for it.
+    #[test]
+    fn a_kernel_linked_to_no_next_stage_hands_nothing_over() {
+        let reader = vec![Call::Loop {
+            trips: Trips::Blocks,
+            body: vec![Call::L1Gather { bytes: 64 }],
+        }];
+        let h = handoffs(&reader, on(4, false), &[], &[], &Arena::default());
+        assert_eq!((h.first_push_share, h.last_push_share), (0.0, 0.0));
+        assert_eq!((h.first_wait_share, h.last_wait_share), (0.0, 0.0));
     }
 }

@@ -75,6 +75,7 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "resize/reader.cpp.tera",
     "resize/compute.cpp.tera",
     "resize/writer.cpp.tera",
+    "resize/copy.cpp.tera",
     "nms/strips.cpp.tera",
     "nms/reader.cpp.tera",
     "nms/window_max.cpp.tera",

@@ -102,6 +102,7 @@ fn content(c: &Content) -> String {
             height,
             ..
         } => format!("resize bands {in_width}x{in_height} -> {width}x{height}"),
+        Content::FrameLevels { format } => format!("frame value of each u8 level, {format:?}"),
     }
 }
 

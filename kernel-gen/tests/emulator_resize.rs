@@ -76,22 +76,36 @@ fn device_resize(
     precision: Precision,
     default_size: bool,
 ) -> Tensor<f32> {
-    device_resize_counted(plane, width, height, grid, precision, default_size).0
+    run_resize(plane, (width, height), grid, precision, default_size, false).frame
 }
 
-/// [`device_resize`], with the bytes the reader of each core read from DRAM, in split order.
-fn device_resize_counted(
+/// One run of a resize step on the emulator.
+struct Run {
+    frame: Tensor<f32>,
+    /// The frame's FrameRows bytes.
+    bytes: Vec<u8>,
+    /// The bytes the reader (writer) of each core read from DRAM, in split order.
+    reader_dram_reads: Vec<u64>,
+    writer_dram_reads: Vec<u64>,
+    /// Whether the step has a compute kernel.
+    computes: bool,
+}
+
+/// [`device_resize`] with the step's counters and bytes; `filter_identity` plans a same-size
+/// resize with the filter passes instead of the copy (`PlanParams::filter_identity_resize`).
+fn run_resize(
     plane: &Tensor<u8>,
-    width: usize,
-    height: usize,
+    (width, height): (usize, usize),
     grid: Grid,
     precision: Precision,
     default_size: bool,
-) -> (Tensor<f32>, Vec<u64>) {
+    filter_identity: bool,
+) -> Run {
     let params = PlanParams {
         grid,
         precision,
         input_size: (!default_size).then_some((plane.width as u32, plane.height as u32)),
+        filter_identity_resize: filter_identity,
         ..PlanParams::default()
     };
     let compiled = compile(&chain(width, height, &[]), &params).expect("compiles");
@@ -118,16 +132,13 @@ fn device_resize_counted(
         .iter()
         .find(|s| s.node == "frame")
         .expect("the resize step");
-    let reader = step
-        .kernels
-        .iter()
-        .find(|k| k.role == Role::Reader)
-        .expect("reader");
-    let dram_reads = reader
-        .cores
-        .iter()
-        .map(|(_, c)| c.dram_read_bytes)
-        .collect();
+    let dram_reads = |role| -> Vec<u64> {
+        step.kernels
+            .iter()
+            .find(|k| k.role == role)
+            .map(|k| k.cores.iter().map(|(_, c)| c.dram_read_bytes).collect())
+            .unwrap_or_default()
+    };
     let bytes = loaded.read("frame").expect("read the frame");
     let format = precision.format;
     let copy =
@@ -147,7 +158,13 @@ fn device_resize_counted(
         let expected: Vec<f32> = copy(&shifted, dx).data.into_iter().map(cut).collect();
         assert_eq!(copy(&bytes, dx).data, expected, "copy {dx}");
     }
-    (frame, dram_reads)
+    Run {
+        frame,
+        bytes,
+        reader_dram_reads: dram_reads(Role::Reader),
+        writer_dram_reads: dram_reads(Role::Writer),
+        computes: step.kernels.iter().any(|k| k.role == Role::Compute),
+    }
 }
 
 /// Max |device − host frame| in levels (×255), the host frame being the host resize in [0, 1]
@@ -316,25 +333,93 @@ fn accurate_frame_is_f32_exact_both_grids() {
 }
 
 /// Each core's reader reads a weight page set from DRAM only when neither slot of its weight ring
-/// holds it (it copies it inside L1 from the other slot, or keeps it). Identity 64×96 on two
-/// cores of 3 blocks each (whole blocks: 6 halves a core would cost the compute more): one vertical and one horizontal set of 3 pages per core, beside the
+/// holds it (it copies it inside L1 from the other slot, or keeps it). Identity 64×96, planned
+/// with the filter passes, on two cores of 3 blocks each (whole blocks: 6 halves a core would
+/// cost the compute more): one vertical and one horizontal set of 3 pages per core, beside the
 /// plane windows (32 rows of 64 bytes a block) and the 64-byte band table; before the sets were
 /// shared it was 3 blocks × 6 pages.
 #[test]
 fn identity_reads_one_weight_set_per_axis_per_core() {
     let plane = random_plane(64, 96, 9);
-    let (got, reads) =
-        device_resize_counted(&plane, 64, 96, Grid { x: 2, y: 1 }, Precision::PORT, true);
-    gate("64x96 identity on 2 cores", &got, &plane);
+    let run = |grid| run_resize(&plane, (64, 96), grid, Precision::PORT, true, true);
+    let two = run(Grid { x: 2, y: 1 });
+    gate("64x96 identity on 2 cores", &two.frame, &plane);
     let expected = 3 * 32 * 64 + 64 + 2 * 3 * 2048;
-    assert_eq!(reads, vec![expected, expected]);
+    assert_eq!(two.reader_dram_reads, vec![expected, expected]);
     // On 12 cores the units are half blocks, one a core, each reading its 16 rows; the band
     // table (2 column tiles × 2 words, 3 row tiles × 6) is 88 bytes, one 128-byte page.
-    let (got, reads) =
-        device_resize_counted(&plane, 64, 96, Grid { x: 4, y: 3 }, Precision::PORT, true);
-    gate("64x96 identity on 12 cores", &got, &plane);
+    let twelve = run(Grid { x: 4, y: 3 });
+    gate("64x96 identity on 12 cores", &twelve.frame, &plane);
     let expected = 16 * 64 + 128 + 2 * 3 * 2048;
-    assert_eq!(reads, vec![expected; 12]);
+    assert_eq!(twelve.reader_dram_reads, vec![expected; 12]);
+}
+
+/// The identity resize as a copy on the data-movement cores (no compute kernel) writes the same
+/// frame bytes as the filter passes (copies ±1 included): every level 0..=255 in both formats,
+/// on grids whose runs differ (64x96 on 2 cores: whole rows; 640x480 on 12x10 two whole rows a
+/// RISC-V core, on 11x10 runs of 43 or 44 tiles that start and end mid-row).
+#[test]
+fn identity_copy_writes_the_filtered_frame_bit_for_bit() {
+    let mut plane = random_plane(64, 96, 13);
+    for (i, v) in plane.data.iter_mut().take(256).enumerate() {
+        *v = i as u8;
+    }
+    let mut big = random_plane(640, 480, 14);
+    for (i, v) in big.data.iter_mut().take(256).enumerate() {
+        *v = 255 - i as u8;
+    }
+    for (plane, grid) in [
+        (&plane, Grid { x: 2, y: 1 }),
+        (&big, Grid::ETH_DISPATCH),
+        (&big, Grid::TENSIX_DISPATCH),
+    ] {
+        for precision in [Precision::PORT, Precision::ACCURATE] {
+            let size = (plane.width, plane.height);
+            let copy = run_resize(plane, size, grid, precision, true, false);
+            let filtered = run_resize(plane, size, grid, precision, true, true);
+            assert!(!copy.computes && filtered.computes);
+            assert!(
+                copy.bytes == filtered.bytes,
+                "{size:?} {grid:?} {precision:?}"
+            );
+            gate("identity copy", &copy.frame, plane);
+        }
+    }
+}
+
+/// What the copy's RISC-V cores read from DRAM: the level table once (512 bytes bf16), and per
+/// row segment of their run of tiles its 64-byte-aligned window of the plane row. A 64x96 plane
+/// on 2 cores: 96 pairs of tiles, 48 a core, a run of 96 tiles (48 rows of 2): 24 whole rows of
+/// 64 bytes each. A 96x32 plane (rows of 3 tiles, 128-byte pages) on 5 cores: 48 pairs as 10,
+/// 10, 10, 9, 9; core 0's reader takes tiles 0..10 (rows 0..3 whole, 128 bytes each, and row 3's
+/// first tile, 64), its writer tiles 10..20 (row 3's last two tiles, whose window is the whole
+/// 128-byte row, rows 4 and 5, and row 6's first two tiles, 64).
+#[test]
+fn identity_copy_reads_its_windows_and_the_level_table() {
+    let plane = random_plane(64, 96, 15);
+    let two = run_resize(
+        &plane,
+        (64, 96),
+        Grid { x: 2, y: 1 },
+        Precision::PORT,
+        true,
+        false,
+    );
+    gate("64x96 copy on 2 cores", &two.frame, &plane);
+    assert_eq!(two.reader_dram_reads, vec![24 * 64 + 512; 2]);
+    assert_eq!(two.writer_dram_reads, vec![24 * 64 + 512; 2]);
+    let plane = random_plane(96, 32, 16);
+    let five = run_resize(
+        &plane,
+        (96, 32),
+        Grid { x: 5, y: 1 },
+        Precision::PORT,
+        true,
+        false,
+    );
+    gate("96x32 copy on 5 cores", &five.frame, &plane);
+    assert_eq!(five.reader_dram_reads[0], 3 * 128 + 64 + 512);
+    assert_eq!(five.writer_dram_reads[0], 3 * 128 + 64 + 512);
 }
 
 /// 512×96 → 128×96 on one core, 12 blocks in row-major order: the column tiles' page sets are
@@ -345,11 +430,18 @@ fn identity_reads_one_weight_set_per_axis_per_core() {
 #[test]
 fn changing_weight_sets_are_read_copied_or_kept() {
     let plane = random_plane(512, 96, 10);
-    let (got, reads) =
-        device_resize_counted(&plane, 128, 96, Grid { x: 1, y: 1 }, Precision::PORT, false);
+    let run = run_resize(
+        &plane,
+        (128, 96),
+        Grid { x: 1, y: 1 },
+        Precision::PORT,
+        false,
+        false,
+    );
+    let reads = run.reader_dram_reads;
     gate(
         "512x96 -> 128x96 on 1 core",
-        &got,
+        &run.frame,
         &pillow_bilinear(&plane, 128, 96),
     );
     let cols = axis_filter(512, 128);

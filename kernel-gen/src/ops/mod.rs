@@ -9,6 +9,7 @@ pub mod l2_normalize;
 pub mod max_pool2;
 pub mod nms;
 pub mod resize;
+pub mod resize_copy;
 pub mod sample;
 pub mod select_keypoints;
 pub mod softmax_fold;

@@ -28,6 +28,7 @@ pub mod nms;
 pub mod pool;
 pub mod resident;
 pub mod resize;
+pub mod resize_copy;
 pub mod resize_filter;
 pub mod sample;
 pub mod select_keypoints;
@@ -139,6 +140,9 @@ pub struct PlanParams {
     /// earlier step fills ([`staged`]); off by default: by the cost model v2 it is a net loss on
     /// 12x10 and a small gain on 11x10 (docs/cost-model.md, "Staged weights").
     pub stage_weights: bool,
+    /// Whether a resize whose plane is as large as the frame runs the filter passes like any
+    /// other size instead of the copy ([`resize_copy`]): for the tests comparing the two.
+    pub filter_identity_resize: bool,
 }
 
 impl Default for PlanParams {
@@ -155,6 +159,7 @@ impl Default for PlanParams {
             outlive: BTreeSet::new(),
             external_l1: BTreeMap::new(),
             stage_weights: false,
+            filter_identity_resize: false,
         }
     }
 }
@@ -208,6 +213,9 @@ pub enum Content {
         unit_rows: u32,
         bytes: u32,
     },
+    /// The identity resize's frame value of each u8 level, 256 values of `format`
+    /// ([`resize_copy::level_bytes`]).
+    FrameLevels { format: Format },
 }
 
 /// One interleaved buffer: in DRAM, or in the program's L1 arena ([`crate::arena`]).
@@ -306,6 +314,7 @@ pub enum OpPlan {
     SoftmaxFold(softmax_fold::SoftmaxFoldPlan),
     L2Normalize(l2_normalize::L2NormalizePlan),
     Resize(resize::ResizePlan),
+    ResizeCopy(resize_copy::ResizeCopyPlan),
     Nms(nms::NmsPlan),
     SelectKeypoints(select_keypoints::SelectPlan),
     SampleDescriptors(sample::SamplePlan),
@@ -740,14 +749,30 @@ pub(crate) fn plan_with(
                 on_device.insert(&node.name);
             }
             Op::Resize { width, height } => {
-                let (resize, owned) = resize::plan_node(
-                    &node.name,
-                    &node.inputs[0],
-                    input_tensor(0)?,
-                    (*width, *height),
-                    params.grid,
-                    precision,
-                )?;
+                let plane = input_tensor(0)?;
+                let frame = (*width as u32, *height as u32);
+                let (resize, owned) = match plane {
+                    DeviceTensor::Plane { width, height }
+                        if !params.filter_identity_resize
+                            && resize_copy::is_identity((width, height), frame, precision) =>
+                    {
+                        resize_copy::plan_node(
+                            &node.name,
+                            &node.inputs[0],
+                            frame,
+                            params.grid,
+                            precision,
+                        )
+                    }
+                    _ => resize::plan_node(
+                        &node.name,
+                        &node.inputs[0],
+                        plane,
+                        (*width, *height),
+                        params.grid,
+                        precision,
+                    )?,
+                };
                 buffers.extend(owned);
                 nodes.push(resize);
                 on_device.insert(&node.name);

@@ -60,9 +60,11 @@ pub struct ResizePlan {
     pub bands: String,
 }
 
-/// The host bytes of a resize filter buffer (weights or band table); `None` for other contents.
+/// The host bytes of a resize filter buffer (weights, band table, or the identity resize's level
+/// table); `None` for other contents.
 pub fn filter_bytes(content: &Content) -> Option<Vec<u8>> {
     match content {
+        Content::FrameLevels { format } => Some(super::resize_copy::level_bytes(*format)),
         Content::ResizeWeights { input, output, .. } => {
             Some(axis_filter(*input as usize, *output as usize).pages)
         }

@@ -555,7 +555,12 @@ impl TimelineModel {
         )
         .max(reached(c, landed_waits[1], 1.0));
         let compute_pushed = pushes[1].map(|s| compute_end - c * (1.0 - s));
+        // A stage that hands nothing over (push shares 0: no later stage waits for it, e.g. a
+        // reader and a writer that share no CB) is through its block at its end.
+        let unlinked = |end: f64, shares: [f64; 2]| if shares == [0.0; 2] { end } else { 0.0 };
         after(w, waits[2], compute_pushed)
+            .max(unlinked(r, pushes[0]))
+            .max(unlinked(compute_end, pushes[1]))
     }
 
     /// The estimate of one step (program) whose cores ran the given kernels.
@@ -1168,6 +1173,21 @@ mod tests {
             ..reader
         };
         assert_eq!(M.core(&[all, compute], 0.0), even);
+    }
+
+    // Stages that hand nothing over (push shares 0: a reader and a writer sharing no CB, no
+    // compute) run side by side: the first block is the longer of the two, not their sum.
+    #[test]
+    fn stages_that_hand_nothing_over_run_side_by_side() {
+        let none = [[0.0; 2], [1.0; 2], [0.0; 2]];
+        close(
+            TimelineModel::first_block([900.0, 0.0, 700.0], none, [[0.0; 2]; 3]),
+            900.0,
+        );
+        close(
+            TimelineModel::first_block([300.0, 0.0, 700.0], none, [[0.0; 2]; 3]),
+            700.0,
+        );
     }
 
     #[test]
