@@ -834,8 +834,8 @@ impl CoreTimeline {
         self.kernels
             .iter()
             .filter(|(r, _)| *r == role)
-            .map(|(_, c)| c.total())
-            .sum()
+            // Not `sum`, whose empty f64 sum is -0.0 (a report's "-0.0" for a missing kernel).
+            .fold(0.0, |total, (_, c)| total + c.total())
     }
 }
 
@@ -1173,6 +1173,16 @@ mod tests {
             ..reader
         };
         assert_eq!(M.core(&[all, compute], 0.0), even);
+    }
+
+    // A core without a compute kernel spends +0 cycles on one (a report prints "0.0", not
+    // "-0.0", for the identity resize's missing compute).
+    #[test]
+    fn a_missing_kernel_takes_positive_zero_cycles() {
+        let t = M.core(&[kernel(KernelRole::Reader, dram_reads(4), 1, 0.0)], 0.0);
+        let none = t.of(KernelRole::Compute);
+        assert_eq!(none, 0.0);
+        assert!(none.is_sign_positive());
     }
 
     // Stages that hand nothing over (push shares 0: a reader and a writer sharing no CB, no
