@@ -49,7 +49,7 @@ const MODELED: [Modeled; 4] = [
     Modeled {
         grid: "11x10",
         precision: "port",
-        timeline_us: 350.8,
+        timeline_us: 348.9,
         stage_bound_us: 295.4,
         total_us: 272.9,
         without_scalar_us: 264.9,

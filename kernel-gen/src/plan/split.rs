@@ -159,6 +159,32 @@ fn run_rects(grid: Grid, first: u32, n: u32, by_columns: bool) -> Vec<CoreRange>
         .collect()
 }
 
+/// The work of `slices` groups of `n` cores, each taking every block split as in
+/// [`Split::sender_light`] (`pages` L1 pages of weights a slice), core `i` of group `slice` at
+/// `core(slice, i)`.
+fn group_work(
+    blocks: u32,
+    slices: u32,
+    n: u32,
+    pages: u32,
+    core: impl Fn(u32, u32) -> Core,
+) -> Vec<CoreWork> {
+    let mut work = Vec::new();
+    for slice in 0..slices {
+        let mut start = 0;
+        for (i, count) in (0..).zip(sender_light_counts(blocks, n, pages)) {
+            work.push(CoreWork {
+                core: core(slice, i),
+                start,
+                count,
+                slice,
+            });
+            start += count;
+        }
+    }
+    work
+}
+
 impl Split {
     /// `blocks` blocks over at most all cores of `grid`, the first `blocks % cores` cores taking one more.
     pub(crate) fn new(grid: Grid, blocks: u32) -> Split {
@@ -210,7 +236,9 @@ impl Split {
     /// row-major or column-major order (so each is at most three rectangles, one multicast
     /// each; the order whose groups take fewer), group `s` computing slice `s` of the output
     /// tiles; within a group the blocks are split as in [`Split::sender_light`] (a slice's
-    /// weights having `pages` L1 pages). `None` when a group would have no core.
+    /// weights having `pages` L1 pages). Where those groups need more than one rectangle each,
+    /// [`Split::tiled`] groups, one rectangle each, that give no core more blocks are taken
+    /// instead. `None` when a group would have no core.
     pub(crate) fn sliced(grid: Grid, blocks: u32, slices: u32, pages: u32) -> Option<Split> {
         let n = grid.cores().checked_div(slices)?.min(blocks);
         if n == 0 {
@@ -223,27 +251,64 @@ impl Split {
         };
         let most = |r: &[Vec<CoreRange>]| r.iter().map(Vec::len).max().unwrap_or(0);
         let by_columns = most(&rects(true)) < most(&rects(false));
-        let mut work = Vec::new();
-        for slice in 0..slices {
-            let mut start = 0;
-            for (i, count) in sender_light_counts(blocks, n, pages)
-                .into_iter()
-                .enumerate()
-            {
-                work.push(CoreWork {
-                    core: run_core(grid, slice * n + i as u32, by_columns),
-                    start,
-                    count,
-                    slice,
-                });
-                start += count;
+        if most(&rects(by_columns)) > 1 {
+            if let Some(tiled) = Split::tiled(grid, blocks, slices, pages, n) {
+                return Some(tiled);
             }
         }
+        let work = group_work(blocks, slices, n, pages, |slice, i| {
+            run_core(grid, slice * n + i, by_columns)
+        });
         Some(Split {
             blocks,
             ranges: run_rects(grid, 0, slices * n, by_columns),
             work,
             slices: rects(by_columns),
+        })
+    }
+}
+
+impl Split {
+    /// Every block on each of `slices` groups that are equal rectangles of the grid, the
+    /// largest of at most `n` cores of which `slices` fit side by side (row by row from the
+    /// grid's corner), split within a group as in [`Split::sliced`]; `None` where none fits, or
+    /// where they would give a core more blocks than `n` cores a group do. One multicast a
+    /// group: on 11×10 four groups of 25 cores (5×5) take the 150 blocks of a 80×60 conv in at
+    /// most 6 a core, as groups of 27 in rows do, whose weights go out in two rectangles each.
+    fn tiled(grid: Grid, blocks: u32, slices: u32, pages: u32, n: u32) -> Option<Split> {
+        let (w, h) = (1..=grid.x)
+            .flat_map(|w| (1..=grid.y).map(move |h| (w, h)))
+            .filter(|&(w, h)| (grid.x / w) * (grid.y / h) >= slices && w * h <= n)
+            .max_by_key(|&(w, h)| (w * h, w))?;
+        if blocks.div_ceil(w * h) > blocks.div_ceil(n) {
+            return None;
+        }
+        let across = grid.x / w;
+        let rect = |slice: u32| {
+            let start = Core {
+                x: slice % across * w,
+                y: slice / across * h,
+            };
+            CoreRange {
+                start,
+                end: Core {
+                    x: start.x + w - 1,
+                    y: start.y + h - 1,
+                },
+            }
+        };
+        let work = group_work(blocks, slices, w * h, pages, |slice, i| {
+            let origin = rect(slice).start;
+            Core {
+                x: origin.x + i % w,
+                y: origin.y + i / w,
+            }
+        });
+        Some(Split {
+            blocks,
+            ranges: (0..slices).map(rect).collect(),
+            work,
+            slices: (0..slices).map(|slice| vec![rect(slice)]).collect(),
         })
     }
 }
@@ -347,37 +412,51 @@ mod tests {
         }
         assert_eq!(s.ranges, Grid::ETH_DISPATCH.first_cores(120));
 
-        let s = Split::sliced(Grid::TENSIX_DISPATCH, 150, 4, 1).expect("4 groups of 27");
-        assert_eq!(s.work.len(), 108);
-        assert_eq!(
-            s.slices[1],
-            vec![
-                CoreRange {
-                    start: Core { x: 5, y: 2 },
-                    end: Core { x: 10, y: 2 },
+        // 11×10 in 4: groups of 27 would each be 2 rows and 5 cores (three rectangles in row or
+        // column order); 5×5 squares (2 × 2 of them in the grid's first 10 columns) take the
+        // 150 blocks in at most 6 a core too (⌈150/25⌉ = ⌈150/27⌉), one rectangle each; 25 × 6
+        // = 150 leaves the sender no slack. The grid's last column gets no work.
+        let s = Split::sliced(Grid::TENSIX_DISPATCH, 150, 4, 1).expect("4 groups of 25");
+        assert_eq!(s.work.len(), 100);
+        for slice in 0..4u32 {
+            let origin = Core {
+                x: slice % 2 * 5,
+                y: slice / 2 * 5,
+            };
+            let rect = CoreRange {
+                start: origin,
+                end: Core {
+                    x: origin.x + 4,
+                    y: origin.y + 4,
                 },
-                CoreRange {
-                    start: Core { x: 0, y: 3 },
-                    end: Core { x: 10, y: 3 },
-                },
-                CoreRange {
-                    start: Core { x: 0, y: 4 },
-                    end: Core { x: 9, y: 4 },
-                },
-            ]
-        );
-        for slice in 0..4 {
+            };
+            assert_eq!(s.slices[slice as usize], vec![rect]);
             let group: Vec<&CoreWork> = s.work.iter().filter(|w| w.slice == slice).collect();
-            let cores: u32 = s.slices[slice as usize].iter().map(CoreRange::len).sum();
-            assert_eq!((group.len(), cores), (27, 27));
-            assert!(group.iter().all(|w| s.slices[slice as usize]
+            assert_eq!(group.len(), 25);
+            assert_eq!(group[0].core, origin);
+            assert!(group
                 .iter()
-                .any(|r| (r.start.x..=r.end.x).contains(&w.core.x)
-                    && (r.start.y..=r.end.y).contains(&w.core.y))));
-            assert_eq!(group[0].count, 0);
-            assert_eq!(group.iter().map(|w| w.count).max(), Some(6));
-            assert_eq!(group.iter().map(|w| w.count).sum::<u32>(), 150);
+                .all(|w| (rect.start.x..=rect.end.x).contains(&w.core.x)
+                    && (rect.start.y..=rect.end.y).contains(&w.core.y)));
+            assert!(group.iter().all(|w| w.count == 6));
+            assert_eq!(group[24].start, 144);
         }
+        assert_eq!(s.ranges, (0..4).map(|i| s.slices[i][0]).collect::<Vec<_>>());
+        // 11×10 in 3: 36 cores a group would take rows 0..3 and part of 3 (two rectangles);
+        // 11×3 strips take ⌈150/33⌉ = 5 blocks at most, as 36 would.
+        let s = Split::sliced(Grid::TENSIX_DISPATCH, 150, 3, 1).expect("3 groups of 33");
+        assert_eq!(
+            s.slices[2],
+            vec![CoreRange {
+                start: Core { x: 0, y: 6 },
+                end: Core { x: 10, y: 8 },
+            }]
+        );
+        // Where rectangles would give a core more blocks, the groups stay consecutive: 160
+        // blocks on 4 × 27 cores are 6 at most, on 5×5 squares 7.
+        let s = Split::sliced(Grid::TENSIX_DISPATCH, 160, 4, 1).expect("4 groups of 27");
+        assert_eq!(s.work.len(), 108);
+        assert_eq!(s.slices[1].len(), 3);
         // More slices than cores: no group.
         assert_eq!(Split::sliced(Grid { x: 2, y: 1 }, 10, 4, 1), None);
     }
