@@ -920,11 +920,15 @@ mod tests {
     /// tiles, 288 KiB) a core. On 12×10, 4 slices of 30 cores (3 columns, 5 blocks a core:
     /// 5 · 4 · 36 = 720 tile matmuls a core) tie with 8 of 15 (10 blocks of 2 tiles: 720) on
     /// the matrix unit, and the reader builds half the blocks: 4. On 11×10, 4 of 27 cores
-    /// (⌈150/27⌉ = 6 blocks, 864 matmuls) tie with 8 of 13 (12 blocks of 2: 864): 4. Slices 0
+    /// (⌈150/27⌉ = 6 blocks, 864 matmuls) tie with 8 of 13 (12 blocks of 2: 864): 4, on 5×5
+    /// squares of 25 cores (the same 6 blocks at most, one multicast rectangle each). Slices 0
     /// and 1 write convPa's tiles 0–3 and 4–7 from its weights, 2 and 3 convDa's.
     #[test]
     fn convpa_and_convda_run_as_one_step_in_four_slices() {
-        for (grid, cores) in [(Grid::ETH_DISPATCH, 30), (Grid::TENSIX_DISPATCH, 27)] {
+        // A group of 30 cores a slice on 12×10 (3 columns); on 11×10 a 5×5 square
+        // (`Split::tiled`: 27 cores a group would need two or three multicast rectangles, and
+        // 150 blocks are 6 at most a core either way).
+        for (grid, cores) in [(Grid::ETH_DISPATCH, 30), (Grid::TENSIX_DISPATCH, 25)] {
             let params = PlanParams {
                 grid,
                 ..PlanParams::default()
