@@ -764,9 +764,11 @@ fn conv_slices(graph: &superpoint_graph::Graph, grid: Grid, precision: Precision
 /// Float32 activations; 4 columns of 10 cores a group; the unsliced 128→256 would not fit one
 /// core's 1427 KiB), and 256→256 1×1
 /// (convDb's) in 2, also on a 7×3 grid (groups of 10 cores as
-/// two rectangles each: a row and 3 cores, 4 cores and a row of 6; two multicasts per CB); at
-/// 40×16 (20 blocks) 64→128 3×3 in 4 slices of one output tile on an 8×8 grid (two rows of 8
-/// cores a group). Each meets the PCC gate and
+/// two rectangles each: a row and 3 cores, 4 cores and a row of 6; two multicasts per CB: 3×3
+/// squares would take 17 blocks a core, not 15); at 40×16 (20 blocks) 64→128 3×3 in 2 slices
+/// of two output tiles on an 8×8 grid, on 4×5 rectangles of 20 cores (`Split::tiled`: 20
+/// consecutive cores would be two rows and 4; in 4 slices of 16, two rows each, the cores took
+/// 2 blocks each). Each meets the PCC gate and
 /// is bit-identical to the same conv unsliced on a 7×1 grid (same products, same K order),
 /// whose slices the planner leaves at 1.
 #[test]
@@ -835,7 +837,7 @@ fn convs_sliced_over_output_channels_equal_the_unsliced_conv() {
             (40, 16),
             Grid { x: 8, y: 8 },
             Precision::PORT,
-            (4, 1),
+            (2, 1),
         ),
     ] {
         let graph = chain(width * 8, height * 8, layers);
