@@ -146,6 +146,10 @@ pub enum Trips {
     /// Once on each of the node's stage senders ([`NodeKir::stagers`]: it stages a later
     /// conv's weights, `crate::ops::stage`), never on the other cores.
     OnStager,
+    /// On a core with output blocks, the trips a [`Trips::FirstBlocks`]`(n)` loop leaves out
+    /// (`n` less its blocks, none with `n` or more): the rest of `n` steps that a block loop does
+    /// one a block (the views of the row above a writer builds and its reader waits for).
+    MissingBlocks(u32),
 }
 
 impl Trips {
@@ -167,6 +171,8 @@ impl Trips {
             Trips::LaterUnits(_) => on.units.saturating_sub(1),
             Trips::WithoutBlocks => u32::from(on.blocks == 0),
             Trips::OnStager => u32::from(on.stager),
+            Trips::MissingBlocks(n) if on.blocks > 0 => n.saturating_sub(on.blocks),
+            Trips::MissingBlocks(_) => 0,
         }
     }
 }

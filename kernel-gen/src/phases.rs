@@ -596,6 +596,9 @@ mod tests {
         assert!((h.first_push_share - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(Trips::FirstBlocks(4).on(on(9, false)), 4);
         assert_eq!(Trips::LaterBlocks(4).on(on(3, false)), 0);
+        assert_eq!(Trips::MissingBlocks(4).on(on(3, false)), 1);
+        assert_eq!(Trips::MissingBlocks(4).on(on(9, false)), 0);
+        assert_eq!(Trips::MissingBlocks(4).on(on(0, false)), 0);
     }
 
     #[test]

@@ -48,6 +48,8 @@ pub const TEMPLATES: &[(&str, &str)] = templates![
     "conv2d/weights_send.cpp.tera",
     "conv2d/stage.cpp.tera",
     "conv2d/write_block.cpp.tera",
+    "conv2d/ring_views.cpp.tera",
+    "conv2d/views_above.cpp.tera",
     "conv2d/reader.cpp.tera",
     "conv2d/frame_reader.cpp.tera",
     "conv2d/frame_compute.cpp.tera",

@@ -16,6 +16,7 @@ use crate::plan::{ConvPlan, CoreWork, NodePlan};
 
 use super::max_pool2::{ones_fill, selection_fill};
 use super::stage::Stage;
+use super::views_above::{RingCalls, ViewsAbove};
 use super::{conv_pool, frame_conv};
 
 impl Lowering for ConvPlan {
@@ -590,39 +591,61 @@ pub(crate) fn conv_writer(
     node: &NodePlan,
     c: &ConvPlan,
     compile_args: Vec<CompileArg>,
-    out: u32,
-    tile: u32,
+    (out, tile): (u32, u32),
     (blocks_per_unit, block_step): (u32, u32),
+    views: Option<&ViewsAbove>,
 ) -> Result<Kernel, KirError> {
     let mut send = WeightsSend::of(node, c)?;
     let mut body = std::mem::take(&mut send.body);
-    body.push(blocks(
-        Trips::Blocks,
-        vec![block_writes(
-            node,
-            c,
-            (out, tile),
-            blocks_per_unit / block_step,
-        )],
-    ));
+    let writes = [block_writes(
+        node,
+        c,
+        (out, tile),
+        blocks_per_unit / block_step,
+    )];
+    let mut runtime_arg_names = send.writer_arg_names();
+    let mut runtime_args = send.writer_args(node, c, |w| {
+        let skip = u32::from(c.reader_even.contains(&w.core));
+        [
+            w.start * blocks_per_unit + skip,
+            (w.count * blocks_per_unit).saturating_sub(skip),
+        ]
+    });
+    let mut compile_args = [
+        compile_args,
+        send.compile_args.clone(),
+        args(&[("block_step", block_step)]),
+    ]
+    .concat();
+    match views {
+        // Stages 0 and 1 first, then stage i + 2 before block i.
+        Some(views) => {
+            compile_args.extend(views.compile_args(&compile_args));
+            runtime_arg_names.extend(ViewsAbove::arg_names());
+            runtime_args = views.args(node, runtime_args);
+            body.extend(views.prologue(2));
+            let staged = views.staged_loops(2, &writes);
+            if staged.is_empty() {
+                body.push(blocks(Trips::Blocks, writes.to_vec()));
+            } else {
+                body.extend(staged);
+                body.push(blocks(
+                    Trips::LaterBlocks(views.staged_blocks(2)),
+                    writes.to_vec(),
+                ));
+            }
+            body.extend(views.missing_stages(2));
+            body.push(views.epilogue());
+        }
+        None => body.push(blocks(Trips::Blocks, writes.to_vec())),
+    }
     Ok(Kernel {
         role: Role::Writer,
         template: "conv2d/writer.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
-        compile_args: [
-            compile_args,
-            send.compile_args.clone(),
-            args(&[("block_step", block_step)]),
-        ]
-        .concat(),
-        runtime_arg_names: send.writer_arg_names(),
-        runtime_args: send.writer_args(node, c, |w| {
-            let skip = u32::from(c.reader_even.contains(&w.core));
-            [
-                w.start * blocks_per_unit + skip,
-                (w.count * blocks_per_unit).saturating_sub(skip),
-            ]
-        }),
+        compile_args,
+        runtime_arg_names,
+        runtime_args,
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
         body,
@@ -641,6 +664,10 @@ pub(crate) fn conv_writer(
 /// blocks a row the push comes once the first block's tap rows 0 and 1 are built, and the core's
 /// first W/32 blocks, a [`Trips::FirstBlocks`] loop, build the rows above and beside the next).
 ///
+/// With the writer's views of the row above (`above`, [`ViewsAbove`]), the reader leaves that
+/// row to the writer: it signals it once its first reads are in, and waits for each view before
+/// the page that promises it (the rest after its block loop).
+///
 /// The reader pushes the weights' rounds after the first in its first block ([`streams_rounds`],
 /// `rounds`: a [`Trips::FirstBlocks`] loop of one block; with shifted views and whole blocks a
 /// row followed by a [`Trips::BlocksBetween`] loop over the other blocks that build the rows
@@ -648,14 +675,16 @@ pub(crate) fn conv_writer(
 /// steps need it, the rest after its hand-offs; with them, while the block's reads travel, the
 /// rounds of tap rows 0 and 1 (which the compute reads before it waits for the block's page),
 /// then the page, then the others.
-fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Rounds) -> Vec<Call> {
+fn conv_reader_body(
+    c: &ConvPlan,
+    input: &str,
+    cbs: [u32; 3],
+    above: Option<&ViewsAbove>,
+    rounds: &mut Rounds,
+) -> Vec<Call> {
     let [im2col, ring, zero] = cbs;
-    let fetch = |blocks: u32| Call::DramRead {
-        buffer: input.to_string(),
-        pages: blocks * c.in_tiles,
-        page_bytes: c.tile_bytes,
-        cb: ring,
-    };
+    let ring_calls = RingCalls { c, input, ring };
+    let fetch = |blocks: u32| ring_calls.fetch(blocks);
     let mut body = vec![
         Call::CbReserve { cb: zero, pages: 1 },
         // `zero_fill`: 64 zero bytes stored, doubled by local NoC copies.
@@ -677,23 +706,8 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
         // side get views: W/32, one more with half rows), however the prologue and the loop
         // share them.
         let beyond = c.width / 32 + u32::from(c.half_rows());
-        // A block's views: both moved by one face row (a read each, `start_views`), then the
-        // first or last row of each face of each view fixed (a read per 16-column half,
-        // `finish_views`).
-        let moves = |blocks: u32| Call::L1Copy {
-            from: ring,
-            cb: ring,
-            tiles: blocks * 2 * c.in_tiles,
-            row_bytes: c.tile_bytes / 64,
-            transfers: blocks * 2,
-        };
-        let fixes = |blocks: u32| Call::L1Copy {
-            from: ring,
-            cb: ring,
-            tiles: 0,
-            row_bytes: c.tile_bytes / 64,
-            transfers: blocks * 2 * 2 * 2 * c.in_tiles,
-        };
+        let moves = |blocks: u32| ring_calls.moves(blocks);
+        let fixes = |blocks: u32| ring_calls.fixes(blocks);
         // With half rows, the half parts of the core's blocks, W/32 before and W/32 + 1 after:
         // face pairs (half tiles) of the views.
         let halves = |blocks: u32| Call::L1Copy {
@@ -716,7 +730,8 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
         ]);
         // A block's reads (`fetched` blocks), views started and finished, its page pushed; in
         // the core's first block (`landed`) the weights' rounds of tap rows 0 and 1 before the
-        // page, the others after it.
+        // page, the others after it; in a catch-up block (more than its own view to finish)
+        // with the writer's views above, the wait for the one its page promises.
         let step = |[fetched, started, finished]: [u32; 3],
                     landed: &mut dyn FnMut(u32) -> Vec<Call>| {
             let mut step = vec![
@@ -732,6 +747,9 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
                 step.push(halves(1));
             }
             step.extend(landed(2 * 3 * c.in_tiles * c.slice_tiles()));
+            if let Some(above) = above.filter(|_| finished > 1) {
+                step.extend(above.finished());
+            }
             step.push(Call::CbPush {
                 cb: im2col,
                 pages: c.im2col_pages(),
@@ -764,17 +782,28 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
             // beside each: a read while i < W/32 − 4, a start while i < W/32 − 2, a finish
             // while i < W/32 − 1; then one of each a block. Reads before the push count one
             // fewer (the last block reads none): exact totals.
+            // With the writer's views above, the pipeline above is the writer's: the reader
+            // reads and builds one trailing range, signals the writer after its first reads and
+            // waits for the writer's first view before the push.
             let rb = beyond;
-            let trailing = |i: u32| [4, 2, 1].map(|ahead| if i + ahead < rb { 3 } else { 1 });
+            let trailing_ranges = if above.is_some() { 1 } else { 2 };
+            let trailing =
+                |i: u32| [4, 2, 1].map(|ahead| 1 + trailing_ranges * u32::from(i + ahead < rb));
+            body.push(fetch(trailing_ranges * rb.min(4) + 2));
+            if let Some(above) = above {
+                body.extend(above.ready());
+            }
             body.extend([
-                fetch(2 * rb.min(4) + 2),
-                moves(2 * rb.min(2) + 1),
-                fixes(2),
-                Call::CbPush {
-                    cb: ring,
-                    pages: c.ring_pages(),
-                },
+                moves(trailing_ranges * rb.min(2) + 1),
+                fixes(trailing_ranges),
             ]);
+            if let Some(above) = above {
+                body.extend(above.finished());
+            }
+            body.push(Call::CbPush {
+                cb: ring,
+                pages: c.ring_pages(),
+            });
             // Runs of blocks [from, to) that do the same; the core's first block also pushes
             // the weights' later rounds (its own loop when that makes it differ).
             let last = rb.saturating_sub(1);
@@ -803,6 +832,9 @@ fn conv_reader_body(c: &ConvPlan, input: &str, cbs: [u32; 3], rounds: &mut Round
             }
             let later_from = last.max(u32::from(own_first));
             body.push(blocks(Trips::LaterBlocks(later_from), step([1; 3], none)));
+            if let Some(above) = above {
+                body.push(above.finished_after());
+            }
         }
         return body;
     }
@@ -924,6 +956,7 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
     let [tile_bytes, fp32] = format_args(format);
     let residents = conv_residents(node, c)?;
     let multicast = Multicast::of(node, &residents)?;
+    let views = ViewsAbove::of(node, c, &input, ring)?;
     let shape = args(&[
         ("in_channels", c.in_channels),
         ("height", c.height),
@@ -966,12 +999,13 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
             c,
             &input,
             [im2col, ring, zero],
+            views.as_ref(),
             &mut Rounds::after_prologue(&multicast, &residents, c),
         ),
     };
     add_conv_weights_fill(&mut reader, node, c)?;
     if c.pooled {
-        return conv_pool::kernels(node, c, reader, [shape, ring_args].concat());
+        return conv_pool::kernels(node, c, reader, [shape, ring_args].concat(), views.as_ref());
     }
     let identity = identity_cb(node, c)?;
     // The first block waits for the weights' rounds as its K steps need them.
@@ -998,6 +1032,6 @@ fn conv_kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> 
         ),
         true,
     )?;
-    let writer = conv_writer(node, c, shape, out, tile, (1, 1))?;
+    let writer = conv_writer(node, c, shape, (out, tile), (1, 1), views.as_ref())?;
     Ok(vec![reader, compute, writer])
 }

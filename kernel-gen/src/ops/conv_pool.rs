@@ -44,6 +44,7 @@ use crate::plan::{ConvPlan, NodePlan};
 
 use super::conv2d::{conv_compute, conv_streamed_block, group_matmul, weight_waits, WeightsSend};
 use super::max_pool2::{pooled_writes, select_tiles};
+use super::views_above::ViewsAbove;
 
 /// The fused step's kernels: the conv's `reader` as it is, the fused compute (with the conv
 /// compute's compile args `compile_args`) and the pool writer.
@@ -52,6 +53,7 @@ pub(crate) fn kernels(
     c: &ConvPlan,
     reader: Kernel,
     compile_args: Vec<CompileArg>,
+    views: Option<&ViewsAbove>,
 ) -> Result<Vec<Kernel>, KirError> {
     let [im2col, row, select, identity, vmax, out, weights] = [
         "cb_im2col",
@@ -177,40 +179,52 @@ pub(crate) fn kernels(
     // A core's units: a pooled output block, or half of one (its first half tile written).
     let [tile_bytes, fp32] = format_args(Format::Bf16);
     let mut send = WeightsSend::of(node, c)?;
+    let mut compile_args = [
+        args(&[
+            ("width", c.width),
+            ("unit_blocks", wide),
+            tile_bytes,
+            fp32,
+            ("weight_parts", c.weight_parts),
+            ("k_tiles", c.k_tiles),
+            ("out_tiles", c.out_tiles),
+            ("slice_tiles", slice_tiles),
+            ("weight_page_tiles", c.weight_page_tiles),
+        ]),
+        send.compile_args.clone(),
+    ]
+    .concat();
+    let mut runtime_arg_names = send.writer_arg_names();
+    let mut runtime_args = send.writer_args(node, c, |w| [w.start, w.count]);
+    let mut body = std::mem::take(&mut send.body);
+    // With the views above, every stage before the first pooled tile: stage 0, then stage i + 1
+    // in the reader's block i (the compute pools nothing before its first unit's lower row).
+    if let Some(views) = views {
+        compile_args.extend(views.compile_args(&compile_args));
+        runtime_arg_names.extend(ViewsAbove::arg_names());
+        runtime_args = views.args(node, runtime_args);
+        body.extend(views.prologue(1));
+        body.extend(views.staged_loops(1, &[]));
+        body.extend(views.missing_stages(1));
+        body.push(views.epilogue());
+    }
+    body.push(pooled_writes(
+        node,
+        out,
+        Format::Bf16.tile_bytes() / 2 * wide,
+        slice_tiles,
+        Trips::Units(2 * wide),
+    ));
     let writer = Kernel {
         role: Role::Writer,
         template: "max_pool2/conv_writer.cpp.tera".into(),
         ranges: node.split.ranges.clone(),
-        compile_args: [
-            args(&[
-                ("width", c.width),
-                ("unit_blocks", wide),
-                tile_bytes,
-                fp32,
-                ("weight_parts", c.weight_parts),
-                ("k_tiles", c.k_tiles),
-                ("out_tiles", c.out_tiles),
-                ("slice_tiles", slice_tiles),
-                ("weight_page_tiles", c.weight_page_tiles),
-            ]),
-            send.compile_args.clone(),
-        ]
-        .concat(),
-        runtime_arg_names: send.writer_arg_names(),
-        runtime_args: send.writer_args(node, c, |w| [w.start, w.count]),
+        compile_args,
+        runtime_arg_names,
+        runtime_args,
         precision: None,
         unpack_to_dest_fp32: Vec::new(),
-        body: [
-            std::mem::take(&mut send.body),
-            vec![pooled_writes(
-                node,
-                out,
-                Format::Bf16.tile_bytes() / 2 * wide,
-                slice_tiles,
-                Trips::Units(2 * wide),
-            )],
-        ]
-        .concat(),
+        body,
     };
     Ok(vec![reader, compute, writer])
 }

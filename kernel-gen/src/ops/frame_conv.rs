@@ -313,7 +313,7 @@ pub fn kernels(node: &NodePlan, c: &ConvPlan) -> Result<Vec<Kernel>, KirError> {
         .concat(),
     };
     let block_step = if reader_out.is_some() { 2 } else { 1 };
-    let writer = conv_writer(node, c, shape, out, tile, (row_tiles, block_step))?;
+    let writer = conv_writer(node, c, shape, (out, tile), (row_tiles, block_step), None)?;
     Ok(vec![reader, compute, writer])
 }
 

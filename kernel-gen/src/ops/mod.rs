@@ -14,3 +14,4 @@ pub mod sample;
 pub mod select_keypoints;
 pub mod softmax_fold;
 pub mod stage;
+pub mod views_above;

@@ -107,6 +107,10 @@ pub struct ConvPlan {
     /// links ([`super::frame_conv::reader_writes_even`]). Empty for every other conv.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reader_even: Vec<Core>,
+    /// The writer builds the views of the row above each core's first output block
+    /// ([`super::writer_views`]); the reader those beside and below.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub writer_views: bool,
 }
 
 /// A conv fused into another conv's step ([`ConvPlan::fused`]): it reads the same input with the
@@ -276,7 +280,7 @@ pub const BIAS_CB_NAME: &str = "cb_bias";
 /// NoC transfer the cost model distinguishes).
 pub const WEIGHT_PAGE_TILES: u32 = 8;
 /// Bytes of a data-less `cb_im2col` page (shifted views): the L1 alignment.
-const TOKEN_BYTES: u32 = 16;
+pub(crate) const TOKEN_BYTES: u32 = 16;
 /// Pages of `cb_im2col` with shifted views: output blocks the reader may complete ahead of the
 /// compute (double-buffered, as the planner requires for shifted views).
 pub const SHIFTED_TOKENS: u32 = 2;
@@ -640,6 +644,7 @@ pub(super) fn plan_node(
             .collect(),
         weights_in_l1,
         reader_even: Vec::new(),
+        writer_views: false,
     };
     let identity_tiles = u32::from(row_runs.identity_bias);
     // Resident weights and bias (unless in their buffers' L1 copies), identity tile, the ring

@@ -35,6 +35,7 @@ pub mod select_keypoints;
 pub mod softmax_fold;
 pub mod split;
 pub mod staged;
+pub mod writer_views;
 
 pub use conv::ConvPlan;
 pub use pool::PoolPlan;
@@ -143,6 +144,9 @@ pub struct PlanParams {
     /// Whether a resize whose plane is as large as the frame runs the filter passes like any
     /// other size instead of the copy ([`resize_copy`]): for the tests comparing the two.
     pub filter_identity_resize: bool,
+    /// Whether the readers of shifted-view convs build every view, their writers none
+    /// ([`writer_views`]): for the tests comparing the two.
+    pub views_on_reader: bool,
 }
 
 impl Default for PlanParams {
@@ -160,6 +164,7 @@ impl Default for PlanParams {
             external_l1: BTreeMap::new(),
             stage_weights: false,
             filter_identity_resize: false,
+            views_on_reader: false,
         }
     }
 }
@@ -986,6 +991,9 @@ pub(crate) fn plan_with(
             .map(|n| (n.output.as_str(), n.inputs.as_slice())),
     );
     staged::add_stage_cbs(&mut nodes, &buffers)?;
+    if !params.views_on_reader {
+        writer_views::assign(&mut nodes);
+    }
     let planned = Plan {
         grid: params.grid,
         limits: params.limits,

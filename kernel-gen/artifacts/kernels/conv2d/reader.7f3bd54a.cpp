@@ -38,11 +38,11 @@
 // rows 0 and 1 already are with the previous block's page, or the ring's push: the compute
 // starts on them before it waits; with whole blocks a row the push comes once the first
 // block's tap rows 0 and 1 are built, and the views above and beside the next blocks are
-// built over the first W/32 blocks); the
-// ring keeps, besides the blocks ahead and the tap rows of b, those of the two blocks the
-// compute may still be reading (cb_im2col holds two pages).
-#include <type_traits>
-
+// built over the first W/32 blocks, those above by the writer where the node has a cb_above:
+// conv2d/ring_views.cpp.tera, conv2d/views_above.cpp.tera); the ring keeps, besides the blocks
+// ahead and the tap rows of b, those of the two blocks the compute may still be reading
+// (cb_im2col holds two pages). The ring's geometry and its reads and views are
+// conv2d/ring_views.cpp.tera's RingViews.
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t in_channels = get_compile_time_arg_val(0);
@@ -100,6 +100,12 @@ void fill_words(uint32_t l1, uint32_t bytes, uint32_t word) {
 // Zeroes `bytes` (a multiple of 64) of L1 from `l1` ([`fill_words`]).
 void zero_fill(uint32_t l1, uint32_t bytes) { fill_words(l1, bytes, 0); }
 
+// The ring of a shifted-view conv (conv2d/reader.cpp.tera), shared by its reader and, where the
+// writer builds the views of the row above the core's first output block (views_above.cpp.tera),
+// its writer: the ring's geometry and RingViews, which reads its blocks and builds their views.
+// Needs the shape's compile args (height, width, in_tiles, tile_bytes, fp32, shifted,
+// ring_blocks, input_dram).
+#include <type_traits>
 
 namespace {
 
@@ -116,6 +122,116 @@ constexpr bool half_rows = shifted != 0 && cols % 32 == 16;
 constexpr uint32_t parts = half_rows ? 2 : 1;
 // Blocks either side of an output block whose views its tap rows read.
 constexpr int32_t reach = row_blocks + (half_rows ? 1 : 0);
+// With shifted views the ring starts with the zero part.
+constexpr uint32_t zero_parts = shifted != 0 ? 1 : 0;
+constexpr uint32_t ring_pages = (zero_parts + ring_blocks * parts) * views * in_tiles;
+constexpr uint32_t face_bytes = tile_bytes / 4;
+constexpr uint32_t row_bytes = tile_bytes / 64;
+
+// L1 address of row `row`, column half `half` (16 columns) of the tile at `tile`.
+constexpr uint32_t row_at(uint32_t tile, uint32_t row, uint32_t half) {
+    return tile + (row / 16 * 2 + half) * face_bytes + row % 16 * row_bytes;
+}
+
+// The ring at ring_l1 of a core whose last output block is `last`, the zero tile at zero_l1.
+struct RingViews {
+    uint32_t ring_l1;
+    uint32_t zero_l1;
+    InterleavedAddrGenFast<input_dram != 0> input;
+    int32_t last;
+
+    // View v (dx = v - views / 2) of channel tile c of part `part` (0: the block's views, 1:
+    // the half part) of ring slot q % ring_blocks (0 <= q <= in_blocks).
+    uint32_t part_l1(int32_t q, uint32_t part, uint32_t v, uint32_t c) const {
+        const uint32_t at = zero_parts + static_cast<uint32_t>(q) % ring_blocks * parts + part;
+        return ring_l1 + ((at * views + v) * in_tiles + c) * tile_bytes;
+    }
+    uint32_t view_l1(int32_t q, uint32_t v, uint32_t c) const { return part_l1(q, 0, v, c); }
+    uint32_t slot_l1(int32_t q, uint32_t c) const { return view_l1(q, views / 2, c); }
+
+    // Block q's pages into its slot (none outside the image).
+    void fetch(int32_t q) const {
+        if (q < 0 || q >= in_blocks) {
+            return;
+        }
+        for (uint32_t c = 0; c < in_tiles; ++c) {
+            noc_async_read_page(static_cast<uint32_t>(q) * in_tiles + c, input, slot_l1(q, c));
+        }
+    }
+    // The taps of blocks up to `last` read the views of blocks up to last + reach, built from
+    // the blocks one further.
+    void fetch_needed(int32_t q) const {
+        if (q <= last + reach + 1) {
+            fetch(q);
+        }
+    }
+    bool needs_views(int32_t q) const { return q >= 0 && q < in_blocks && q <= last + reach; }
+    // The views of block q moved by one face row in memory (all channel tiles at once): every
+    // row whose source is in the same face lands in place.
+    void start_views(int32_t q) const {
+        if (!needs_views(q)) {
+            return;
+        }
+        const uint32_t bytes = in_tiles * tile_bytes - row_bytes;
+        noc_async_read(get_noc_addr(slot_l1(q, 0)), view_l1(q, 0, 0) + row_bytes, bytes);
+        noc_async_read(get_noc_addr(slot_l1(q, 0) + row_bytes), view_l1(q, 2, 0), bytes);
+    }
+    // Then (after a barrier: the same bytes) the first (dx = -1) or last (dx = +1) row of each
+    // face, whose source is in the other face row, the neighbouring block, or outside the
+    // image row; W being a multiple of 16, image rows start and end only there.
+    void finish_views(int32_t q) const {
+        if (!needs_views(q)) {
+            return;
+        }
+        for (int32_t dx = -1; dx <= 1; dx += 2) {
+            for (uint32_t c = 0; c < in_tiles; ++c) {
+                const uint32_t view = view_l1(q, static_cast<uint32_t>(1 + dx), c);
+                for (uint32_t face_row = 0; face_row < 2; ++face_row) {
+                    const uint32_t r = face_row * 16 + (dx < 0 ? 0 : 15);
+                    const int32_t p = q * 32 + static_cast<int32_t>(r);
+                    const int32_t s = p + dx;
+                    const bool row_end = dx < 0 ? p % cols == 0 : p % cols == cols - 1;
+                    uint32_t src = zero_l1;
+                    uint32_t s_row = 0;
+                    if (!row_end && s >= 0 && s < rows * cols) {
+                        src = slot_l1(s / 32, c);
+                        s_row = static_cast<uint32_t>(s % 32);
+                    }
+                    for (uint32_t half = 0; half < 2; ++half) {
+                        noc_async_read(get_noc_addr(row_at(src, s_row, half)), row_at(view, r, half), row_bytes);
+                    }
+                }
+            }
+        }
+    }
+    // With `half_rows`, the half part of slot p (0 <= p <= in_blocks) from the finished views
+    // of blocks p - 1 and p (zero outside the image): two 1 KiB face pairs a tile.
+    void build_half(int32_t p) const {
+        if (!half_rows || p < 0 || p > in_blocks || p > last + reach) {
+            return;
+        }
+        constexpr uint32_t half_bytes = 2 * face_bytes;
+        for (uint32_t v = 0; v < views; ++v) {
+            for (uint32_t c = 0; c < in_tiles; ++c) {
+                const uint32_t dst = part_l1(p, 1, v, c);
+                const uint32_t above = p > 0 ? view_l1(p - 1, v, c) + half_bytes : zero_l1;
+                const uint32_t below = p < in_blocks ? view_l1(p, v, c) : zero_l1;
+                noc_async_read(get_noc_addr(above), dst, half_bytes);
+                noc_async_read(get_noc_addr(below), dst + half_bytes, half_bytes);
+            }
+        }
+    }
+};
+
+// The reader builds every view.
+constexpr bool writer_views = false;
+void ring_ready() {}
+void above_finished() {}
+
+}  // namespace
+
+namespace {
+
 static_assert(shifted == 0 ? ring_blocks == 2 * ring_reach + 1
                            : kernel == 3 && pad == 1 && in_channels % 32 == 0 && cols % 16 == 0 &&
                                  rows * cols % 32 == 0 && ring_reach == row_blocks + (half_rows ? 4 : 2) &&
@@ -126,8 +242,6 @@ static_assert(shifted != 0 || im2col_handoff == (in_channels % 32 != 0 ? k_tiles
                                                  : kernel == 3 && pad == 1 ? 3 * in_tiles
                                                  : kernel == 1 ? 1 : in_tiles),
               "the plan's hand-offs do not match the reader");
-constexpr uint32_t face_bytes = tile_bytes / 4;
-constexpr uint32_t row_bytes = tile_bytes / 64;
 
 // The offset of element (i, j) in a 32x32 tile: four 16x16 faces, each row-major.
 constexpr uint32_t face_offset(uint32_t i, uint32_t j) { return (i / 16 * 2 + j / 16) * 256 + (i % 16) * 16 + j % 16; }
@@ -164,11 +278,6 @@ void write_identity(uint32_t cb) {
         tile[face_offset(r, r)] = 0x3F80;
     }
     cb_push_back(cb, 1);
-}
-
-// L1 address of row `row`, column half `half` (16 columns) of the tile at `tile`.
-constexpr uint32_t row_at(uint32_t tile, uint32_t row, uint32_t half) {
-    return tile + (row / 16 * 2 + half) * face_bytes + row % 16 * row_bytes;
 }
 
 // Copies rows [s, s + n) of the tile at L1 address src to rows [r, r + n) of the tile at dst
@@ -373,29 +482,11 @@ void kernel_main() {
     const uint32_t zero_l1 = get_write_ptr(cb_zero);
     zero_fill(zero_l1, tile_bytes);
 
-    const InterleavedAddrGenFast<input_dram != 0> input{input_addr, tile_bytes, activation_format};
-    // With shifted views the ring starts with the zero part.
-    constexpr uint32_t zero_parts = shifted != 0 ? 1 : 0;
-    constexpr uint32_t ring_pages = (zero_parts + ring_blocks * parts) * views * in_tiles;
     cb_reserve_back(cb_ring, ring_pages);
-    const uint32_t ring_l1 = get_write_ptr(cb_ring);
-    // View v (dx = v - views / 2) of channel tile c of part `part` (0: the block's views, 1:
-    // the half part) of ring slot q % ring_blocks (0 <= q <= in_blocks).
-    auto part_l1 = [&](int32_t q, uint32_t part, uint32_t v, uint32_t c) {
-        const uint32_t at = zero_parts + static_cast<uint32_t>(q) % ring_blocks * parts + part;
-        return ring_l1 + ((at * views + v) * in_tiles + c) * tile_bytes;
-    };
-    auto view_l1 = [&](int32_t q, uint32_t v, uint32_t c) { return part_l1(q, 0, v, c); };
-    auto slot_l1 = [&](int32_t q, uint32_t c) { return view_l1(q, views / 2, c); };
-    auto fetch = [&](int32_t q) {
-        if (q < 0 || q >= in_blocks) {
-            return;
-        }
-        for (uint32_t c = 0; c < in_tiles; ++c) {
-            noc_async_read_page(static_cast<uint32_t>(q) * in_tiles + c, input, slot_l1(q, c));
-        }
-    };
     const int32_t first = static_cast<int32_t>(block_start);
+    const RingViews ring{get_write_ptr(cb_ring), zero_l1, {input_addr, tile_bytes, activation_format},
+                         first + static_cast<int32_t>(block_count) - 1};
+    const uint32_t ring_l1 = ring.ring_l1;
 
     // A core without output blocks (the weights' sender, plan::Split::sender_light) reads none.
     if (block_count == 0) {
@@ -406,71 +497,8 @@ void kernel_main() {
         return;
     }
     if constexpr (shifted != 0) {
-        const int32_t last = first + static_cast<int32_t>(block_count) - 1;
+        const int32_t last = ring.last;
         constexpr int32_t ahead = static_cast<int32_t>(ring_reach);
-        // The taps of blocks [first, last] read the views of blocks [first - reach,
-        // last + reach], built from the blocks one further either side.
-        auto fetch_needed = [&](int32_t q) {
-            if (q <= last + reach + 1) {
-                fetch(q);
-            }
-        };
-        auto needs_views = [&](int32_t q) { return q >= 0 && q < in_blocks && q <= last + reach; };
-        // The views of block q moved by one face row in memory (all channel tiles at once):
-        // every row whose source is in the same face lands in place.
-        auto start_views = [&](int32_t q) {
-            if (!needs_views(q)) {
-                return;
-            }
-            const uint32_t bytes = in_tiles * tile_bytes - row_bytes;
-            noc_async_read(get_noc_addr(slot_l1(q, 0)), view_l1(q, 0, 0) + row_bytes, bytes);
-            noc_async_read(get_noc_addr(slot_l1(q, 0) + row_bytes), view_l1(q, 2, 0), bytes);
-        };
-        // Then (after a barrier: the same bytes) the first (dx = -1) or last (dx = +1) row of
-        // each face, whose source is in the other face row, the neighbouring block, or outside
-        // the image row; W being a multiple of 16, image rows start and end only there.
-        auto finish_views = [&](int32_t q) {
-            if (!needs_views(q)) {
-                return;
-            }
-            for (int32_t dx = -1; dx <= 1; dx += 2) {
-                for (uint32_t c = 0; c < in_tiles; ++c) {
-                    const uint32_t view = view_l1(q, static_cast<uint32_t>(1 + dx), c);
-                    for (uint32_t face_row = 0; face_row < 2; ++face_row) {
-                        const uint32_t r = face_row * 16 + (dx < 0 ? 0 : 15);
-                        const int32_t p = q * 32 + static_cast<int32_t>(r);
-                        const int32_t s = p + dx;
-                        const bool row_end = dx < 0 ? p % cols == 0 : p % cols == cols - 1;
-                        uint32_t src = zero_l1;
-                        uint32_t s_row = 0;
-                        if (!row_end && s >= 0 && s < rows * cols) {
-                            src = slot_l1(s / 32, c);
-                            s_row = static_cast<uint32_t>(s % 32);
-                        }
-                        for (uint32_t half = 0; half < 2; ++half) {
-                            noc_async_read(get_noc_addr(row_at(src, s_row, half)), row_at(view, r, half), row_bytes);
-                        }
-                    }
-                }
-            }
-        };
-        // With `half_rows`, the half part of slot p (0 <= p <= in_blocks) from the finished views
-        // of blocks p - 1 and p (zero outside the image): two 1 KiB face pairs a tile.
-        auto build_half = [&](int32_t p) {
-            if (!half_rows || p < 0 || p > in_blocks || p > last + reach) {
-                return;
-            }
-            constexpr uint32_t half_bytes = 2 * face_bytes;
-            for (uint32_t v = 0; v < views; ++v) {
-                for (uint32_t c = 0; c < in_tiles; ++c) {
-                    const uint32_t dst = part_l1(p, 1, v, c);
-                    const uint32_t above = p > 0 ? view_l1(p - 1, v, c) + half_bytes : zero_l1;
-                    const uint32_t below = p < in_blocks ? view_l1(p, v, c) : zero_l1;
-                    noc_async_read(get_noc_addr(above), dst, half_bytes);
-                    noc_async_read(get_noc_addr(below), dst + half_bytes, half_bytes);
-                }
-            }
-        };
         zero_fill(ring_l1, views * in_tiles * tile_bytes);
         // With whole blocks a row, the ring's push promises only the first block's tap rows 0
         // and 1 (the views of first - W/32 and first) and the views of the rows above and
@@ -479,7 +507,11 @@ void kernel_main() {
         // [first - W/32, first) (above) and [first, first + W/32) (beside) come from two
         // pipelines that trail the block loop's own (fetch q + 2, start the views of q + 1,
         // finish those of q, one barrier a block): each reads the blocks of its range and the
-        // one before it, the lower of the next range's (`owns`), so none is read twice.
+        // one before it, the lower of the next range's (`owns`), so none is read twice. With
+        // `writer_views` the writer runs the pipeline above (conv2d/views_above.cpp.tera) once
+        // this reader has zeroed the zero tile and read blocks first - 1 and first
+        // (cb_ring_ready), and says each of its views is finished (cb_above) before the page
+        // that promises it.
         constexpr int32_t catch_up_blocks = half_rows ? 0 : row_blocks;
         const int32_t above = first - row_blocks;
         const int32_t beside = first;
@@ -488,58 +520,67 @@ void kernel_main() {
         // Stage `q` of the pipeline over the views of [lo, hi): fetch q + 2, start q + 1, finish q.
         auto trail = [&](int32_t q, int32_t lo, int32_t hi) {
             if (owns(q + 2, lo, hi)) {
-                fetch_needed(q + 2);
+                ring.fetch_needed(q + 2);
             }
             if (q + 1 >= lo && q + 1 < hi) {
-                start_views(q + 1);
+                ring.start_views(q + 1);
             }
             if (q >= lo && q < hi) {
-                finish_views(q);
+                ring.finish_views(q);
             }
         };
         if constexpr (half_rows) {
             for (int32_t q = first - reach - 1; q < first + ahead; ++q) {
-                fetch_needed(q);
+                ring.fetch_needed(q);
             }
             noc_async_read_barrier();
             for (int32_t q = first - reach; q <= first + ahead - 2; ++q) {
-                start_views(q);
+                ring.start_views(q);
             }
             noc_async_read_barrier();
             for (int32_t q = first - reach; q <= first + ahead - 3; ++q) {
-                finish_views(q);
+                ring.finish_views(q);
             }
             noc_async_read_barrier();
             for (int32_t p = first - row_blocks; p <= first + ahead - 4; ++p) {
-                build_half(p);
+                ring.build_half(p);
             }
         } else {
             // The trailing pipelines' first stages up to the views of `above` and `beside`,
             // and the block loop's up to the views of `below` started.
-            for (int32_t q = above - 1; q < above + 3; ++q) {
-                if (owns(q, above, beside)) {
-                    fetch_needed(q);
+            if constexpr (!writer_views) {
+                for (int32_t q = above - 1; q < above + 3; ++q) {
+                    if (owns(q, above, beside)) {
+                        ring.fetch_needed(q);
+                    }
                 }
             }
             for (int32_t q = beside - 1; q < beside + 3; ++q) {
                 if (owns(q, beside, below)) {
-                    fetch_needed(q);
+                    ring.fetch_needed(q);
                 }
             }
             for (int32_t q = below - 1; q <= below + 1; ++q) {
-                fetch_needed(q);
+                ring.fetch_needed(q);
             }
             noc_async_read_barrier();
+            ring_ready();
             for (int32_t q = 0; q < 2 && q < row_blocks; ++q) {
-                start_views(above + q);
-                start_views(beside + q);
+                if constexpr (!writer_views) {
+                    ring.start_views(above + q);
+                }
+                ring.start_views(beside + q);
             }
-            start_views(below);
+            ring.start_views(below);
             noc_async_read_barrier();
-            finish_views(above);
-            finish_views(beside);
+            if constexpr (!writer_views) {
+                ring.finish_views(above);
+            }
+            ring.finish_views(beside);
         }
         noc_async_read_barrier();
+        // The views of `above` too (tap row 0 of the first block).
+        above_finished();
         // The weights' first round; the others in the first block (block_step).
         weights_landed(1);
         cb_push_back(cb_ring, ring_pages);
@@ -556,18 +597,24 @@ void kernel_main() {
         // reader never waits for the compute before it has pushed every round.
         auto block_step = [&](int32_t b, bool catch_up) {
             cb_reserve_back(cb_im2col, 1);
-            fetch_needed(b + ahead);
-            start_views(b + ahead - 1);
-            finish_views(b + ahead - 2);
-            build_half(b + ahead - 3);
+            ring.fetch_needed(b + ahead);
+            ring.start_views(b + ahead - 1);
+            ring.finish_views(b + ahead - 2);
+            ring.build_half(b + ahead - 3);
             if (catch_up) {
-                trail(b + 1 - row_blocks, above, beside);
+                if constexpr (!writer_views) {
+                    trail(b + 1 - row_blocks, above, beside);
+                }
                 trail(b + 1, beside, below);
             }
             if (b == first) {
                 weights_landed(rounds_holding(2 * views * in_tiles * slice_tiles));
             }
             noc_async_read_barrier();
+            // The views of block b + 1 - W/32, the (b + 2 - first)-th the writer builds.
+            if (catch_up && b + 1 - first < row_blocks) {
+                above_finished();
+            }
             cb_push_back(cb_im2col, 1);
             if (b == first) {
                 weights_landed(weight_slabs);
@@ -580,11 +627,17 @@ void kernel_main() {
         for (int32_t b = caught_up; b <= last; ++b) {
             block_step(b, false);
         }
+        // The writer's views above that no block of a run shorter than W/32 waited for.
+        if constexpr (writer_views) {
+            for (int32_t j = caught_up - first + 1; j < row_blocks; ++j) {
+                above_finished();
+            }
+        }
         return;
     }
 
     for (int32_t q = first - static_cast<int32_t>(ring_reach); q <= first + static_cast<int32_t>(ring_reach); ++q) {
-        fetch(q);
+        ring.fetch(q);
     }
     // The weights' first round; the others in the first block, each before the first im2col
     // hand-off whose K steps need it, so the compute starts on the first rounds while the
@@ -630,7 +683,7 @@ void kernel_main() {
                         ++n;
                     }
                     for (uint32_t c = c0; c < c1; ++c) {
-                        const uint32_t src = q < 0 ? zero_l1 : slot_l1(q / 32, c);
+                        const uint32_t src = q < 0 ? zero_l1 : ring.slot_l1(q / 32, c);
                         copy_rows(src, s, tile_l1(tap, c), r, n);
                     }
                     r += n;
@@ -663,7 +716,7 @@ void kernel_main() {
                                 continue;
                             }
                             for (uint32_t c = 0; c < in_tiles; ++c) {
-                                const uint32_t src = q < 0 ? zero_l1 : slot_l1(q / 32, c);
+                                const uint32_t src = q < 0 ? zero_l1 : ring.slot_l1(q / 32, c);
                                 copy_rows(src, q < 0 ? r : static_cast<uint32_t>(q) % 32, tile_l1(tap, c), r, 1);
                             }
                         }
@@ -690,7 +743,7 @@ void kernel_main() {
                 copy_rows(zero_l1, 0, out_l1 + t * tile_bytes, 0, 32);
             }
             noc_async_read_barrier();
-            const volatile element_t* ring = reinterpret_cast<volatile element_t*>(ring_l1);
+            const volatile element_t* ring_data = reinterpret_cast<volatile element_t*>(ring_l1);
             volatile element_t* out = reinterpret_cast<volatile element_t*>(out_l1);
             for (uint32_t r = 0; r < 32; ++r) {
                 if (ys[r] >= rows) {
@@ -704,7 +757,7 @@ void kernel_main() {
                     if (sy >= 0 && sy < rows && sx >= 0 && sx < cols) {
                         const uint32_t q = static_cast<uint32_t>(sy * cols + sx);
                         const uint32_t slot = q / 32 % ring_blocks * in_tiles + c / 32;
-                        out[(k / 32) * 1024 + face_offset(r, k % 32)] = ring[slot * 1024 + face_offset(q % 32, c % 32)];
+                        out[(k / 32) * 1024 + face_offset(r, k % 32)] = ring_data[slot * 1024 + face_offset(q % 32, c % 32)];
                     }
                 }
             }
@@ -716,7 +769,7 @@ void kernel_main() {
         // The block the next output block's taps reach, in the slot of the first block this
         // one's reached (its im2col tiles are complete), read while the compute works.
         if (b + 1 < block_start + block_count) {
-            fetch(static_cast<int32_t>(b + ring_reach + 1));
+            ring.fetch(static_cast<int32_t>(b + ring_reach + 1));
         }
     }
     noc_async_read_barrier();

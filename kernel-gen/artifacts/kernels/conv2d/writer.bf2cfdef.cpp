@@ -4,7 +4,10 @@
 // First, on the sender of the weights, their multicast (conv2d/weights_send.cpp.tera); on a
 // stager's stage senders, the staging of a later conv's weights (conv2d/stage.cpp.tera).
 // Then writes the core's output blocks (conv2d/write_block.cpp.tera): of every block_step blocks
-// from the core's first, the first (the frame conv's reader writes the others).
+// from the core's first, the first (the frame conv's reader writes the others). Where it builds
+// the views of the row above (a cb_above: conv2d/views_above.cpp.tera), their first two stages
+// first, then stage j + 2 before output block j, so the views run two blocks ahead of the
+// compute's outputs that it waits for.
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t in_channels = get_compile_time_arg_val(0);

@@ -8,7 +8,10 @@
 // where W is not a multiple of 64 half of one, whose 16 pixels are rows 0..15 of the compute's
 // tiles, the tile's first half, written to the half of the output tile they fall in), its
 // slice's tiles (out_start..) of each. (The reader writes the selection and identity tiles the
-// compute pools with while the weights travel: conv2d/constants_on_reader.cpp.tera.)
+// compute pools with while the weights travel: conv2d/constants_on_reader.cpp.tera.) Where it
+// builds the views of the row above the reader's first block (a cb_above:
+// conv2d/views_above.cpp.tera), it does so first: the compute pools nothing before its units'
+// lower rows, so no pooled tile waits for them.
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t width = get_compile_time_arg_val(0);

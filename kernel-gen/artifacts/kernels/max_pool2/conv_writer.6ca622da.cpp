@@ -8,7 +8,10 @@
 // where W is not a multiple of 64 half of one, whose 16 pixels are rows 0..15 of the compute's
 // tiles, the tile's first half, written to the half of the output tile they fall in), its
 // slice's tiles (out_start..) of each. (The reader writes the selection and identity tiles the
-// compute pools with while the weights travel: conv2d/constants_on_reader.cpp.tera.)
+// compute pools with while the weights travel: conv2d/constants_on_reader.cpp.tera.) Where it
+// builds the views of the row above the reader's first block (a cb_above:
+// conv2d/views_above.cpp.tera), it does so first: the compute pools nothing before its units'
+// lower rows, so no pooled tile waits for them.
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t width = get_compile_time_arg_val(0);
@@ -24,7 +27,12 @@ constexpr uint32_t weights_on_writer = get_compile_time_arg_val(9);
 constexpr uint32_t weight_slabs = get_compile_time_arg_val(10);
 constexpr uint32_t weight_senders = get_compile_time_arg_val(11);
 constexpr uint32_t weights_in_l1 = get_compile_time_arg_val(12);
-constexpr uint32_t output_dram = get_compile_time_arg_val(13);
+constexpr uint32_t height = get_compile_time_arg_val(13);
+constexpr uint32_t in_tiles = get_compile_time_arg_val(14);
+constexpr uint32_t ring_blocks = get_compile_time_arg_val(15);
+constexpr uint32_t shifted = get_compile_time_arg_val(16);
+constexpr uint32_t output_dram = get_compile_time_arg_val(17);
+constexpr uint32_t input_dram = get_compile_time_arg_val(18);
 constexpr uint32_t cb_im2col = 0;
 constexpr uint32_t cb_weights = 1;
 constexpr uint32_t cb_bias = 2;
@@ -35,6 +43,214 @@ constexpr uint32_t cb_select = 6;
 constexpr uint32_t cb_vmax = 7;
 constexpr uint32_t cb_identity = 8;
 constexpr uint32_t cb_out = 16;
+constexpr uint32_t cb_ring_ready = 9;
+constexpr uint32_t cb_above = 10;
+// The ring of a shifted-view conv (conv2d/reader.cpp.tera), shared by its reader and, where the
+// writer builds the views of the row above the core's first output block (views_above.cpp.tera),
+// its writer: the ring's geometry and RingViews, which reads its blocks and builds their views.
+// Needs the shape's compile args (height, width, in_tiles, tile_bytes, fp32, shifted,
+// ring_blocks, input_dram).
+#include <type_traits>
+
+namespace {
+
+using element_t = std::conditional_t<fp32 != 0, uint32_t, uint16_t>;
+constexpr DataFormat activation_format = fp32 != 0 ? DataFormat::Float32 : DataFormat::Float16_b;
+constexpr int32_t rows = static_cast<int32_t>(height);
+constexpr int32_t cols = static_cast<int32_t>(width);
+constexpr int32_t in_blocks = (rows * cols + 31) / 32;
+constexpr uint32_t views = shifted != 0 ? 3 : 1;
+// Whole blocks an image row (shifted views only).
+constexpr int32_t row_blocks = cols / 32;
+constexpr bool half_rows = shifted != 0 && cols % 32 == 16;
+// Parts per ring slot: the block's views, and with `half_rows` its half part.
+constexpr uint32_t parts = half_rows ? 2 : 1;
+// Blocks either side of an output block whose views its tap rows read.
+constexpr int32_t reach = row_blocks + (half_rows ? 1 : 0);
+// With shifted views the ring starts with the zero part.
+constexpr uint32_t zero_parts = shifted != 0 ? 1 : 0;
+constexpr uint32_t ring_pages = (zero_parts + ring_blocks * parts) * views * in_tiles;
+constexpr uint32_t face_bytes = tile_bytes / 4;
+constexpr uint32_t row_bytes = tile_bytes / 64;
+
+// L1 address of row `row`, column half `half` (16 columns) of the tile at `tile`.
+constexpr uint32_t row_at(uint32_t tile, uint32_t row, uint32_t half) {
+    return tile + (row / 16 * 2 + half) * face_bytes + row % 16 * row_bytes;
+}
+
+// The ring at ring_l1 of a core whose last output block is `last`, the zero tile at zero_l1.
+struct RingViews {
+    uint32_t ring_l1;
+    uint32_t zero_l1;
+    InterleavedAddrGenFast<input_dram != 0> input;
+    int32_t last;
+
+    // View v (dx = v - views / 2) of channel tile c of part `part` (0: the block's views, 1:
+    // the half part) of ring slot q % ring_blocks (0 <= q <= in_blocks).
+    uint32_t part_l1(int32_t q, uint32_t part, uint32_t v, uint32_t c) const {
+        const uint32_t at = zero_parts + static_cast<uint32_t>(q) % ring_blocks * parts + part;
+        return ring_l1 + ((at * views + v) * in_tiles + c) * tile_bytes;
+    }
+    uint32_t view_l1(int32_t q, uint32_t v, uint32_t c) const { return part_l1(q, 0, v, c); }
+    uint32_t slot_l1(int32_t q, uint32_t c) const { return view_l1(q, views / 2, c); }
+
+    // Block q's pages into its slot (none outside the image).
+    void fetch(int32_t q) const {
+        if (q < 0 || q >= in_blocks) {
+            return;
+        }
+        for (uint32_t c = 0; c < in_tiles; ++c) {
+            noc_async_read_page(static_cast<uint32_t>(q) * in_tiles + c, input, slot_l1(q, c));
+        }
+    }
+    // The taps of blocks up to `last` read the views of blocks up to last + reach, built from
+    // the blocks one further.
+    void fetch_needed(int32_t q) const {
+        if (q <= last + reach + 1) {
+            fetch(q);
+        }
+    }
+    bool needs_views(int32_t q) const { return q >= 0 && q < in_blocks && q <= last + reach; }
+    // The views of block q moved by one face row in memory (all channel tiles at once): every
+    // row whose source is in the same face lands in place.
+    void start_views(int32_t q) const {
+        if (!needs_views(q)) {
+            return;
+        }
+        const uint32_t bytes = in_tiles * tile_bytes - row_bytes;
+        noc_async_read(get_noc_addr(slot_l1(q, 0)), view_l1(q, 0, 0) + row_bytes, bytes);
+        noc_async_read(get_noc_addr(slot_l1(q, 0) + row_bytes), view_l1(q, 2, 0), bytes);
+    }
+    // Then (after a barrier: the same bytes) the first (dx = -1) or last (dx = +1) row of each
+    // face, whose source is in the other face row, the neighbouring block, or outside the
+    // image row; W being a multiple of 16, image rows start and end only there.
+    void finish_views(int32_t q) const {
+        if (!needs_views(q)) {
+            return;
+        }
+        for (int32_t dx = -1; dx <= 1; dx += 2) {
+            for (uint32_t c = 0; c < in_tiles; ++c) {
+                const uint32_t view = view_l1(q, static_cast<uint32_t>(1 + dx), c);
+                for (uint32_t face_row = 0; face_row < 2; ++face_row) {
+                    const uint32_t r = face_row * 16 + (dx < 0 ? 0 : 15);
+                    const int32_t p = q * 32 + static_cast<int32_t>(r);
+                    const int32_t s = p + dx;
+                    const bool row_end = dx < 0 ? p % cols == 0 : p % cols == cols - 1;
+                    uint32_t src = zero_l1;
+                    uint32_t s_row = 0;
+                    if (!row_end && s >= 0 && s < rows * cols) {
+                        src = slot_l1(s / 32, c);
+                        s_row = static_cast<uint32_t>(s % 32);
+                    }
+                    for (uint32_t half = 0; half < 2; ++half) {
+                        noc_async_read(get_noc_addr(row_at(src, s_row, half)), row_at(view, r, half), row_bytes);
+                    }
+                }
+            }
+        }
+    }
+    // With `half_rows`, the half part of slot p (0 <= p <= in_blocks) from the finished views
+    // of blocks p - 1 and p (zero outside the image): two 1 KiB face pairs a tile.
+    void build_half(int32_t p) const {
+        if (!half_rows || p < 0 || p > in_blocks || p > last + reach) {
+            return;
+        }
+        constexpr uint32_t half_bytes = 2 * face_bytes;
+        for (uint32_t v = 0; v < views; ++v) {
+            for (uint32_t c = 0; c < in_tiles; ++c) {
+                const uint32_t dst = part_l1(p, 1, v, c);
+                const uint32_t above = p > 0 ? view_l1(p - 1, v, c) + half_bytes : zero_l1;
+                const uint32_t below = p < in_blocks ? view_l1(p, v, c) : zero_l1;
+                noc_async_read(get_noc_addr(above), dst, half_bytes);
+                noc_async_read(get_noc_addr(below), dst + half_bytes, half_bytes);
+            }
+        }
+    }
+};
+
+// The writer builds the views of the row above the core's first output block
+// (conv2d/views_above.cpp.tera), of blocks first - W/32 + j for j < W/32 (the tap rows 0 of the
+// core's first W/32 output blocks; the core's own views of `first` on), once the reader says the
+// zero tile and blocks first - 1 and first are in (ring_ready); it pushes a page of cb_above as
+// each is finished, all W/32 of them on a core with output blocks: the reader takes one before
+// the page of each block that needs it and the rest after its last block.
+constexpr bool writer_views = true;
+void ring_ready() {
+    cb_reserve_back(cb_ring_ready, 1);
+    cb_push_back(cb_ring_ready, 1);
+}
+void above_finished() {
+    cb_wait_front(cb_above, 1);
+    cb_pop_front(cb_above, 1);
+}
+
+}  // namespace
+// The views of the row above a shifted-view conv core's first output block, built by its writer
+// (conv2d/ring_views.cpp.tera's writer_views) while the reader builds those beside and below: the
+// reader's trailing pipeline, moved to the other RISC-V and its NoC, so that the core's first
+// W/32 output blocks, which need three rows of views, do not wait for one core to build them all
+// (tt-metal's convs split their reader over both data-movement cores alike). Stage j reads block
+// above + j + 2 (up to first - 2: the reader reads first - 1 and first before ring_ready), starts
+// the views of above + j + 1 and finishes those of above + j, one barrier, then pushes a page of
+// cb_above, which the reader waits for before the page that promises those views.
+namespace {
+
+struct ViewsAbove {
+    RingViews ring;
+    // Blocks first - W/32 and first.
+    int32_t above;
+    int32_t first;
+    // Views to build: W/32, none on a core without output blocks.
+    uint32_t stages;
+
+    // Waits for the reader's zero tile and blocks, reads the blocks the first stages need and
+    // starts the first views.
+    void begin() const {
+        if (stages == 0) {
+            return;
+        }
+        cb_wait_front(cb_ring_ready, 1);
+        for (int32_t q = above - 1; q <= above + 1 && q < first - 1; ++q) {
+            ring.fetch_needed(q);
+        }
+        noc_async_read_barrier();
+        ring.start_views(above);
+        noc_async_read_barrier();
+    }
+    // Stage j, if there is one.
+    void stage(uint32_t j) const {
+        if (j >= stages) {
+            return;
+        }
+        const int32_t q = above + static_cast<int32_t>(j);
+        if (q + 2 < first - 1) {
+            ring.fetch_needed(q + 2);
+        }
+        if (q + 1 < first) {
+            ring.start_views(q + 1);
+        }
+        ring.finish_views(q);
+        noc_async_read_barrier();
+        cb_reserve_back(cb_above, 1);
+        cb_push_back(cb_above, 1);
+    }
+    void end() const {
+        if (stages > 0) {
+            cb_pop_front(cb_ring_ready, 1);
+        }
+    }
+};
+
+// The views above the `count` output blocks from `start` that the reader walks, from the input
+// at `input` (the ring and the zero tile are the reader's CBs; their write pointers do not move).
+ViewsAbove views_above(uint32_t start, uint32_t count, uint32_t input) {
+    const int32_t first = static_cast<int32_t>(start);
+    const RingViews ring{get_write_ptr(cb_ring), get_write_ptr(cb_zero), {input, tile_bytes, activation_format},
+                         first + static_cast<int32_t>(count) - 1};
+    return ViewsAbove{ring, first - row_blocks, first, count > 0 ? static_cast<uint32_t>(row_blocks) : 0};
+}
+
+}  // namespace
 
 void kernel_main() {
     const uint32_t output_addr = get_arg_val<uint32_t>(0);
@@ -60,6 +276,9 @@ void kernel_main() {
     const uint32_t mcast2_y1 = get_arg_val<uint32_t>(20);
     const uint32_t mcast2_dests = get_arg_val<uint32_t>(21);
     const uint32_t weights_self_rect = get_arg_val<uint32_t>(22);
+    const uint32_t input_addr = get_arg_val<uint32_t>(23);
+    const uint32_t ring_start = get_arg_val<uint32_t>(24);
+    const uint32_t ring_count = get_arg_val<uint32_t>(25);
 
     // On each sender of the weights (conv2d/weights.cpp.tera), multicasts its slabs of the
     // resident weights (conv2d/weights_share.cpp.tera: slab j is chunk j * weight_senders + s of
@@ -221,6 +440,12 @@ void kernel_main() {
             noc_async_write_barrier();
         }
     }
+    const ViewsAbove views = views_above(ring_start, ring_count, input_addr);
+    views.begin();
+    for (uint32_t j = 0; j < views.stages; ++j) {
+        views.stage(j);
+    }
+    views.end();
     constexpr uint32_t units_a_row = width / 32 / unit_blocks;
     const uint32_t tile = get_tile_size(cb_out);
     const uint32_t bytes = tile / 2 * unit_blocks;
