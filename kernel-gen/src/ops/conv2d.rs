@@ -465,12 +465,14 @@ pub(crate) fn conv_compute(
 /// The weights' multicast a conv's writer does first on each group's sender
 /// (`conv2d/weights_send.cpp.tera`, [`Multicast::send`]) and, on a stager, the staging after it
 /// ([`Stage`]): the compile args they add, their runtime args after the writer's own, and their
-/// calls.
+/// calls (the multicast's in `body`, the staging's in `staging`: a fused pool's writer builds
+/// the views above between them, `conv_pool`).
 pub(crate) struct WeightsSend {
     multicast: Multicast,
     stage: Option<Stage>,
     pub compile_args: Vec<CompileArg>,
     pub body: Vec<Call>,
+    pub staging: Vec<Call>,
 }
 
 impl WeightsSend {
@@ -479,14 +481,16 @@ impl WeightsSend {
         let multicast = Multicast::of(node, &residents)?;
         let stage = Stage::of(node, &multicast.senders())?;
         let mut compile_args = multicast.compile_args();
-        let mut body = multicast.send(&residents);
+        let body = multicast.send(&residents);
+        let mut staging = Vec::new();
         if let Some(stage) = &stage {
             compile_args.extend(stage.compile_args());
-            body.extend(stage.calls());
+            staging = stage.calls();
         }
         Ok(WeightsSend {
             compile_args,
             body,
+            staging,
             multicast,
             stage,
         })
@@ -597,6 +601,7 @@ pub(crate) fn conv_writer(
 ) -> Result<Kernel, KirError> {
     let mut send = WeightsSend::of(node, c)?;
     let mut body = std::mem::take(&mut send.body);
+    body.append(&mut send.staging);
     let writes = [block_writes(
         node,
         c,

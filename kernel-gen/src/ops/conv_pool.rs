@@ -197,8 +197,9 @@ pub(crate) fn kernels(
     let mut runtime_arg_names = send.writer_arg_names();
     let mut runtime_args = send.writer_args(node, c, |w| [w.start, w.count]);
     let mut body = std::mem::take(&mut send.body);
-    // With the views above, every stage before the first pooled tile: stage 0, then stage i + 1
-    // in the reader's block i (the compute pools nothing before its first unit's lower row).
+    // With the views above, every stage before the first pooled tile (stage 0, then stage i + 1
+    // in the reader's block i: the compute pools nothing before its first unit's lower row),
+    // and a stager's staging after them.
     if let Some(views) = views {
         compile_args.extend(views.compile_args(&compile_args));
         runtime_arg_names.extend(ViewsAbove::arg_names());
@@ -208,6 +209,7 @@ pub(crate) fn kernels(
         body.extend(views.missing_stages(1));
         body.push(views.epilogue());
     }
+    body.append(&mut send.staging);
     body.push(pooled_writes(
         node,
         out,

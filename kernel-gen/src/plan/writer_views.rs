@@ -22,13 +22,20 @@ pub const ABOVE_CB: (u32, &str) = (10, "cb_above");
 
 /// Whether the writer of conv step `node` builds the views of the row above: shifted views with
 /// whole blocks a row (with half rows the reader builds every view before its first block),
-/// weights kept in L1 (no multicast on any writer), no fused convs, and no staging.
+/// weights kept in L1 (no multicast on any writer), no fused convs, and no staging but with the
+/// pool fused (whose writer has no output before its first unit's lower row: it stages after
+/// the views).
 fn writer_may_build_views(node: &NodePlan) -> bool {
     let OpPlan::Conv2d(c) = &node.op else {
         return false;
     };
     let stages = node.cbs.iter().any(|cb| cb.id == STAGE_WEIGHTS_CB.0);
-    c.shifted && !c.half_rows() && c.weights_in_l1 && c.fused.is_empty() && !c.frame_rows && !stages
+    c.shifted
+        && !c.half_rows()
+        && c.weights_in_l1
+        && c.fused.is_empty()
+        && !c.frame_rows
+        && (c.pooled || !stages)
 }
 
 /// Gives the writers of `nodes` that may build the views of the row above
@@ -61,11 +68,11 @@ mod tests {
     use crate::device::Grid;
     use crate::variants::main_program;
 
-    /// The shipped 640×480 programs on both grids: the writers of conv1b, conv2a and conv3a
-    /// build the views above (weights in L1, whole blocks a row; W/32 signals each); conv2b and
-    /// conv3b stage later convs' weights, conv4a/b have half rows (W 80), the heads' convs are
-    /// fused, sliced or 1×1. Without a resident copy or a slot (the weights multicast on the
-    /// writers), none.
+    /// The shipped 640×480 programs on both grids: the writers of conv1b, conv2a, conv2b (which
+    /// stages conv3a's weights after its views: its pool is fused) and conv3a build the views
+    /// above (weights in L1, whole blocks a row; W/32 signals each); conv3b's weights are
+    /// multicast from DRAM, conv4a/b have half rows (W 80), the heads' convs are fused, sliced
+    /// or 1×1. Without a resident copy or a slot (the weights multicast on the writers), none.
     #[test]
     fn writers_build_the_views_above_where_they_have_nothing_else_first() {
         let with_views = |planned: &super::super::Plan| -> Vec<(String, u32)> {
@@ -84,9 +91,14 @@ mod tests {
         for grid in [Grid::ETH_DISPATCH, Grid { x: 11, y: 10 }] {
             let variant = main_program(640, 480, None, grid);
             let planned = crate::staging::plan(&variant.graph, &variant.params).expect("plans");
-            let expected = [("conv1b", 20), ("conv2a", 10), ("conv3a", 5)]
-                .map(|(n, p)| (n.to_string(), p))
-                .to_vec();
+            let expected = [
+                ("conv1b", 20),
+                ("conv2a", 10),
+                ("conv2b", 10),
+                ("conv3a", 5),
+            ]
+            .map(|(n, p)| (n.to_string(), p))
+            .to_vec();
             assert_eq!(with_views(&planned), expected);
             let in_dram = crate::plan::PlanParams {
                 l1_activations: false,

@@ -10,8 +10,8 @@
 // slice's tiles (out_start..) of each. (The reader writes the selection and identity tiles the
 // compute pools with while the weights travel: conv2d/constants_on_reader.cpp.tera.) Where it
 // builds the views of the row above the reader's first block (a cb_above:
-// conv2d/views_above.cpp.tera), it does so first: the compute pools nothing before its units'
-// lower rows, so no pooled tile waits for them.
+// conv2d/views_above.cpp.tera), it does so first, before a staging: the compute pools nothing
+// before its units' lower rows, so no pooled tile waits for them.
 #include "api/dataflow/dataflow_api.h"
 
 constexpr uint32_t width = get_compile_time_arg_val(0);
