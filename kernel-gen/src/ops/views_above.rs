@@ -58,7 +58,7 @@ pub(crate) struct ViewsAbove<'a> {
     /// `cb_ring_ready` and `cb_above`.
     ready: u32,
     above: u32,
-    /// Blocks an image row (W/32): the views above the core's first block it builds at most.
+    /// Blocks an image row (W/32): the views of the row above that it builds on a core with blocks.
     row_blocks: u32,
 }
 
@@ -82,15 +82,14 @@ impl<'a> ViewsAbove<'a> {
         }))
     }
 
-    /// The writer's compile args for `conv2d/ring_views.cpp.tera` that `have` lacks.
+    /// The writer's compile args for `conv2d/ring_views.cpp.tera` that `have` lacks (every conv
+    /// writer has the activations' `tile_bytes` and `fp32`: its output's, the same format).
     pub fn compile_args(&self, have: &[CompileArg]) -> Vec<CompileArg> {
         let c = self.ring.c;
         let mut all = args(&[
             ("height", c.height),
             ("width", c.width),
             ("in_tiles", c.in_tiles),
-            ("tile_bytes", c.tile_bytes),
-            ("fp32", u32::from(c.tile_bytes == 4096)),
             ("ring_blocks", c.ring_blocks()),
             ("shifted", u32::from(c.shifted)),
         ]);
