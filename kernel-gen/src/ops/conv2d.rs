@@ -625,9 +625,12 @@ pub(crate) fn conv_writer(
     match views {
         // Stages 0 and 1 first, then stage i + 2 before block i.
         Some(views) => {
-            compile_args.extend(views.compile_args(&compile_args));
-            runtime_arg_names.extend(ViewsAbove::arg_names());
-            runtime_args = views.args(node, runtime_args);
+            views.add_args(
+                node,
+                &mut compile_args,
+                &mut runtime_arg_names,
+                &mut runtime_args,
+            );
             body.extend(views.prologue(2));
             let staged = views.staged_loops(2, &writes);
             if staged.is_empty() {

@@ -201,9 +201,12 @@ pub(crate) fn kernels(
     // in the reader's block i: the compute pools nothing before its first unit's lower row),
     // and a stager's staging after them.
     if let Some(views) = views {
-        compile_args.extend(views.compile_args(&compile_args));
-        runtime_arg_names.extend(ViewsAbove::arg_names());
-        runtime_args = views.args(node, runtime_args);
+        views.add_args(
+            node,
+            &mut compile_args,
+            &mut runtime_arg_names,
+            &mut runtime_args,
+        );
         body.extend(views.prologue(1));
         body.extend(views.staged_loops(1, &[]));
         body.extend(views.missing_stages(1));

@@ -82,9 +82,25 @@ impl<'a> ViewsAbove<'a> {
         }))
     }
 
+    /// Adds to a conv writer's compile args, runtime arg names and each core's runtime args
+    /// what it needs to build the views ([`ViewsAbove::compile_args`],
+    /// [`ViewsAbove::arg_names`], [`ViewsAbove::args`]).
+    pub fn add_args(
+        &self,
+        node: &NodePlan,
+        compile_args: &mut Vec<CompileArg>,
+        arg_names: &mut Vec<String>,
+        runtime_args: &mut Vec<CoreArgs>,
+    ) {
+        let missing = self.compile_args(compile_args);
+        compile_args.extend(missing);
+        arg_names.extend(Self::arg_names());
+        *runtime_args = self.args(node, std::mem::take(runtime_args));
+    }
+
     /// The writer's compile args for `conv2d/ring_views.cpp.tera` that `have` lacks (every conv
     /// writer has the activations' `tile_bytes` and `fp32`: its output's, the same format).
-    pub fn compile_args(&self, have: &[CompileArg]) -> Vec<CompileArg> {
+    fn compile_args(&self, have: &[CompileArg]) -> Vec<CompileArg> {
         let c = self.ring.c;
         let mut all = args(&[
             ("height", c.height),
@@ -98,13 +114,13 @@ impl<'a> ViewsAbove<'a> {
     }
 
     /// The names of [`ViewsAbove::args`].
-    pub fn arg_names() -> Vec<String> {
+    fn arg_names() -> Vec<String> {
         names(&["input_addr", "ring_start", "ring_count"])
     }
 
     /// `runtime` (each core's writer args) followed by the input's address and the blocks the
     /// core's reader walks.
-    pub fn args(&self, node: &NodePlan, runtime: Vec<CoreArgs>) -> Vec<CoreArgs> {
+    fn args(&self, node: &NodePlan, runtime: Vec<CoreArgs>) -> Vec<CoreArgs> {
         runtime
             .into_iter()
             .map(|mut core| {
